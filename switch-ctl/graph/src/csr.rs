@@ -1,0 +1,245 @@
+//! The compressed sparse row graph every other stage of the toolkit reads.
+
+/// Vertex identifiers are dense, `0..num_vertices`, and fit in 32 bits (the wire format's
+/// `Src_id` / `Dst_id` width).
+pub type VertexId = u32;
+
+/// An undirected simple graph in CSR form: both directions of every edge are stored, neighbour
+/// lists are sorted, there are no self-loops and no duplicate edges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Csr {
+    indptr: Vec<u64>,
+    indices: Vec<VertexId>,
+}
+
+/// What was dropped while building a [`Csr`] from raw edges.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BuildStats {
+    /// Edges read from the input (before any cleaning).
+    pub input_edges: u64,
+    /// Edges `(v, v)` that were dropped.
+    pub self_loops: u64,
+    /// Edges dropped because the same undirected edge appeared before (in either direction).
+    pub duplicates: u64,
+}
+
+impl Csr {
+    /// Builds an undirected CSR from raw edges over `num_vertices` vertices, removing self-loops
+    /// and duplicates (`(u, v)` and `(v, u)` are the same edge) and counting both.
+    ///
+    /// # Panics
+    /// If an endpoint is `>= num_vertices`; readers check ranges first and report the line.
+    pub fn from_edges(num_vertices: usize, edges: &[(VertexId, VertexId)]) -> (Csr, BuildStats) {
+        let mut stats = BuildStats {
+            input_edges: edges.len() as u64,
+            ..BuildStats::default()
+        };
+        // Count both directions of every non-loop edge.
+        let mut degree = vec![0u64; num_vertices + 1];
+        for &(u, v) in edges {
+            assert!(
+                (u as usize) < num_vertices && (v as usize) < num_vertices,
+                "edge ({u}, {v}) out of range for {num_vertices} vertices"
+            );
+            if u == v {
+                stats.self_loops += 1;
+            } else {
+                degree[u as usize] += 1;
+                degree[v as usize] += 1;
+            }
+        }
+        let mut indptr = Vec::with_capacity(num_vertices + 1);
+        let mut acc = 0u64;
+        indptr.push(0);
+        for d in degree.iter().take(num_vertices) {
+            acc += d;
+            indptr.push(acc);
+        }
+        let mut fill: Vec<u64> = indptr[..num_vertices].to_vec();
+        let mut indices = vec![0 as VertexId; acc as usize];
+        for &(u, v) in edges {
+            if u != v {
+                indices[fill[u as usize] as usize] = v;
+                fill[u as usize] += 1;
+                indices[fill[v as usize] as usize] = u;
+                fill[v as usize] += 1;
+            }
+        }
+        drop(fill);
+        // Sort and deduplicate every neighbour list, compacting in place.
+        let mut write = 0usize;
+        let mut removed_directed = 0u64;
+        let mut start = 0usize;
+        for v in 0..num_vertices {
+            let end = indptr[v + 1] as usize;
+            let list = &mut indices[start..end];
+            list.sort_unstable();
+            let mut last: Option<VertexId> = None;
+            let mut kept = 0usize;
+            for i in 0..list.len() {
+                let x = list[i];
+                if last == Some(x) {
+                    removed_directed += 1;
+                    continue;
+                }
+                last = Some(x);
+                list[kept] = x;
+                kept += 1;
+            }
+            indices.copy_within(start..start + kept, write);
+            start = end;
+            write += kept;
+            indptr[v + 1] = write as u64;
+        }
+        indices.truncate(write);
+        indices.shrink_to_fit();
+        // Each duplicate undirected edge removed two directed entries.
+        stats.duplicates = removed_directed / 2;
+        (Csr { indptr, indices }, stats)
+    }
+
+    /// Wraps CSR arrays that are already symmetric, sorted, loop-free and duplicate-free (for
+    /// example ones this crate wrote). Returns a description of the first violation otherwise.
+    pub fn from_raw(indptr: Vec<u64>, indices: Vec<VertexId>) -> Result<Csr, String> {
+        if indptr.is_empty() || indptr[0] != 0 {
+            return Err("indptr must start with 0".into());
+        }
+        if *indptr.last().unwrap() != indices.len() as u64 {
+            return Err(format!(
+                "indptr ends at {} but there are {} indices",
+                indptr.last().unwrap(),
+                indices.len()
+            ));
+        }
+        let n = indptr.len() - 1;
+        for v in 0..n {
+            if indptr[v] > indptr[v + 1] {
+                return Err(format!("indptr decreases at vertex {v}"));
+            }
+            let list = &indices[indptr[v] as usize..indptr[v + 1] as usize];
+            for (i, &u) in list.iter().enumerate() {
+                if u as usize >= n {
+                    return Err(format!("vertex {v} has neighbour {u} out of range (n = {n})"));
+                }
+                if u as usize == v {
+                    return Err(format!("vertex {v} has a self-loop"));
+                }
+                if i > 0 && list[i - 1] >= u {
+                    return Err(format!("neighbours of vertex {v} are not strictly sorted"));
+                }
+            }
+        }
+        let csr = Csr { indptr, indices };
+        for v in 0..n as VertexId {
+            for &u in csr.neighbors(v) {
+                if csr.neighbors(u).binary_search(&v).is_err() {
+                    return Err(format!("edge {v} -> {u} has no reverse edge {u} -> {v}"));
+                }
+            }
+        }
+        Ok(csr)
+    }
+
+    /// Number of vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    /// Number of undirected edges.
+    pub fn num_edges(&self) -> u64 {
+        self.indices.len() as u64 / 2
+    }
+
+    /// Number of stored directed entries (twice the undirected edges).
+    pub fn num_directed(&self) -> u64 {
+        self.indices.len() as u64
+    }
+
+    /// Sorted neighbours of `v`.
+    #[inline]
+    pub fn neighbors(&self, v: VertexId) -> &[VertexId] {
+        let v = v as usize;
+        &self.indices[self.indptr[v] as usize..self.indptr[v + 1] as usize]
+    }
+
+    /// Degree of `v`.
+    #[inline]
+    pub fn degree(&self, v: VertexId) -> usize {
+        let v = v as usize;
+        (self.indptr[v + 1] - self.indptr[v]) as usize
+    }
+
+    /// The row pointer array (`num_vertices + 1` entries).
+    pub fn indptr(&self) -> &[u64] {
+        &self.indptr
+    }
+
+    /// The concatenated neighbour lists.
+    pub fn indices(&self) -> &[VertexId] {
+        &self.indices
+    }
+
+    /// Iterates every undirected edge once, as `(u, v)` with `u < v`.
+    pub fn edges(&self) -> impl Iterator<Item = (VertexId, VertexId)> + '_ {
+        (0..self.num_vertices() as VertexId).flat_map(move |u| {
+            self.neighbors(u)
+                .iter()
+                .copied()
+                .filter(move |&v| v > u)
+                .map(move |v| (u, v))
+        })
+    }
+
+    /// A 64-bit FNV-1a fingerprint of the CSR arrays, used by plans to detect a graph mismatch.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        eat(self.num_vertices() as u64);
+        for &p in &self.indptr {
+            eat(p);
+        }
+        for &i in &self.indices {
+            eat(i as u64);
+        }
+        h
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_symmetric_sorted_and_counts_cleaning() {
+        let edges = [(0, 1), (1, 0), (2, 2), (1, 2), (0, 1), (3, 1)];
+        let (g, s) = Csr::from_edges(4, &edges);
+        assert_eq!(g.num_vertices(), 4);
+        assert_eq!(g.num_edges(), 3);
+        assert_eq!(g.neighbors(1), &[0, 2, 3]);
+        assert_eq!(g.neighbors(2), &[1]);
+        assert_eq!(s.self_loops, 1);
+        assert_eq!(s.duplicates, 2);
+        assert_eq!(s.input_edges, 6);
+        let all: Vec<_> = g.edges().collect();
+        assert_eq!(all, vec![(0, 1), (1, 2), (1, 3)]);
+        assert!(Csr::from_raw(g.indptr().to_vec(), g.indices().to_vec()).is_ok());
+    }
+
+    #[test]
+    fn from_raw_rejects_asymmetry() {
+        let err = Csr::from_raw(vec![0, 1, 1], vec![1]).unwrap_err();
+        assert!(err.contains("no reverse edge"), "{err}");
+    }
+
+    #[test]
+    fn fingerprint_changes_with_edges() {
+        let (a, _) = Csr::from_edges(3, &[(0, 1)]);
+        let (b, _) = Csr::from_edges(3, &[(0, 2)]);
+        assert_ne!(a.fingerprint(), b.fingerprint());
+    }
+}

@@ -1,0 +1,73 @@
+//! Errors of graph input, each naming the file and the line or array index at fault.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading or generating a graph.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// The file could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// A line of an edge list is not `u v`.
+    #[error("{path}:{line}: {message}")]
+    Parse {
+        /// File.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What was wrong.
+        message: String,
+    },
+    /// A `.npy` file is malformed or of an unsupported kind.
+    #[error("{path}: {message}")]
+    Npy {
+        /// File.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+    /// A vertex id is outside the allowed range.
+    #[error("{path}:{location}: vertex id {id} is out of range (must be below {limit})")]
+    OutOfRange {
+        /// File.
+        path: PathBuf,
+        /// `line N` or `row N` of an array.
+        location: String,
+        /// The id.
+        id: i128,
+        /// Exclusive upper bound.
+        limit: u64,
+    },
+    /// Nothing is left after cleaning.
+    #[error("{source_name}: the graph has no edges ({detail}); SwitchGNN needs at least one edge")]
+    Empty {
+        /// File or spec.
+        source_name: String,
+        /// What was read and dropped.
+        detail: String,
+    },
+    /// A generator spec or source string is malformed.
+    #[error("{0}")]
+    Spec(String),
+}
+
+impl GraphError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        GraphError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn npy(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        GraphError::Npy {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Graph input for the SwitchGNN toolkit.
+//!
+//! This crate owns everything between a file (or a generator spec) and an in-memory undirected
+//! graph in CSR form: SNAP-style edge lists (plain or gzip), `.npy` edge and feature arrays, and
+//! the R-MAT power-law generator. Every reader reports errors with the file and the line (or
+//! array index) at fault. The formats are documented in `docs/formats.md`.
+
+pub mod csr;
+pub mod error;
+pub mod features;
+pub mod npy;
+pub mod rmat;
+pub mod snap;
+pub mod source;
+
+pub use csr::{BuildStats, Csr, VertexId};
+pub use error::GraphError;
+pub use features::Features;
+pub use rmat::RmatSpec;
+pub use source::{load_graph, GraphSource, LoadedGraph};
