@@ -1,0 +1,175 @@
+//! Fixed-point codec: f32 features to int32 lanes a switch can add, and back.
+//!
+//! A value `x` is encoded as `round(x * 2^f)` with `f` fraction bits. The scale is chosen by
+//! [`FixedPoint::for_sum`] so that `max_terms` values of magnitude up to `max_abs` can be
+//! summed in int32 without overflow; each encoded value is clamped to `limit =
+//! floor(i32::MAX / max_terms)` so even values beyond `max_abs` can never make a sum overflow.
+//! Clamping (and NaN) is counted and returned, never silent; additions report saturation too.
+//!
+//! Error bound of `decode(sum(encode(x_i)))` against the exact `sum(x_i)` over `n` unclamped
+//! terms: multiplying by `2^f` is exact in f32; rounding to an integer costs at most `2^-(f+1)`
+//! per term; the int32 sum is exact; converting the sum (|s| < 2^31) to f32 costs at most
+//! `2^31 * 2^-24 = 2^7` units, i.e. `2^(7-f)`; scaling back by `2^-f` is exact. So
+//! `|error| <= n * 2^-(f+1) + 2^(7-f)` ([`FixedPoint::error_bound`]).
+
+/// Why no scale fits.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+pub enum CodecError {
+    /// Even with no fraction bits the sum can overflow int32.
+    #[error("{max_terms} terms of magnitude {max_abs} overflow int32 even without fraction bits")]
+    NoScale {
+        /// Requested magnitude.
+        max_abs: f32,
+        /// Requested number of terms.
+        max_terms: u32,
+    },
+    /// Bad arguments (non-finite or negative magnitude, zero terms).
+    #[error("max_abs must be finite and positive and max_terms at least 1")]
+    BadArguments,
+}
+
+/// A fixed-point format: `frac_bits` fraction bits and a per-value clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FixedPoint {
+    /// Fraction bits `f` (0..=30); the scale is `2^f`.
+    pub frac_bits: u8,
+    /// Largest magnitude of one encoded value.
+    pub limit: i32,
+}
+
+impl FixedPoint {
+    /// Most fraction bits allowed.
+    pub const MAX_FRAC_BITS: u8 = 30;
+
+    /// A format with `frac_bits` fraction bits whose values are clamped so `max_terms` of them
+    /// cannot overflow a sum.
+    /// The limit is the largest f32-representable integer not above `i32::MAX / max_terms`,
+    /// so clamping in f32 can never round past it.
+    pub fn new(frac_bits: u8, max_terms: u32) -> FixedPoint {
+        let bound = i32::MAX as u32 / max_terms.max(1);
+        let mut lim = bound as f32;
+        while lim as u64 > bound as u64 {
+            lim = f32::from_bits(lim.to_bits() - 1);
+        }
+        FixedPoint {
+            frac_bits: frac_bits.min(Self::MAX_FRAC_BITS),
+            limit: lim as i32,
+        }
+    }
+
+    /// The largest scale at which `max_terms` values of magnitude `max_abs` sum without
+    /// overflowing int32.
+    pub fn for_sum(max_abs: f32, max_terms: u32) -> Result<FixedPoint, CodecError> {
+        if !(max_abs.is_finite() && max_abs > 0.0) || max_terms == 0 {
+            return Err(CodecError::BadArguments);
+        }
+        let limit = i32::MAX as f64 / max_terms as f64;
+        for f in (0..=Self::MAX_FRAC_BITS).rev() {
+            let one = (max_abs as f64 * (1u64 << f) as f64).round();
+            if one <= limit.floor() {
+                return Ok(FixedPoint::new(f, max_terms));
+            }
+        }
+        Err(CodecError::NoScale { max_abs, max_terms })
+    }
+
+    /// `2^f`.
+    pub fn scale(&self) -> f32 {
+        (1u64 << self.frac_bits) as f32
+    }
+
+    /// Absolute error bound of `decode(sum(encode(x_i)))` against `sum(x_i)` for `terms`
+    /// unclamped terms (see the module documentation).
+    pub fn error_bound(&self, terms: u32) -> f64 {
+        let unit = 1.0 / (1u64 << self.frac_bits) as f64;
+        terms as f64 * unit / 2.0 + 128.0 * unit
+    }
+
+    /// Encodes `src` into `dst` (same length); returns how many values were clamped or NaN.
+    pub fn encode(&self, src: &[f32], dst: &mut [i32]) -> usize {
+        assert_eq!(src.len(), dst.len(), "encode: length mismatch");
+        let scale = self.scale();
+        let lim = self.limit as f32;
+        let mut saturated = 0usize;
+        for (d, &x) in dst.iter_mut().zip(src) {
+            let y = x * scale;
+            // Not `<=` so that NaN counts as saturated.
+            saturated += !(y.abs() <= lim) as usize;
+            let c = y.clamp(-lim, lim);
+            // Round half away from zero without a libm call: below 2^23, add 0.5 with the
+            // sign and truncate; above it, every f32 is already an integer.
+            let r = if c.abs() < 8_388_608.0 {
+                c + 0.5f32.copysign(c)
+            } else {
+                c
+            };
+            *d = r as i32; // saturating cast; NaN -> 0
+        }
+        saturated
+    }
+
+    /// Decodes `src` into `dst` (same length).
+    pub fn decode(&self, src: &[i32], dst: &mut [f32]) {
+        assert_eq!(src.len(), dst.len(), "decode: length mismatch");
+        let inv = 1.0 / self.scale();
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = s as f32 * inv;
+        }
+    }
+}
+
+/// `acc[i] += x[i]` with saturation; returns how many lanes saturated. This is the addition
+/// the switch's aggregators and the hosts perform.
+pub fn accumulate(acc: &mut [i32], x: &[i32]) -> usize {
+    assert_eq!(acc.len(), x.len(), "accumulate: length mismatch");
+    let mut saturated = 0usize;
+    for (a, &b) in acc.iter_mut().zip(x) {
+        let s = a.wrapping_add(b);
+        let overflow = ((*a ^ s) & (b ^ s)) < 0;
+        saturated += overflow as usize;
+        let sat = if *a < 0 { i32::MIN } else { i32::MAX };
+        *a = if overflow { sat } else { s };
+    }
+    saturated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn picks_the_largest_safe_scale() {
+        let f = FixedPoint::for_sum(1.0, 1).unwrap();
+        assert_eq!(f.frac_bits, 30);
+        let f = FixedPoint::for_sum(8.0, 1000).unwrap();
+        // 1000 * 8 * 2^f <= 2^31 - 1  ->  f = 18 (2^18*8000 = 2.1e9 > 2.147e9? no: 2.097e9 ok)
+        assert_eq!(f.frac_bits, 18);
+        assert!(1000.0 * 8.0 * f.scale() as f64 <= i32::MAX as f64);
+        assert!(1000.0 * 8.0 * 2.0 * f.scale() as f64 > i32::MAX as f64);
+        assert!(FixedPoint::for_sum(1e12, 10).is_err());
+        assert!(FixedPoint::for_sum(f32::NAN, 10).is_err());
+    }
+
+    #[test]
+    fn saturation_is_counted() {
+        let f = FixedPoint::for_sum(1.0, 4).unwrap();
+        let mut out = [0i32; 4];
+        let n = f.encode(&[0.5, 1e9, f32::NAN, -1e9], &mut out);
+        assert_eq!(n, 3);
+        assert_eq!(out[1], f.limit);
+        assert!(f.limit as i64 * 4 <= i32::MAX as i64, "four clamped values still sum");
+        assert_eq!(out[2], 0);
+        assert_eq!(out[3], -f.limit);
+        let mut acc = [i32::MAX - 1, i32::MIN + 1, 5];
+        assert_eq!(accumulate(&mut acc, &[5, -5, 5]), 2);
+        assert_eq!(acc, [i32::MAX, i32::MIN, 10]);
+    }
+
+    #[test]
+    fn rounds_half_away_from_zero() {
+        let f = FixedPoint::new(0, 1);
+        let mut out = [0i32; 6];
+        f.encode(&[0.5, -0.5, 1.49, -1.5, 2.5, 16777217.0], &mut out);
+        assert_eq!(out, [1, -1, 1, -2, 3, 16777216]);
+    }
+}

@@ -1,0 +1,121 @@
+//! The SwitchGNN wire protocol (documented in `docs/protocol.md`).
+//!
+//! A SwitchGNN frame is Ethernet II / IPv4 (protocol [`IP_PROTO_SWITCHGNN`]) / the 24-byte
+//! SwitchGNN header / (for packet types that carry values) 32 int32 value lanes. This crate owns
+//! those bytes: zero-copy packet views with checked constructors ([`ethernet`], [`ipv4`],
+//! [`sgnn`]), owned representations (`Repr`) for protocol logic, whole-frame helpers
+//! ([`frame`]), and the fixed-point codec that turns f32 features into int32 lanes a switch can
+//! add ([`codec`]). Parsers never panic: malformed input is an [`Error`].
+
+pub mod codec;
+pub mod ethernet;
+pub mod frame;
+pub mod ipv4;
+pub mod sgnn;
+
+pub use frame::FrameRepr;
+pub use sgnn::{Flags, PacketType};
+
+/// IP protocol number of SwitchGNN: 253, reserved for experimentation by RFC 3692.
+pub const IP_PROTO_SWITCHGNN: u8 = 253;
+/// Protocol version carried in the header's high nibble.
+pub const VERSION: u8 = 1;
+/// Bytes of the SwitchGNN header.
+pub const HEADER_LEN: usize = 24;
+/// Value lanes per packet: one aggregator's worth (the paper's 128-byte aggregator).
+pub const LANES: usize = 32;
+/// Bytes per lane (int32).
+pub const LANE_BYTES: usize = 4;
+/// Bytes of the value lanes.
+pub const PAYLOAD_LEN: usize = LANES * LANE_BYTES;
+/// Ethernet II header bytes.
+pub const ETHERNET_HEADER_LEN: usize = 14;
+/// IPv4 header bytes (no options: SwitchGNN frames always use IHL 5).
+pub const IPV4_HEADER_LEN: usize = 20;
+/// A frame that carries values (Data, Result, Bypass), without FCS: 186 bytes.
+pub const DATA_FRAME_LEN: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + HEADER_LEN + PAYLOAD_LEN;
+/// A frame without values (Ack, FetchReq, BlockDone, BlockAdvance), without FCS: 58 bytes.
+pub const CONTROL_FRAME_LEN: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + HEADER_LEN;
+/// Smallest Ethernet frame on the wire, FCS included.
+pub const ETHERNET_MIN_FRAME: usize = 64;
+/// Frame check sequence bytes.
+pub const FCS_LEN: usize = 4;
+/// Preamble (7), start-of-frame delimiter (1) and inter-frame gap (12) every frame costs.
+pub const PREAMBLE_SFD_IFG: usize = 20;
+
+/// Bytes a frame of `frame_len` bytes (without FCS) occupies on a link: padded to the minimum
+/// frame, plus FCS, preamble, SFD and inter-frame gap. A data frame costs 210, a control
+/// frame 84.
+pub const fn wire_bytes(frame_len: usize) -> u64 {
+    let with_fcs = frame_len + FCS_LEN;
+    let padded = if with_fcs < ETHERNET_MIN_FRAME {
+        ETHERNET_MIN_FRAME
+    } else {
+        with_fcs
+    };
+    (padded + PREAMBLE_SFD_IFG) as u64
+}
+
+/// Why a buffer is not a valid SwitchGNN frame (receivers drop it and count the reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The buffer ends before the structure does.
+    #[error("truncated: need {need} bytes, have {have}")]
+    Truncated {
+        /// Bytes required.
+        need: usize,
+        /// Bytes present.
+        have: usize,
+    },
+    /// Not IPv4 (ethertype or IP version).
+    #[error("not an IPv4 packet")]
+    NotIpv4,
+    /// IPv4 header with options or a bad length field.
+    #[error("malformed IPv4 header")]
+    BadIpv4,
+    /// IPv4 header checksum mismatch.
+    #[error("bad IPv4 header checksum")]
+    BadChecksum,
+    /// IPv4 but not SwitchGNN.
+    #[error("IP protocol {0} is not SwitchGNN ({IP_PROTO_SWITCHGNN})")]
+    NotSwitchGnn(u8),
+    /// Unknown protocol version.
+    #[error("unsupported SwitchGNN version {0}")]
+    BadVersion(u8),
+    /// Unknown packet type.
+    #[error("unknown SwitchGNN packet type {0}")]
+    BadType(u8),
+    /// IS_ACK / IS_FETCH disagree with the packet type.
+    #[error("flags inconsistent with packet type")]
+    InconsistentFlags,
+    /// Reserved bits are set.
+    #[error("reserved bits set")]
+    ReservedNonZero,
+    /// frac_bits above 30.
+    #[error("fraction bits {0} above 30")]
+    BadFracBits(u8),
+    /// A buffer is too small to emit into.
+    #[error("buffer too small: need {need} bytes, have {have}")]
+    BufferTooSmall {
+        /// Bytes required.
+        need: usize,
+        /// Bytes present.
+        have: usize,
+    },
+    /// Lanes given for a type without lanes, or missing for one with.
+    #[error("value lanes do not match the packet type")]
+    LanesMismatch,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_sizes() {
+        assert_eq!(DATA_FRAME_LEN, 186);
+        assert_eq!(CONTROL_FRAME_LEN, 58);
+        assert_eq!(wire_bytes(DATA_FRAME_LEN), 210);
+        assert_eq!(wire_bytes(CONTROL_FRAME_LEN), 84);
+    }
+}
