@@ -7,7 +7,9 @@ use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 
 fn codec(c: &mut Criterion) {
     let n = 1 << 18; // 1 MiB of f32
-    let x: Vec<f32> = (0..n).map(|i| ((i % 1000) as f32 - 500.0) / 100.0).collect();
+    let x: Vec<f32> = (0..n)
+        .map(|i| ((i % 1000) as f32 - 500.0) / 100.0)
+        .collect();
     let f = FixedPoint::for_sum(8.0, 1024).unwrap();
     let mut e = vec![0i32; n];
     let mut d = vec![0f32; n];
@@ -17,12 +19,17 @@ fn codec(c: &mut Criterion) {
     f.encode(&x, &mut e);
     g.bench_function("decode", |b| b.iter(|| f.decode(black_box(&e), &mut d)));
     let mut acc = vec![0i32; n];
-    g.bench_function("accumulate", |b| b.iter(|| accumulate(&mut acc, black_box(&e))));
+    g.bench_function("accumulate", |b| {
+        b.iter(|| accumulate(&mut acc, black_box(&e)))
+    });
     g.finish();
 
     let mut r = FrameRepr {
         eth: ethernet::Repr::default(),
-        ip: ipv4::Repr { ttl: 64, ..Default::default() },
+        ip: ipv4::Repr {
+            ttl: 64,
+            ..Default::default()
+        },
         sgnn: Repr::new(PacketType::Data),
     };
     r.sgnn.src_id = 42;
@@ -30,9 +37,13 @@ fn codec(c: &mut Criterion) {
     let mut buf = [0u8; 256];
     let mut g = c.benchmark_group("frame");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("emit_data", |b| b.iter(|| r.emit(Some(black_box(&lanes)), &mut buf).unwrap()));
+    g.bench_function("emit_data", |b| {
+        b.iter(|| r.emit(Some(black_box(&lanes)), &mut buf).unwrap())
+    });
     let len = r.emit(Some(&lanes), &mut buf).unwrap();
-    g.bench_function("parse_data", |b| b.iter(|| FrameRepr::parse(black_box(&buf[..len])).unwrap()));
+    g.bench_function("parse_data", |b| {
+        b.iter(|| FrameRepr::parse(black_box(&buf[..len])).unwrap())
+    });
     g.finish();
 }
 

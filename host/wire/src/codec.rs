@@ -93,8 +93,8 @@ impl FixedPoint {
         let mut saturated = 0usize;
         for (d, &x) in dst.iter_mut().zip(src) {
             let y = x * scale;
-            // Not `<=` so that NaN counts as saturated.
-            saturated += !(y.abs() <= lim) as usize;
+            // NaN counts as saturated.
+            saturated += (y.abs() > lim || y.is_nan()) as usize;
             let c = y.clamp(-lim, lim);
             // Round half away from zero without a libm call: below 2^23, add 0.5 with the
             // sign and truncate; above it, every f32 is already an integer.
@@ -157,7 +157,10 @@ mod tests {
         let n = f.encode(&[0.5, 1e9, f32::NAN, -1e9], &mut out);
         assert_eq!(n, 3);
         assert_eq!(out[1], f.limit);
-        assert!(f.limit as i64 * 4 <= i32::MAX as i64, "four clamped values still sum");
+        assert!(
+            f.limit as i64 * 4 <= i32::MAX as i64,
+            "four clamped values still sum"
+        );
         assert_eq!(out[2], 0);
         assert_eq!(out[3], -f.limit);
         let mut acc = [i32::MAX - 1, i32::MIN + 1, 5];

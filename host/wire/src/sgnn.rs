@@ -78,7 +78,10 @@ impl PacketType {
 
     /// True for the types that carry value lanes.
     pub const fn has_lanes(self) -> bool {
-        matches!(self, PacketType::Data | PacketType::Result | PacketType::Bypass)
+        matches!(
+            self,
+            PacketType::Data | PacketType::Result | PacketType::Bypass
+        )
     }
 
     /// SwitchGNN bytes (header plus lanes, if any) of a packet of this type.
@@ -209,7 +212,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
     get_be!(block_id, u16, field::BLOCK, "Block id.");
     get_be!(count, u16, field::COUNT, "Count.");
     get_be!(round, u16, field::ROUND, "Round (layer) tag.");
-    get_be!(segment, u16, field::SEGMENT, "Segment of the feature vector.");
+    get_be!(
+        segment,
+        u16,
+        field::SEGMENT,
+        "Segment of the feature vector."
+    );
     get_be!(reserved, u16, field::RESERVED, "Reserved (zero).");
     /// Recirculation pass.
     pub fn pass(&self) -> u8 {
@@ -253,7 +261,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     set_be!(set_count, u16, field::COUNT, "Sets the count.");
     set_be!(set_round, u16, field::ROUND, "Sets the round tag.");
     set_be!(set_segment, u16, field::SEGMENT, "Sets the segment.");
-    set_be!(set_reserved, u16, field::RESERVED, "Sets the reserved field.");
+    set_be!(
+        set_reserved,
+        u16,
+        field::RESERVED,
+        "Sets the reserved field."
+    );
     /// Sets the pass.
     pub fn set_pass(&mut self, p: u8) {
         self.buffer.as_mut()[field::PASS] = p;

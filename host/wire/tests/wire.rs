@@ -36,14 +36,64 @@ fn data_repr() -> FrameRepr {
 /// The Data frame of `data_repr()` with lanes 0..32, written out byte by byte.
 fn data_bytes() -> Vec<u8> {
     let mut b = vec![
-        2, 0, 0, 0, 0, 0xfe, 2, 0, 0, 0, 0, 3, 0x08, 0x00, // Ethernet
-        0x45, 10 << 2, 0, 172, 0, 0, 0x40, 0, 64, 253, 0, 0, 10, 0, 0, 3, 10, 0, 0, 254, // IPv4
-        0x10, 0x00, 0, 3, // version 1 | Data, flags, worker 3
-        1, 2, 3, 4, // src
-        0xa0, 0xb0, 0xc0, 0xd0, // dst
-        0, 7, 0, 2, // block 7, count 2
-        0, 9, 0, 1, // round 9, segment 1
-        0, 16, 0, 0, // pass 0, frac 16, reserved
+        2,
+        0,
+        0,
+        0,
+        0,
+        0xfe,
+        2,
+        0,
+        0,
+        0,
+        0,
+        3,
+        0x08,
+        0x00, // Ethernet
+        0x45,
+        10 << 2,
+        0,
+        172,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        253,
+        0,
+        0,
+        10,
+        0,
+        0,
+        3,
+        10,
+        0,
+        0,
+        254, // IPv4
+        0x10,
+        0x00,
+        0,
+        3, // version 1 | Data, flags, worker 3
+        1,
+        2,
+        3,
+        4, // src
+        0xa0,
+        0xb0,
+        0xc0,
+        0xd0, // dst
+        0,
+        7,
+        0,
+        2, // block 7, count 2
+        0,
+        9,
+        0,
+        1, // round 9, segment 1
+        0,
+        16,
+        0,
+        0, // pass 0, frac 16, reserved
     ];
     let c = sgnn_wire::ipv4::checksum(&b[14..34]);
     b[24..26].copy_from_slice(&c.to_be_bytes());
@@ -83,9 +133,64 @@ fn block_done_frame_matches_hand_written_bytes() {
     r.sgnn.block_id = 0x0105;
     r.ip.dscp = 46;
     let mut b = vec![
-        2, 0, 0, 0, 0, 0xfe, 2, 0, 0, 0, 0, 3, 0x08, 0x00, //
-        0x45, 46 << 2, 0, 44, 0, 0, 0x40, 0, 64, 253, 0, 0, 10, 0, 0, 3, 10, 0, 0, 254, //
-        0x15, 0x00, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        2,
+        0,
+        0,
+        0,
+        0,
+        0xfe,
+        2,
+        0,
+        0,
+        0,
+        0,
+        3,
+        0x08,
+        0x00, //
+        0x45,
+        46 << 2,
+        0,
+        44,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        253,
+        0,
+        0,
+        10,
+        0,
+        0,
+        3,
+        10,
+        0,
+        0,
+        254, //
+        0x15,
+        0x00,
+        0,
+        2,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        1,
+        5,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
     ];
     let c = sgnn_wire::ipv4::checksum(&b[14..34]);
     b[24..26].copy_from_slice(&c.to_be_bytes());
@@ -112,7 +217,10 @@ fn every_error_is_reported() {
         }
         FrameRepr::parse(&b).unwrap_err()
     };
-    assert!(matches!(FrameRepr::parse(&good[..10]), Err(Error::Truncated { .. })));
+    assert!(matches!(
+        FrameRepr::parse(&good[..10]),
+        Err(Error::Truncated { .. })
+    ));
     assert_eq!(with(12, 0x86), Error::NotIpv4);
     assert_eq!(with(14, 0x65), Error::NotIpv4);
     assert_eq!(with(14, 0x46), Error::BadIpv4);
@@ -124,10 +232,19 @@ fn every_error_is_reported() {
     assert_eq!(with(35, 0x01), Error::ReservedNonZero);
     assert_eq!(with(56, 1), Error::ReservedNonZero);
     assert_eq!(with(55, 31), Error::BadFracBits(31));
-    assert!(matches!(FrameRepr::parse(&good[..100]), Err(Error::Truncated { .. })));
+    assert!(matches!(
+        FrameRepr::parse(&good[..100]),
+        Err(Error::Truncated { .. })
+    ));
     let mut buf = [0u8; 100];
-    assert!(matches!(data_repr().emit(Some(&lanes()), &mut buf), Err(Error::BufferTooSmall { .. })));
-    assert_eq!(data_repr().emit(None, &mut [0u8; 256]), Err(Error::LanesMismatch));
+    assert!(matches!(
+        data_repr().emit(Some(&lanes()), &mut buf),
+        Err(Error::BufferTooSmall { .. })
+    ));
+    assert_eq!(
+        data_repr().emit(None, &mut [0u8; 256]),
+        Err(Error::LanesMismatch)
+    );
 }
 
 fn any_type() -> impl Strategy<Value = PacketType> {

@@ -119,7 +119,9 @@ impl Csr {
             let list = &indices[indptr[v] as usize..indptr[v + 1] as usize];
             for (i, &u) in list.iter().enumerate() {
                 if u as usize >= n {
-                    return Err(format!("vertex {v} has neighbour {u} out of range (n = {n})"));
+                    return Err(format!(
+                        "vertex {v} has neighbour {u} out of range (n = {n})"
+                    ));
                 }
                 if u as usize == v {
                     return Err(format!("vertex {v} has a self-loop"));

@@ -145,7 +145,11 @@ pub fn write_npy<T: NpyElement>(path: &Path, shape: &[usize], data: &[T]) -> std
         1 => format!("({},)", shape[0]),
         _ => format!(
             "({})",
-            shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+            shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let mut header = format!(
@@ -208,7 +212,12 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
                 .map_err(|_| GraphError::npy(path, "truncated header length"))?;
             u32::from_le_bytes(b) as usize
         }
-        v => return Err(GraphError::npy(path, format!("unsupported .npy version {v}"))),
+        v => {
+            return Err(GraphError::npy(
+                path,
+                format!("unsupported .npy version {v}"),
+            ))
+        }
     };
     if hlen as u64 > len {
         return Err(GraphError::npy(path, "header length beyond end of file"));
@@ -252,7 +261,10 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
     r.read_exact(&mut raw).map_err(|_| {
         GraphError::npy(
             path,
-            format!("truncated data: shape {shape:?} needs {} bytes", count * size),
+            format!(
+                "truncated data: shape {shape:?} needs {} bytes",
+                count * size
+            ),
         )
     })?;
     macro_rules! conv {
@@ -293,7 +305,10 @@ mod tests {
             }
         );
         write_npy(&p, &[3], &[1u64, 2, u64::MAX]).unwrap();
-        assert_eq!(read_npy(&p).unwrap().data, NpyData::U64(vec![1, 2, u64::MAX]));
+        assert_eq!(
+            read_npy(&p).unwrap().data,
+            NpyData::U64(vec![1, 2, u64::MAX])
+        );
         write_npy(&p, &[2], &[1.5f32, -0.25]).unwrap();
         assert_eq!(read_npy(&p).unwrap().data, NpyData::F32(vec![1.5, -0.25]));
         write_npy(&p, &[2], &[7u8, 9]).unwrap();

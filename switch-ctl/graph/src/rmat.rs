@@ -88,7 +88,9 @@ impl RmatSpec {
             parts = handles.into_iter().map(|h| h.join().unwrap()).collect();
         });
         let mut perm: Vec<u32> = (0..n as u32).collect();
-        perm.shuffle(&mut ChaCha8Rng::seed_from_u64(self.seed ^ 0x9e37_79b9_7f4a_7c15));
+        perm.shuffle(&mut ChaCha8Rng::seed_from_u64(
+            self.seed ^ 0x9e37_79b9_7f4a_7c15,
+        ));
         parts
             .into_iter()
             .flatten()

@@ -202,11 +202,17 @@ mod tests {
         for (name, text, line, what) in cases {
             let p = write(d.path(), name, text);
             let e = read_edge_list(&p, None).unwrap_err().to_string();
-            assert!(e.contains(name) && e.contains(line) && e.contains(what), "{e}");
+            assert!(
+                e.contains(name) && e.contains(line) && e.contains(what),
+                "{e}"
+            );
         }
         let p = write(d.path(), "range.txt", "0 1\n1 9\n");
         let e = read_edge_list(&p, Some(5)).unwrap_err().to_string();
-        assert!(e.contains("range.txt:2") && e.contains("9") && e.contains("below 5"), "{e}");
+        assert!(
+            e.contains("range.txt:2") && e.contains("9") && e.contains("below 5"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -220,7 +226,10 @@ mod tests {
         );
         z.write_all(b"0 1\n1 2\n").unwrap();
         z.finish().unwrap();
-        assert_eq!(read_edge_list(&p, None).unwrap().edges, vec![(0, 1), (1, 2)]);
+        assert_eq!(
+            read_edge_list(&p, None).unwrap().edges,
+            vec![(0, 1), (1, 2)]
+        );
         let n = d.path().join("e.npy");
         crate::npy::write_npy(&n, &[2, 2], &[0i64, 3, 3, 1]).unwrap();
         let e = read_npy_edges(&n, None).unwrap();
@@ -229,6 +238,9 @@ mod tests {
         let err = read_npy_edges(&n, None).unwrap_err().to_string();
         assert!(err.contains("e.npy:row 1") && err.contains("-1"), "{err}");
         crate::npy::write_npy(&n, &[3], &[0i32, 3, 1]).unwrap();
-        assert!(read_npy_edges(&n, None).unwrap_err().to_string().contains("[E, 2]"));
+        assert!(read_npy_edges(&n, None)
+            .unwrap_err()
+            .to_string()
+            .contains("[E, 2]"));
     }
 }

@@ -45,9 +45,15 @@ impl FromStr for GraphSource {
         let mut has_scale = false;
         for kv in rest.split(',').filter(|x| !x.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| {
-                GraphError::Spec(format!("rmat spec: {kv:?} is not key=value; keys: {RMAT_KEYS}"))
+                GraphError::Spec(format!(
+                    "rmat spec: {kv:?} is not key=value; keys: {RMAT_KEYS}"
+                ))
             })?;
-            let bad = || GraphError::Spec(format!("rmat spec: bad value {v:?} for {k}; keys: {RMAT_KEYS}"));
+            let bad = || {
+                GraphError::Spec(format!(
+                    "rmat spec: bad value {v:?} for {k}; keys: {RMAT_KEYS}"
+                ))
+            };
             match k.trim() {
                 "scale" => {
                     spec.scale = v.parse().map_err(|_| bad())?;
@@ -67,7 +73,9 @@ impl FromStr for GraphSource {
             }
         }
         if !has_scale {
-            return Err(GraphError::Spec(format!("rmat spec needs scale=; keys: {RMAT_KEYS}")));
+            return Err(GraphError::Spec(format!(
+                "rmat spec needs scale=; keys: {RMAT_KEYS}"
+            )));
         }
         if spec.scale == 0 || spec.scale > 31 {
             return Err(GraphError::Spec(format!(
@@ -82,7 +90,9 @@ impl FromStr for GraphSource {
             )));
         }
         if spec.edge_factor == 0 {
-            return Err(GraphError::Spec("rmat spec: edge_factor must be at least 1".into()));
+            return Err(GraphError::Spec(
+                "rmat spec: edge_factor must be at least 1".into(),
+            ));
         }
         Ok(GraphSource::Rmat(spec))
     }
@@ -102,7 +112,8 @@ impl fmt::Display for GraphSource {
 }
 
 fn is_npy(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
 }
 
 impl GraphSource {
@@ -163,13 +174,20 @@ mod tests {
             let e = bad.parse::<GraphSource>().unwrap_err().to_string();
             assert!(e.contains(what), "{bad}: {e}");
         }
-        assert!(matches!("x.txt".parse::<GraphSource>().unwrap(), GraphSource::File(_)));
+        assert!(matches!(
+            "x.txt".parse::<GraphSource>().unwrap(),
+            GraphSource::File(_)
+        ));
     }
 
     #[test]
     fn empty_and_comment_only_files_are_errors() {
         let d = tempfile::tempdir().unwrap();
-        for (name, text) in [("empty.txt", ""), ("comments.txt", "# a\n# b\n"), ("loops.txt", "1 1\n")] {
+        for (name, text) in [
+            ("empty.txt", ""),
+            ("comments.txt", "# a\n# b\n"),
+            ("loops.txt", "1 1\n"),
+        ] {
             let p = d.path().join(name);
             std::fs::write(&p, text).unwrap();
             let e = GraphSource::File(p).load().unwrap_err().to_string();
