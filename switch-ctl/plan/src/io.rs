@@ -1,0 +1,251 @@
+//! The on-disk plan directory (format `sgnn-plan` version 1, documented in `docs/formats.md`).
+//!
+//! ```text
+//! DIR/plan.json                      manifest (JSON)
+//! DIR/report.json                    planning report and traffic model (written by switch-ctl)
+//! DIR/graph/indptr.npy               uint64 [n+1]   CSR row pointers
+//! DIR/graph/indices.npy              uint32 [2m]    CSR neighbour lists (both directions)
+//! DIR/partition.npy                  uint32 [n]     worker of every vertex
+//! DIR/blocks/NNNNN/sources.npy       uint32 [S]     sources in send order
+//! DIR/blocks/NNNNN/fanout_ptr.npy    uint32 [S+1]   passes of source i: fanout[ptr[i]..ptr[i+1]]
+//! DIR/blocks/NNNNN/fanout.npy        uint32 [F]     aggregator row of each pass
+//! DIR/blocks/NNNNN/aggregators.npy   uint32 [A,3]   (destination, first aggregator, expected)
+//! DIR/workers/NNN/sends.npy          uint32 [K,2]   (block, source) in send order
+//! DIR/workers/NNN/receives.npy       uint32 [R,3]   (block, destination, expected)
+//! ```
+//! Arrays are NumPy `.npy` files so a training script in Python can read a plan directly.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sgnn_graph::npy::{self, NpyData};
+use sgnn_graph::Csr;
+
+use crate::model::{AggSlot, Block, Manifest, Plan, WorkerSchedule};
+use crate::{PlanError, FORMAT_NAME, FORMAT_VERSION};
+
+fn write_u32(path: &Path, shape: &[usize], data: &[u32]) -> Result<(), PlanError> {
+    npy::write_npy(path, shape, data).map_err(|e| PlanError::io(path, e))
+}
+
+fn write_u64(path: &Path, shape: &[usize], data: &[u64]) -> Result<(), PlanError> {
+    npy::write_npy(path, shape, data).map_err(|e| PlanError::io(path, e))
+}
+
+/// Reads a uint32 array and checks it has `cols` columns (`None` for a 1-D array).
+fn read_u32(path: &Path, cols: Option<usize>) -> Result<Vec<u32>, PlanError> {
+    let arr = npy::read_npy(path).map_err(|e| PlanError::format(path, e.to_string()))?;
+    check_shape(path, &arr.shape, cols)?;
+    match arr.data {
+        NpyData::U32(v) => Ok(v),
+        other => Err(PlanError::format(
+            path,
+            format!("expected dtype uint32, found {}", other.dtype_name()),
+        )),
+    }
+}
+
+fn read_u64(path: &Path) -> Result<Vec<u64>, PlanError> {
+    let arr = npy::read_npy(path).map_err(|e| PlanError::format(path, e.to_string()))?;
+    check_shape(path, &arr.shape, None)?;
+    match arr.data {
+        NpyData::U64(v) => Ok(v),
+        other => Err(PlanError::format(
+            path,
+            format!("expected dtype uint64, found {}", other.dtype_name()),
+        )),
+    }
+}
+
+fn check_shape(path: &Path, shape: &[usize], cols: Option<usize>) -> Result<(), PlanError> {
+    let ok = match cols {
+        None => shape.len() == 1,
+        Some(c) => shape.len() == 2 && shape[1] == c,
+    };
+    if ok {
+        Ok(())
+    } else {
+        let want = match cols {
+            None => "[N]".to_string(),
+            Some(c) => format!("[N, {c}]"),
+        };
+        Err(PlanError::format(
+            path,
+            format!("expected shape {want}, found {shape:?}"),
+        ))
+    }
+}
+
+fn mkdir(path: &Path) -> Result<(), PlanError> {
+    fs::create_dir_all(path).map_err(|e| PlanError::io(path, e))
+}
+
+/// Directory of block `b` inside a plan directory.
+pub fn block_dir(dir: &Path, b: usize) -> PathBuf {
+    dir.join("blocks").join(format!("{b:05}"))
+}
+
+/// Directory of worker `w` inside a plan directory.
+pub fn worker_dir(dir: &Path, w: u32) -> PathBuf {
+    dir.join("workers").join(format!("{w:03}"))
+}
+
+impl Plan {
+    /// Writes the plan into `dir` (created if missing). Existing plan files are overwritten;
+    /// stale block directories beyond this plan's blocks are removed so the directory is exact.
+    pub fn save(&self, dir: &Path) -> Result<(), PlanError> {
+        mkdir(&dir.join("graph"))?;
+        write_u64(
+            &dir.join("graph/indptr.npy"),
+            &[self.graph.indptr().len()],
+            self.graph.indptr(),
+        )?;
+        write_u32(
+            &dir.join("graph/indices.npy"),
+            &[self.graph.indices().len()],
+            self.graph.indices(),
+        )?;
+        write_u32(
+            &dir.join("partition.npy"),
+            &[self.partition.len()],
+            &self.partition,
+        )?;
+        let blocks_root = dir.join("blocks");
+        if blocks_root.exists() {
+            fs::remove_dir_all(&blocks_root).map_err(|e| PlanError::io(&blocks_root, e))?;
+        }
+        for (b, block) in self.blocks.iter().enumerate() {
+            let bd = block_dir(dir, b);
+            mkdir(&bd)?;
+            write_u32(
+                &bd.join("sources.npy"),
+                &[block.sources.len()],
+                &block.sources,
+            )?;
+            write_u32(
+                &bd.join("fanout_ptr.npy"),
+                &[block.fanout_ptr.len()],
+                &block.fanout_ptr,
+            )?;
+            write_u32(&bd.join("fanout.npy"), &[block.fanout.len()], &block.fanout)?;
+            let flat: Vec<u32> = block
+                .aggregators
+                .iter()
+                .flat_map(|a| [a.dst, a.base, a.expected])
+                .collect();
+            write_u32(
+                &bd.join("aggregators.npy"),
+                &[block.aggregators.len(), 3],
+                &flat,
+            )?;
+        }
+        let workers_root = dir.join("workers");
+        if workers_root.exists() {
+            fs::remove_dir_all(&workers_root).map_err(|e| PlanError::io(&workers_root, e))?;
+        }
+        for w in 0..self.workers() {
+            let s = self.worker_schedule(w);
+            let wd = worker_dir(dir, w);
+            mkdir(&wd)?;
+            let sends: Vec<u32> = s.sends.iter().flat_map(|&(b, v)| [b, v]).collect();
+            write_u32(&wd.join("sends.npy"), &[s.sends.len(), 2], &sends)?;
+            let recv: Vec<u32> = s.receives.iter().flat_map(|&(b, v, e)| [b, v, e]).collect();
+            write_u32(&wd.join("receives.npy"), &[s.receives.len(), 3], &recv)?;
+        }
+        // The manifest goes last: a directory with a manifest is a complete plan.
+        let path = dir.join("plan.json");
+        let text = serde_json::to_string_pretty(&self.manifest)
+            .map_err(|e| PlanError::format(&path, e.to_string()))?;
+        fs::write(&path, text + "\n").map_err(|e| PlanError::io(&path, e))
+    }
+
+    /// Reads only `plan.json`, checking format name and version.
+    pub fn load_manifest(dir: &Path) -> Result<Manifest, PlanError> {
+        let path = dir.join("plan.json");
+        let text = fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                PlanError::format(
+                    &path,
+                    "no plan manifest here: is this a directory written by `switch-ctl plan --out`?",
+                )
+            } else {
+                PlanError::io(&path, e)
+            }
+        })?;
+        let head: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| PlanError::format(&path, e.to_string()))?;
+        let format = head.get("format").and_then(|v| v.as_str()).unwrap_or("");
+        let version = head.get("version").and_then(|v| v.as_u64()).unwrap_or(0);
+        if format != FORMAT_NAME || version != FORMAT_VERSION as u64 {
+            return Err(PlanError::Version {
+                path,
+                found: format!("{format:?} v{version}"),
+                expected: format!("{FORMAT_NAME:?} v{FORMAT_VERSION}"),
+            });
+        }
+        serde_json::from_value(head).map_err(|e| PlanError::format(&path, e.to_string()))
+    }
+
+    /// Reads a whole plan. Structural problems (shapes, dtypes, a graph that is not a valid
+    /// CSR or does not match the manifest's fingerprint) are errors here; deeper invariants are
+    /// checked by [`crate::verify`].
+    pub fn load(dir: &Path) -> Result<Plan, PlanError> {
+        let manifest = Plan::load_manifest(dir)?;
+        let indptr = read_u64(&dir.join("graph/indptr.npy"))?;
+        let indices = read_u32(&dir.join("graph/indices.npy"), None)?;
+        let graph =
+            Csr::from_raw(indptr, indices).map_err(|m| PlanError::format(dir.join("graph"), m))?;
+        let fp = format!("{:016x}", graph.fingerprint());
+        if fp != manifest.graph.fingerprint {
+            return Err(PlanError::format(
+                dir.join("graph"),
+                format!(
+                    "graph fingerprint {fp} does not match the manifest's {}: the graph files were changed after planning",
+                    manifest.graph.fingerprint
+                ),
+            ));
+        }
+        let partition = read_u32(&dir.join("partition.npy"), None)?;
+        let mut blocks = Vec::with_capacity(manifest.blocks.len());
+        for (b, summary) in manifest.blocks.iter().enumerate() {
+            let bd = block_dir(dir, b);
+            let sources = read_u32(&bd.join("sources.npy"), None)?;
+            let fanout_ptr = read_u32(&bd.join("fanout_ptr.npy"), None)?;
+            let fanout = read_u32(&bd.join("fanout.npy"), None)?;
+            let flat = read_u32(&bd.join("aggregators.npy"), Some(3))?;
+            let aggregators = flat
+                .chunks_exact(3)
+                .map(|r| AggSlot {
+                    dst: r[0],
+                    base: r[1],
+                    expected: r[2],
+                })
+                .collect();
+            blocks.push(Block {
+                level: summary.level,
+                sources,
+                fanout_ptr,
+                fanout,
+                aggregators,
+            });
+        }
+        Ok(Plan {
+            manifest,
+            graph,
+            partition,
+            blocks,
+        })
+    }
+
+    /// Reads worker `w`'s schedule files (what `sgnn-hostd` loads).
+    pub fn load_worker_schedule(dir: &Path, w: u32) -> Result<WorkerSchedule, PlanError> {
+        let wd = worker_dir(dir, w);
+        let sends = read_u32(&wd.join("sends.npy"), Some(2))?;
+        let recv = read_u32(&wd.join("receives.npy"), Some(3))?;
+        Ok(WorkerSchedule {
+            worker: w,
+            sends: sends.chunks_exact(2).map(|r| (r[0], r[1])).collect(),
+            receives: recv.chunks_exact(3).map(|r| (r[0], r[1], r[2])).collect(),
+        })
+    }
+}

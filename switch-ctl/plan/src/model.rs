@@ -1,0 +1,287 @@
+//! The plan's data model: configuration, blocks, aggregator slots and worker schedules.
+
+use serde::{Deserialize, Serialize};
+use sgnn_graph::{Csr, VertexId};
+
+use crate::PlanError;
+
+/// Largest block id the wire format can carry (`Block_id` is 16 bits).
+pub const MAX_BLOCKS: usize = 1 << 16;
+/// Largest expected contribution count an aggregator can wait for (`Count` is 16 bits).
+pub const MAX_EXPECTED: u32 = u16::MAX as u32;
+/// Default cap on aggregators one source feeds in one block (`pass` is 8 bits: passes 0..=255).
+pub const DEFAULT_MAX_PASSES: u32 = 256;
+
+/// What the user asked the planner for. Stored verbatim in the manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanConfig {
+    /// Number of workers (graph partitions), M.
+    pub workers: u32,
+    /// Partitioner name: `metis`, `random`, `chunk` or `g3`.
+    pub partitioner: String,
+    /// Switch memory available for aggregators, in bytes.
+    pub switch_mem_bytes: u64,
+    /// Bytes of one aggregator (the paper's 128 B: 32 lanes of int32).
+    pub agg_bytes: u32,
+    /// Length of one vertex's feature vector (values per layer).
+    pub feature_dim: u32,
+    /// Send order inside a block: `gamr` (priority BFS, paper 3.2), `random` or `id`.
+    pub order: String,
+    /// Seed for every randomised step, so a plan is reproducible.
+    pub seed: u64,
+    /// Most aggregators one source may feed in one block (one recirculation pass each).
+    pub max_passes: u32,
+}
+
+impl PlanConfig {
+    /// Values (int32 lanes) one aggregator holds.
+    pub fn lanes_per_aggregator(&self) -> u32 {
+        self.agg_bytes / 4
+    }
+
+    /// Aggregators one vertex's feature vector occupies: `ceil(feature_dim / lanes)`.
+    pub fn segments(&self) -> u32 {
+        self.feature_dim.div_ceil(self.lanes_per_aggregator())
+    }
+
+    /// Aggregators the switch memory holds.
+    pub fn aggregators(&self) -> u64 {
+        self.switch_mem_bytes / self.agg_bytes as u64
+    }
+
+    /// Destination vertices one block may hold: every destination takes `segments()` aggregators.
+    pub fn block_capacity(&self) -> u64 {
+        self.aggregators() / self.segments() as u64
+    }
+
+    /// Checks the configuration on its own (the graph is checked by the planner).
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let bad = |m: String| Err(PlanError::Config(m));
+        if self.workers < 2 {
+            return bad(format!(
+                "--workers must be at least 2 (got {}): with one worker nothing crosses the network",
+                self.workers
+            ));
+        }
+        if self.agg_bytes < 4 || self.agg_bytes % 4 != 0 {
+            return bad(format!(
+                "--agg-bytes must be a positive multiple of 4 (one int32 lane), got {}",
+                self.agg_bytes
+            ));
+        }
+        if self.feature_dim == 0 {
+            return bad("--feature-dim must be at least 1".into());
+        }
+        if self.max_passes == 0 || self.max_passes > DEFAULT_MAX_PASSES {
+            return bad(format!(
+                "max passes must be in 1..={DEFAULT_MAX_PASSES} (the pass field is 8 bits), got {}",
+                self.max_passes
+            ));
+        }
+        if self.block_capacity() < 2 {
+            return bad(format!(
+                "--switch-mem {} B holds {} aggregators of {} B, but one edge needs 2 destinations x {} segments = {} aggregators; raise --switch-mem to at least {} B or lower --feature-dim",
+                self.switch_mem_bytes,
+                self.aggregators(),
+                self.agg_bytes,
+                self.segments(),
+                2 * self.segments(),
+                2 * self.segments() as u64 * self.agg_bytes as u64
+            ));
+        }
+        if !matches!(self.order.as_str(), "gamr" | "random" | "id") {
+            return bad(format!(
+                "unknown send order {:?}: use gamr, random or id",
+                self.order
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One aggregator allocation: a destination vertex and the `segments` consecutive aggregators
+/// starting at `base` that sum its in-block remote contributions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AggSlot {
+    /// Destination vertex.
+    pub dst: VertexId,
+    /// First aggregator index; segment `s` uses `base + s`.
+    pub base: u32,
+    /// Contributions (one per in-block remote neighbour) that complete the aggregate.
+    pub expected: u32,
+}
+
+/// One block: a set of cross-partition edges whose destinations fit the switch at once.
+///
+/// Both directions of an undirected cross edge are served by the same block. The switch table
+/// of the block maps `(block, source, pass)` to `aggregators[fanout[fanout_ptr[i] + pass]]`
+/// for the `i`-th source; sources are listed in send order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Block {
+    /// Level of the multi-level partitioning this block came from (0 = first split).
+    pub level: u32,
+    /// Source vertices in send order.
+    pub sources: Vec<VertexId>,
+    /// `fanout_ptr[i]..fanout_ptr[i+1]` indexes `fanout` for `sources[i]`.
+    pub fanout_ptr: Vec<u32>,
+    /// Aggregator slot (row of `aggregators`) of each pass, in pass order.
+    pub fanout: Vec<u32>,
+    /// Aggregator allocation, one row per destination vertex.
+    pub aggregators: Vec<AggSlot>,
+}
+
+impl Block {
+    /// Aggregator rows `sources[i]` feeds, one per recirculation pass.
+    pub fn passes(&self, i: usize) -> &[u32] {
+        &self.fanout[self.fanout_ptr[i] as usize..self.fanout_ptr[i + 1] as usize]
+    }
+
+    /// Directed contributions the block serves (twice its undirected edges).
+    pub fn num_contributions(&self) -> u64 {
+        self.fanout.len() as u64
+    }
+
+    /// Aggregators the block occupies at its peak.
+    pub fn aggregators_used(&self, segments: u32) -> u64 {
+        self.aggregators.len() as u64 * segments as u64
+    }
+
+    /// Largest number of passes any source needs.
+    pub fn max_passes(&self) -> u32 {
+        (0..self.sources.len())
+            .map(|i| self.passes(i).len() as u32)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A short summary for the manifest.
+    pub fn summary(&self, id: usize, segments: u32) -> BlockSummary {
+        BlockSummary {
+            id: id as u32,
+            level: self.level,
+            sources: self.sources.len() as u64,
+            destinations: self.aggregators.len() as u64,
+            edges: self.num_contributions() / 2,
+            aggregators_used: self.aggregators_used(segments),
+            max_passes: self.max_passes(),
+        }
+    }
+}
+
+/// Per-block facts kept in the manifest so tools can read a plan's shape without its arrays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockSummary {
+    /// Block id (position in the send sequence).
+    pub id: u32,
+    /// Multi-level partitioning level.
+    pub level: u32,
+    /// Source vertices sent in this block.
+    pub sources: u64,
+    /// Destination vertices aggregated in this block.
+    pub destinations: u64,
+    /// Undirected cross edges served.
+    pub edges: u64,
+    /// Aggregators occupied (destinations x segments).
+    pub aggregators_used: u64,
+    /// Most recirculation passes of one source.
+    pub max_passes: u32,
+}
+
+/// What the manifest says about the graph the plan was made for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GraphSummary {
+    /// How the graph was given (`--graph`).
+    pub source: String,
+    /// Vertex count.
+    pub num_vertices: u64,
+    /// Undirected edge count after cleaning.
+    pub num_edges: u64,
+    /// FNV-1a fingerprint of the CSR arrays, as 16 hex digits.
+    pub fingerprint: String,
+    /// Self-loops dropped while reading.
+    pub self_loops_removed: u64,
+    /// Duplicate edges dropped while reading.
+    pub duplicates_removed: u64,
+}
+
+/// `plan.json`: the plan's header, readable without loading any array.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`crate::FORMAT_NAME`].
+    pub format: String,
+    /// [`crate::FORMAT_VERSION`] of the writer.
+    pub version: u32,
+    /// Tool and version that wrote the plan.
+    pub created_by: String,
+    /// The graph.
+    pub graph: GraphSummary,
+    /// The request.
+    pub config: PlanConfig,
+    /// Derived sizes, repeated here so readers need no arithmetic.
+    pub segments: u32,
+    /// Aggregators the switch memory holds.
+    pub aggregators: u64,
+    /// Fixed-point fraction bits hosts use for values, chosen for the largest expected count.
+    pub frac_bits: u8,
+    /// Largest absolute feature value the fixed-point scale was chosen for.
+    pub max_abs_value: f32,
+    /// Per-block summaries, in send order.
+    pub blocks: Vec<BlockSummary>,
+}
+
+/// What one worker needs from a plan: what it sends and what it waits for, block by block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerSchedule {
+    /// Worker id.
+    pub worker: u32,
+    /// `(block, source)` in send order (blocks ascending, planned order inside each block).
+    pub sends: Vec<(u32, VertexId)>,
+    /// `(block, destination, expected contributions)` of the aggregates this worker receives.
+    pub receives: Vec<(u32, VertexId, u32)>,
+}
+
+/// A complete plan: the graph, its partition, and the blocks in send order.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Header.
+    pub manifest: Manifest,
+    /// The graph (stored in the plan so hosts and tools need nothing else).
+    pub graph: Csr,
+    /// Worker of each vertex.
+    pub partition: Vec<u32>,
+    /// Blocks in send order; the index is the block id.
+    pub blocks: Vec<Block>,
+}
+
+impl Plan {
+    /// The schedule of worker `w`, derived from the blocks and the partition.
+    pub fn worker_schedule(&self, w: u32) -> WorkerSchedule {
+        let mut s = WorkerSchedule {
+            worker: w,
+            ..WorkerSchedule::default()
+        };
+        for (b, block) in self.blocks.iter().enumerate() {
+            for &src in &block.sources {
+                if self.partition[src as usize] == w {
+                    s.sends.push((b as u32, src));
+                }
+            }
+            for slot in &block.aggregators {
+                if self.partition[slot.dst as usize] == w {
+                    s.receives.push((b as u32, slot.dst, slot.expected));
+                }
+            }
+        }
+        s
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> u32 {
+        self.manifest.config.workers
+    }
+
+    /// Number of multi-level partitioning levels used.
+    pub fn levels(&self) -> u32 {
+        self.blocks.iter().map(|b| b.level + 1).max().unwrap_or(0)
+    }
+}
