@@ -1,0 +1,585 @@
+//! `switch-ctl`: plan a SwitchGNN deployment (and, later, install it into a switch).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use sgnn_graph::GraphSource;
+use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
+use sgnn_plan::Plan;
+use switch_ctl::planner::{make_plan, Event, PlanRequest};
+use switch_ctl::units::{fmt_bytes, parse_bytes};
+
+const ABOUT: &str = "SwitchGNN control plane: turns a graph into switch tables and host schedules.
+
+A plan decides, once, everything the switch and the hosts need for in-network multicast and
+aggregation (SwitchGNN paper, sections 3.2-3.3): which worker owns each vertex, how the
+cross-partition edges are cut into blocks that fit the switch's aggregator memory, the order in
+which each block's vertices are sent (graph-aware multicast reordering), and which aggregator
+sums each destination's features.
+
+Typical use:
+  switch-ctl plan --graph rmat:scale=14,edge_factor=16 --workers 8 --switch-mem 10MB --out plan/
+  switch-ctl plan --verify plan/
+  switch-ctl show --plan plan/ --block 0";
+
+#[derive(Parser)]
+#[command(name = "switch-ctl", version, about = ABOUT, long_about = ABOUT)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Plan a graph for M workers and a switch (or verify an existing plan with --verify DIR).
+    ///
+    /// Writes a plan directory (format documented in docs/formats.md): plan.json, the graph,
+    /// the partition, per-block switch tables, per-worker schedules and report.json with the
+    /// traffic model, which is also printed as a table.
+    Plan(PlanArgs),
+    /// Print a plan's summary, one block's switch table (--block) or one worker's schedule
+    /// (--worker).
+    Show(ShowArgs),
+    /// Measure planning time and memory against a plain `gpmetis` k-way run on the same graph,
+    /// and the scaling of every stage over graph sizes.
+    Bench(BenchArgs),
+}
+
+#[derive(Args)]
+struct PlanArgs {
+    /// Re-check every invariant of the plan in DIR and exit non-zero with a precise message if
+    /// one fails (coverage of every cross edge exactly once, counts, capacity, index ranges).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["graph", "out"])]
+    verify: Option<PathBuf>,
+
+    /// The graph: a SNAP edge list (plain or .gz), a .npy edge array of shape [E, 2], or a
+    /// generator spec `rmat:scale=S,edge_factor=F[,a=0.57,b=0.19,c=0.19,d=0.05,seed=1]`.
+    #[arg(long, value_name = "G", required_unless_present = "verify")]
+    graph: Option<String>,
+
+    /// Number of workers (graph partitions), at least 2.
+    #[arg(long, short = 'm', value_name = "M", default_value_t = 4)]
+    workers: u32,
+
+    /// Switch memory for aggregators, e.g. 10MB (x1000) or 16MiB (x1024).
+    #[arg(long, value_name = "BYTES", default_value = "10MB", value_parser = parse_bytes)]
+    switch_mem: u64,
+
+    /// Partitioner: metis (min edge cut), random, chunk (contiguous id ranges) or g3
+    /// (METIS + G3's remote-vertex balancing).
+    #[arg(long, value_name = "NAME", default_value = "metis")]
+    partitioner: String,
+
+    /// Values per vertex feature vector; vectors longer than one aggregator are split into
+    /// segments of agg-bytes/4 values, each its own aggregator.
+    #[arg(long, value_name = "D", default_value_t = 128)]
+    feature_dim: u32,
+
+    /// Bytes per aggregator (the paper's 128 B = 32 int32 lanes; the wire format carries 32).
+    #[arg(long, value_name = "BYTES", default_value = "128", value_parser = parse_bytes)]
+    agg_bytes: u64,
+
+    /// Send order inside a block: gamr (priority BFS, highest degree first), random or id.
+    #[arg(long, value_name = "ORDER", default_value = "gamr")]
+    order: String,
+
+    /// Most aggregators one source may feed in one block (one recirculation pass each, 1-256).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PASSES)]
+    max_passes: u32,
+
+    /// Largest absolute feature value; sets the fixed-point scale hosts use.
+    #[arg(long, value_name = "X", default_value_t = 8.0)]
+    max_abs: f32,
+
+    /// Seed for every randomised step (R-MAT excluded: it has its own seed=).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// Output directory for the plan (created; existing plan files are replaced).
+    #[arg(long, value_name = "DIR", required_unless_present = "verify")]
+    out: Option<PathBuf>,
+
+    /// Don't draw progress bars (stage lines are still printed to stderr).
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// Plan directory.
+    #[arg(long, value_name = "DIR")]
+    plan: PathBuf,
+    /// Print this block's switch table: key (block, source, pass) -> aggregator, destination,
+    /// destination worker, expected count.
+    #[arg(long, value_name = "N")]
+    block: Option<u32>,
+    /// Print this worker's schedule: sends and expected results per block.
+    #[arg(long, value_name = "W")]
+    worker: Option<u32>,
+    /// Print at most this many rows.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// Graph to plan (see `plan --graph`).
+    #[arg(long, default_value = "rmat:scale=20,edge_factor=16")]
+    graph: String,
+    /// Workers.
+    #[arg(long, default_value_t = 32)]
+    workers: u32,
+    /// Switch memory.
+    #[arg(long, default_value = "10MB", value_parser = parse_bytes)]
+    switch_mem: u64,
+    /// Feature dimension.
+    #[arg(long, default_value_t = 128)]
+    feature_dim: u32,
+    /// The reference METIS binary (Debian package `metis`).
+    #[arg(long, default_value = "gpmetis")]
+    gpmetis: String,
+    /// Skip the gpmetis reference run.
+    #[arg(long)]
+    no_gpmetis: bool,
+    /// Instead of one comparison, plan R-MAT graphs of these scales (e.g. 16..21, edge factor
+    /// from --edge-factor) and print each stage's time: the scaling curve.
+    #[arg(long, value_name = "A..B")]
+    scales: Option<String>,
+    /// Edge factor for --scales.
+    #[arg(long, default_value_t = 16)]
+    edge_factor: u32,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Plan(a) => match &a.verify {
+            Some(dir) => verify(dir),
+            None => plan(&a),
+        },
+        Command::Show(a) => show(&a),
+        Command::Bench(a) => bench(&a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Draws one progress bar per stage and prints a line when a stage finishes.
+struct Progress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Progress {
+        Progress { bar: None, quiet }
+    }
+
+    fn on(&mut self, ev: Event) {
+        match ev {
+            Event::Start { stage, total } => {
+                if self.quiet {
+                    return;
+                }
+                let bar = match total {
+                    Some(t) => ProgressBar::new(t).with_style(
+                        ProgressStyle::with_template(
+                            "{spinner} {prefix:>10} [{elapsed_precise}] {wide_bar} {percent:>3}% {msg}",
+                        )
+                        .unwrap(),
+                    ),
+                    None => ProgressBar::new_spinner().with_style(
+                        ProgressStyle::with_template("{spinner} {prefix:>10} [{elapsed_precise}] {msg}")
+                            .unwrap(),
+                    ),
+                };
+                bar.set_prefix(stage);
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                self.bar = Some(bar);
+            }
+            Event::Progress { done, message } => {
+                if let Some(b) = &self.bar {
+                    b.set_position(done);
+                    b.set_message(message);
+                }
+            }
+            Event::Done {
+                stage,
+                seconds,
+                summary,
+            } => {
+                if let Some(b) = self.bar.take() {
+                    b.finish_and_clear();
+                }
+                eprintln!("  {stage:>10}  {seconds:>8.2} s  {summary}");
+            }
+        }
+    }
+}
+
+fn load_graph(spec: &str, progress: &mut Progress) -> Result<sgnn_graph::LoadedGraph> {
+    let source: GraphSource = spec.parse().map_err(|e| anyhow::anyhow!("--graph: {e}"))?;
+    progress.on(Event::Start {
+        stage: "load",
+        total: None,
+    });
+    let t = Instant::now();
+    let g = source.load()?;
+    progress.on(Event::Done {
+        stage: "load",
+        seconds: t.elapsed().as_secs_f64(),
+        summary: format!(
+            "{}: {} vertices, {} edges ({} self-loops, {} duplicates removed)",
+            g.description,
+            g.csr.num_vertices(),
+            g.csr.num_edges(),
+            g.stats.self_loops,
+            g.stats.duplicates
+        ),
+    });
+    Ok(g)
+}
+
+fn plan(a: &PlanArgs) -> Result<()> {
+    let spec = a.graph.as_deref().unwrap();
+    let out = a.out.as_deref().unwrap();
+    let agg_bytes = u32::try_from(a.agg_bytes).context("--agg-bytes is too large")?;
+    let config = PlanConfig {
+        workers: a.workers,
+        partitioner: a.partitioner.clone(),
+        switch_mem_bytes: a.switch_mem,
+        agg_bytes,
+        feature_dim: a.feature_dim,
+        order: a.order.clone(),
+        seed: a.seed,
+        max_passes: a.max_passes,
+    };
+    config.validate()?;
+    if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
+        eprintln!(
+            "note: --agg-bytes {agg_bytes} differs from the wire format's {} B payload; this plan is for modelling only",
+            sgnn_wire::PAYLOAD_LEN
+        );
+    }
+    let mut progress = Progress::new(a.quiet);
+    eprintln!(
+        "planning {spec} for {} workers, {} of switch memory",
+        a.workers,
+        fmt_bytes(a.switch_mem)
+    );
+    let loaded = load_graph(spec, &mut progress)?;
+    let req = PlanRequest {
+        config,
+        graph_source: spec.to_string(),
+        max_abs_value: a.max_abs,
+    };
+    let (plan, mut report) = make_plan(loaded.csr, loaded.stats, &req, &mut |e| progress.on(e))?;
+    progress.on(Event::Start {
+        stage: "write",
+        total: None,
+    });
+    let t = Instant::now();
+    plan.save(out)?;
+    let write_s = t.elapsed().as_secs_f64();
+    report.planning_seconds.insert("write".into(), write_s);
+    let report_path = out.join("report.json");
+    std::fs::write(&report_path, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("writing {}", report_path.display()))?;
+    progress.on(Event::Done {
+        stage: "write",
+        seconds: write_s,
+        summary: format!("{}", out.display()),
+    });
+    println!(
+        "plan: {} blocks in {} levels, peak {} of {} aggregators, {} boundary vertices, {} cross edges",
+        report.blocks.count,
+        report.blocks.levels,
+        report.blocks.peak_aggregators,
+        report.blocks.switch_aggregators,
+        report.partition.boundary_vertices,
+        report.partition.cross_edges
+    );
+    println!(
+        "traffic per layer ({} workers, {} values per vertex):",
+        report.workers, report.feature_dim
+    );
+    print!("{}", report.traffic_table());
+    println!("wrote {}", out.display());
+    Ok(())
+}
+
+fn verify(dir: &Path) -> Result<()> {
+    let plan = Plan::load(dir).with_context(|| format!("loading plan {}", dir.display()))?;
+    let s =
+        sgnn_plan::verify(&plan).with_context(|| format!("verifying plan {}", dir.display()))?;
+    // The on-disk worker schedules must be exactly what the blocks imply.
+    for w in 0..plan.workers() {
+        let disk = Plan::load_worker_schedule(dir, w)?;
+        if disk != plan.worker_schedule(w) {
+            bail!(
+                "verifying plan {}: worker {w}'s schedule files do not match the blocks (re-run `switch-ctl plan`)",
+                dir.display()
+            );
+        }
+    }
+    println!(
+        "verified: {} blocks, {} cross-partition contributions each served exactly once, peak {} of {} aggregators",
+        s.blocks, s.contributions, s.peak_aggregators, plan.manifest.aggregators
+    );
+    Ok(())
+}
+
+fn show(a: &ShowArgs) -> Result<()> {
+    let plan = Plan::load(&a.plan)?;
+    let m = &plan.manifest;
+    if let Some(b) = a.block {
+        let Some(block) = plan.blocks.get(b as usize) else {
+            bail!(
+                "block {b} does not exist: the plan has {} blocks (0..{})",
+                plan.blocks.len(),
+                plan.blocks.len()
+            );
+        };
+        println!("# switch table of block {b} (level {}): key (block, source, pass) -> action aggregate(first_aggregator, destination, dst_worker, expected)", block.level);
+        println!(
+            "{:>6} {:>10} {:>5} {:>10} {:>10} {:>10} {:>8}",
+            "block", "source", "pass", "agg_base", "dst", "dst_wkr", "expected"
+        );
+        let mut rows = 0;
+        'outer: for (i, &src) in block.sources.iter().enumerate() {
+            for (pass, &row) in block.passes(i).iter().enumerate() {
+                let s = block.aggregators[row as usize];
+                println!(
+                    "{:>6} {:>10} {:>5} {:>10} {:>10} {:>10} {:>8}",
+                    b, src, pass, s.base, s.dst, plan.partition[s.dst as usize], s.expected
+                );
+                rows += 1;
+                if rows >= a.limit {
+                    println!(
+                        "... ({} entries in all; raise --limit)",
+                        block.num_contributions()
+                    );
+                    break 'outer;
+                }
+            }
+        }
+        return Ok(());
+    }
+    if let Some(w) = a.worker {
+        if w >= plan.workers() {
+            bail!(
+                "worker {w} does not exist: the plan has workers 0..{}",
+                plan.workers()
+            );
+        }
+        let s = Plan::load_worker_schedule(&a.plan, w)?;
+        println!(
+            "# worker {w}: {} sends, {} expected results",
+            s.sends.len(),
+            s.receives.len()
+        );
+        for (b, v) in s.sends.iter().take(a.limit) {
+            println!("send    block {b:>5} vertex {v}");
+        }
+        for (b, v, e) in s.receives.iter().take(a.limit) {
+            println!("receive block {b:>5} vertex {v} ({e} contributions)");
+        }
+        return Ok(());
+    }
+    println!(
+        "plan {} (format {} v{})",
+        a.plan.display(),
+        m.format,
+        m.version
+    );
+    println!(
+        "graph      {} ({} vertices, {} edges, fingerprint {})",
+        m.graph.source, m.graph.num_vertices, m.graph.num_edges, m.graph.fingerprint
+    );
+    println!("workers    {} ({})", m.config.workers, m.config.partitioner);
+    println!(
+        "switch     {} = {} aggregators of {} B; {} segments per vertex",
+        fmt_bytes(m.config.switch_mem_bytes),
+        m.aggregators,
+        m.config.agg_bytes,
+        m.segments
+    );
+    println!(
+        "blocks     {} in {} levels, order {}",
+        m.blocks.len(),
+        plan.levels(),
+        m.config.order
+    );
+    println!(
+        "fixed pt   {} fraction bits (|x| <= {})",
+        m.frac_bits, m.max_abs_value
+    );
+    Ok(())
+}
+
+/// Writes the graph in METIS format for gpmetis.
+fn write_metis_graph(g: &sgnn_graph::Csr, path: &Path) -> Result<()> {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(f, "{} {}", g.num_vertices(), g.num_edges())?;
+    let mut line = String::new();
+    for v in 0..g.num_vertices() as u32 {
+        line.clear();
+        for (i, &u) in g.neighbors(v).iter().enumerate() {
+            if i > 0 {
+                line.push(' ');
+            }
+            line += &(u + 1).to_string();
+        }
+        line.push('\n');
+        f.write_all(line.as_bytes())?;
+    }
+    f.flush()?;
+    Ok(())
+}
+
+/// Runs a command and returns (wall seconds, peak RSS bytes of the child).
+fn run_measured(cmd: &mut std::process::Command) -> Result<(f64, u64)> {
+    let t = Instant::now();
+    let child = cmd
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .with_context(|| {
+            format!(
+                "starting {:?} (install Debian's `metis` package, or pass --no-gpmetis)",
+                cmd.get_program()
+            )
+        })?;
+    let pid = child.id() as i32;
+    let mut status = 0i32;
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: wait4 on our own child with valid out-pointers.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if r < 0 {
+        bail!("waiting for {:?} failed", cmd.get_program());
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("{:?} failed (status {status})", cmd.get_program());
+    }
+    Ok((t.elapsed().as_secs_f64(), usage.ru_maxrss as u64 * 1024))
+}
+
+fn bench(a: &BenchArgs) -> Result<()> {
+    let mut progress = Progress::new(false);
+    let config = |workers| PlanConfig {
+        workers,
+        partitioner: "metis".into(),
+        switch_mem_bytes: a.switch_mem,
+        agg_bytes: 128,
+        feature_dim: a.feature_dim,
+        order: "gamr".into(),
+        seed: 1,
+        max_passes: DEFAULT_MAX_PASSES,
+    };
+    if let Some(range) = &a.scales {
+        let (lo, hi) = range
+            .split_once("..")
+            .and_then(|(l, h)| Some((l.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+            .context("--scales takes A..B, e.g. 16..21")?;
+        println!("| scale | vertices | edges | partition s | boundary s | blocks s | order s | traffic s | total s | blocks | peak RSS |");
+        println!("|---|---|---|---|---|---|---|---|---|---|---|");
+        for scale in lo..=hi {
+            let spec = format!("rmat:scale={scale},edge_factor={}", a.edge_factor);
+            let g = load_graph(&spec, &mut progress)?;
+            let req = PlanRequest {
+                config: config(a.workers),
+                graph_source: spec,
+                max_abs_value: 8.0,
+            };
+            let (n, m) = (g.csr.num_vertices(), g.csr.num_edges());
+            let (_, r) = make_plan(g.csr, g.stats, &req, &mut |e| progress.on(e))?;
+            let s = |k: &str| r.planning_seconds.get(k).copied().unwrap_or(0.0);
+            println!(
+                "| {scale} | {n} | {m} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} |",
+                s("partition"),
+                s("boundary"),
+                s("blocks"),
+                s("order"),
+                s("traffic"),
+                s("total"),
+                r.blocks.count,
+                fmt_bytes(r.peak_rss_bytes)
+            );
+        }
+        return Ok(());
+    }
+    let g = load_graph(&a.graph, &mut progress)?;
+    let mut gpmetis = None;
+    if !a.no_gpmetis {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("graph.metis");
+        eprintln!("writing METIS graph file for {} ...", a.gpmetis);
+        write_metis_graph(&g.csr, &path)?;
+        eprintln!("running {} {} {} ...", a.gpmetis, path.display(), a.workers);
+        let (secs, rss) = run_measured(
+            std::process::Command::new(&a.gpmetis)
+                .arg(&path)
+                .arg(a.workers.to_string()),
+        )?;
+        eprintln!(
+            "  {:>10}  {secs:>8.2} s  peak {}",
+            "gpmetis",
+            fmt_bytes(rss)
+        );
+        gpmetis = Some((secs, rss));
+    }
+    let req = PlanRequest {
+        config: config(a.workers),
+        graph_source: a.graph.clone(),
+        max_abs_value: 8.0,
+    };
+    let (plan, r) = make_plan(g.csr, g.stats, &req, &mut |e| progress.on(e))?;
+    let dir = tempfile::tempdir()?;
+    let t = Instant::now();
+    plan.save(dir.path())?;
+    let write_s = t.elapsed().as_secs_f64();
+    let total = r.planning_seconds["total"];
+    println!(
+        "graph            {} ({} vertices, {} edges), {} workers, {}",
+        a.graph,
+        plan.graph.num_vertices(),
+        plan.graph.num_edges(),
+        a.workers,
+        fmt_bytes(a.switch_mem)
+    );
+    for (k, v) in &r.planning_seconds {
+        println!("stage {k:<10} {v:>8.2} s");
+    }
+    println!("stage {:<10} {write_s:>8.2} s", "write");
+    println!(
+        "plan total       {:.2} s (incl. write {:.2} s), peak RSS {}",
+        total + write_s,
+        total + write_s,
+        fmt_bytes(report_peak())
+    );
+    println!(
+        "blocks           {} in {} levels",
+        r.blocks.count, r.blocks.levels
+    );
+    if let Some((secs, rss)) = gpmetis {
+        println!("gpmetis          {secs:.2} s, peak RSS {}", fmt_bytes(rss));
+        println!(
+            "ratio            {:.2}x gpmetis (target <= 2.5x)",
+            (total + write_s) / secs
+        );
+    }
+    Ok(())
+}
+
+fn report_peak() -> u64 {
+    switch_ctl::report::peak_rss_bytes()
+}

@@ -1,0 +1,378 @@
+//! Partitioning a graph over M workers: `metis`, `random`, `chunk` and `g3`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use sgnn_graph::Csr;
+
+use crate::PlanningError;
+
+/// The partitioners `switch-ctl plan --partitioner` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Partitioner {
+    /// METIS k-way (minimum edge cut, balanced vertex counts), through the `metis` crate.
+    Metis,
+    /// Vertices dealt to workers in a seeded random order (balanced, locality-blind).
+    Random,
+    /// Contiguous id ranges of equal size.
+    Chunk,
+    /// G3's locality-aware iterative partitioning: METIS with two balance constraints (vertices
+    /// and degree), then swaps between the partitions with most and fewest remote vertices.
+    G3,
+}
+
+impl FromStr for Partitioner {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "metis" => Ok(Partitioner::Metis),
+            "random" => Ok(Partitioner::Random),
+            "chunk" => Ok(Partitioner::Chunk),
+            "g3" => Ok(Partitioner::G3),
+            _ => Err(format!(
+                "unknown partitioner {s:?}: use metis, random, chunk or g3"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Partitioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Partitioner::Metis => "metis",
+            Partitioner::Random => "random",
+            Partitioner::Chunk => "chunk",
+            Partitioner::G3 => "g3",
+        })
+    }
+}
+
+/// Partitions `g` into `k` parts; returns the worker of every vertex.
+pub fn partition(g: &Csr, k: u32, how: Partitioner, seed: u64) -> Result<Vec<u32>, PlanningError> {
+    let n = g.num_vertices();
+    if k as usize > n {
+        return Err(PlanningError::Input(format!(
+            "{k} workers but the graph has only {n} vertices: every worker needs at least one vertex; lower --workers"
+        )));
+    }
+    let part = match how {
+        Partitioner::Chunk => (0..n)
+            .map(|v| ((v as u64 * k as u64) / n as u64) as u32)
+            .collect(),
+        Partitioner::Random => {
+            let mut ids: Vec<u32> = (0..n as u32).collect();
+            ids.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+            let mut part = vec![0u32; n];
+            for (i, v) in ids.into_iter().enumerate() {
+                part[v as usize] = (i % k as usize) as u32;
+            }
+            part
+        }
+        Partitioner::Metis => metis_kway(g, k, None, seed)?,
+        Partitioner::G3 => {
+            let weights: Vec<metis::Idx> = (0..n as u32)
+                .flat_map(|v| [1, g.degree(v).max(1) as metis::Idx])
+                .collect();
+            let mut part = metis_kway(g, k, Some(&weights), seed)?;
+            g3_rebalance(g, k, &mut part, G3_GAMMA);
+            part
+        }
+    };
+    // METIS may leave a part empty on tiny or disconnected graphs; fill it from the largest.
+    Ok(fill_empty_parts(part, k))
+}
+
+/// METIS k-way on a CSR graph (optionally multi-constraint with 2 weights per vertex).
+pub fn metis_kway(
+    g: &Csr,
+    k: u32,
+    vwgt2: Option<&[metis::Idx]>,
+    seed: u64,
+) -> Result<Vec<u32>, PlanningError> {
+    let too_big = || {
+        PlanningError::Input(format!(
+            "graph with {} directed edges is too large for 32-bit METIS indices",
+            g.num_directed()
+        ))
+    };
+    if g.num_directed() > metis::Idx::MAX as u64 {
+        return Err(too_big());
+    }
+    let xadj: Vec<metis::Idx> = g.indptr().iter().map(|&x| x as metis::Idx).collect();
+    let adjncy: Vec<metis::Idx> = g.indices().iter().map(|&x| x as metis::Idx).collect();
+    metis_kway_raw(&xadj, &adjncy, k, vwgt2, seed)
+}
+
+/// METIS k-way on raw METIS arrays.
+pub fn metis_kway_raw(
+    xadj: &[metis::Idx],
+    adjncy: &[metis::Idx],
+    k: u32,
+    vwgt2: Option<&[metis::Idx]>,
+    seed: u64,
+) -> Result<Vec<u32>, PlanningError> {
+    let n = xadj.len() - 1;
+    if k <= 1 || n == 0 {
+        return Ok(vec![0; n]);
+    }
+    let mut part = vec![0 as metis::Idx; n];
+    let ncon = if vwgt2.is_some() { 2 } else { 1 };
+    let graph = metis::Graph::new(ncon, k as metis::Idx, xadj, adjncy)
+        .map_err(|e| PlanningError::Metis(e.to_string()))?
+        .set_option(metis::option::Seed(seed as metis::Idx & 0x7fff_ffff));
+    let graph = match vwgt2 {
+        Some(w) => graph.set_vwgt(w),
+        None => graph,
+    };
+    graph
+        .part_kway(&mut part)
+        .map_err(|e| PlanningError::Metis(format!("{e:?}")))?;
+    Ok(part.into_iter().map(|p| p as u32).collect())
+}
+
+fn fill_empty_parts(mut part: Vec<u32>, k: u32) -> Vec<u32> {
+    let mut sizes = vec![0usize; k as usize];
+    for &p in &part {
+        sizes[p as usize] += 1;
+    }
+    for empty in 0..k as usize {
+        if sizes[empty] > 0 {
+            continue;
+        }
+        let largest = (0..k as usize).max_by_key(|&p| sizes[p]).unwrap();
+        let v = part.iter().rposition(|&p| p as usize == largest).unwrap();
+        part[v] = empty as u32;
+        sizes[largest] -= 1;
+        sizes[empty] += 1;
+    }
+    part
+}
+
+/// G3's convergence threshold: stop when the smallest and largest remote sets differ by < 0.5%.
+pub const G3_GAMMA: f64 = 0.005;
+
+/// G3 stage two (thesis Algorithm 2): repeatedly swap the vertex of the partition with the most
+/// remote vertices that has the most remote neighbours with the vertex of the partition with the
+/// fewest remote vertices that would have the fewest remote neighbours after moving, until the
+/// ratio converges, a swap would cycle, or no swap improves the maximum for a while. Remote sets
+/// are tracked incrementally through in-partition degrees, as the thesis describes.
+/// Returns the number of swaps and the incrementally tracked remote count of every partition.
+pub fn g3_rebalance(g: &Csr, k: u32, part: &mut [u32], gamma: f64) -> (usize, Vec<u64>) {
+    let n = g.num_vertices();
+    let k = k as usize;
+    // inpart[p * n + u] = neighbours of u inside partition p.
+    let mut inpart = vec![0u32; k * n];
+    for u in 0..n as u32 {
+        for &v in g.neighbors(u) {
+            inpart[part[v as usize] as usize * n + u as usize] += 1;
+        }
+    }
+    let mut remote = vec![0u64; k];
+    for p in 0..k {
+        for u in 0..n {
+            if part[u] as usize != p && inpart[p * n + u] > 0 {
+                remote[p] += 1;
+            }
+        }
+    }
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k];
+    for (v, &p) in part.iter().enumerate() {
+        members[p as usize].push(v as u32);
+    }
+    let move_vertex = |x: u32,
+                       from: usize,
+                       to: usize,
+                       part: &mut [u32],
+                       inpart: &mut [u32],
+                       remote: &mut [u64]| {
+        // x leaves `from`: it becomes remote to `from` if it has neighbours there.
+        if inpart[from * n + x as usize] > 0 {
+            remote[from] += 1;
+        }
+        // x joins `to`: it stops being remote to `to`.
+        if inpart[to * n + x as usize] > 0 {
+            remote[to] -= 1;
+        }
+        part[x as usize] = to as u32;
+        for &y in g.neighbors(x) {
+            let y = y as usize;
+            inpart[from * n + y] -= 1;
+            if inpart[from * n + y] == 0 && part[y] as usize != from {
+                remote[from] -= 1;
+            }
+            inpart[to * n + y] += 1;
+            if inpart[to * n + y] == 1 && part[y] as usize != to {
+                remote[to] += 1;
+            }
+        }
+    };
+    let initial = part.to_vec();
+    let max_iters = (n / 2).clamp(100, 20_000);
+    let mut best_max = *remote.iter().max().unwrap();
+    let mut best_part: Option<Vec<u32>> = None;
+    let mut stale = 0usize;
+    let mut last_swap: Option<(u32, u32)> = None;
+    let mut swaps = 0usize;
+    for _ in 0..max_iters {
+        let pmax = (0..k).max_by_key(|&p| remote[p]).unwrap();
+        let pmin = (0..k).min_by_key(|&p| remote[p]).unwrap();
+        if remote[pmax] == 0 || (remote[pmax] - remote[pmin]) as f64 / (remote[pmax] as f64) < gamma
+        {
+            break;
+        }
+        let rn = |v: u32, p: usize, inpart: &[u32]| g.degree(v) as u32 - inpart[p * n + v as usize];
+        let Some(&vmax) = members[pmax].iter().max_by_key(|&&v| rn(v, pmax, &inpart)) else {
+            break;
+        };
+        let Some(&vmin) = members[pmin].iter().min_by_key(|&&v| rn(v, pmax, &inpart)) else {
+            break;
+        };
+        if last_swap == Some((vmin, vmax)) {
+            break; // cyclic swapping
+        }
+        move_vertex(vmax, pmax, pmin, part, &mut inpart, &mut remote);
+        move_vertex(vmin, pmin, pmax, part, &mut inpart, &mut remote);
+        for (p, out, inn) in [(pmax, vmax, vmin), (pmin, vmin, vmax)] {
+            let i = members[p].iter().position(|&v| v == out).unwrap();
+            members[p][i] = inn;
+        }
+        last_swap = Some((vmax, vmin));
+        swaps += 1;
+        let now_max = *remote.iter().max().unwrap();
+        if now_max < best_max {
+            best_max = now_max;
+            best_part = Some(part.to_vec());
+            stale = 0;
+        } else {
+            stale += 1;
+            if stale > 200 {
+                break;
+            }
+        }
+    }
+    // Greedy swaps can overshoot; keep the best partition seen (or the input, if none beat it).
+    if *remote.iter().max().unwrap() > best_max || (best_part.is_none() && swaps > 0) {
+        match best_part {
+            Some(b) => part.copy_from_slice(&b),
+            None => part.copy_from_slice(&initial),
+        }
+        return (swaps, remote_counts(g, k as u32, part));
+    }
+    (swaps, remote)
+}
+
+/// Remote vertex count of every partition: vertices outside it with a neighbour inside.
+pub fn remote_counts(g: &Csr, k: u32, part: &[u32]) -> Vec<u64> {
+    let mut mark = vec![u32::MAX; g.num_vertices()];
+    let mut out = vec![0u64; k as usize];
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); k as usize];
+    for (v, &p) in part.iter().enumerate() {
+        members[p as usize].push(v as u32);
+    }
+    for p in 0..k {
+        for &v in &members[p as usize] {
+            for &u in g.neighbors(v) {
+                if part[u as usize] != p && mark[u as usize] != p {
+                    mark[u as usize] = p;
+                    out[p as usize] += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring(n: u32) -> Csr {
+        let e: Vec<_> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        Csr::from_edges(n as usize, &e).0
+    }
+
+    fn sizes(part: &[u32], k: u32) -> Vec<usize> {
+        let mut s = vec![0; k as usize];
+        for &p in part {
+            s[p as usize] += 1;
+        }
+        s
+    }
+
+    #[test]
+    fn every_partitioner_covers_all_workers() {
+        let g = ring(100);
+        for how in [
+            Partitioner::Metis,
+            Partitioner::Random,
+            Partitioner::Chunk,
+            Partitioner::G3,
+        ] {
+            let p = partition(&g, 4, how, 1).unwrap();
+            assert_eq!(p.len(), 100);
+            let s = sizes(&p, 4);
+            assert!(s.iter().all(|&x| x > 0), "{how}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn metis_cuts_a_ring_into_arcs() {
+        let g = ring(1000);
+        let p = partition(&g, 4, Partitioner::Metis, 1).unwrap();
+        let cut = g
+            .edges()
+            .filter(|&(u, v)| p[u as usize] != p[v as usize])
+            .count();
+        // A ring cut into 4 arcs has 4 cut edges; a random partition has ~750.
+        assert!(cut <= 8, "cut {cut}");
+        let r = partition(&g, 4, Partitioner::Random, 1).unwrap();
+        let rcut = g
+            .edges()
+            .filter(|&(u, v)| r[u as usize] != r[v as usize])
+            .count();
+        assert!(rcut > 500, "random cut {rcut}");
+    }
+
+    #[test]
+    fn too_many_workers_is_a_clear_error() {
+        let err = partition(&ring(3), 5, Partitioner::Metis, 1).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("5 workers but the graph has only 3 vertices"));
+    }
+
+    #[test]
+    fn g3_reduces_remote_imbalance_and_tracks_counts() {
+        // A skewed graph: a dense clique hanging off a ring, chunk-partitioned (imbalanced).
+        let mut e: Vec<(u32, u32)> = (0..200).map(|i| (i, (i + 1) % 200)).collect();
+        for a in 0..20 {
+            for b in a + 1..20 {
+                e.push((a * 7 % 200, b * 11 % 200));
+            }
+        }
+        let g = Csr::from_edges(200, &e).0;
+        let mut part: Vec<u32> = (0..200).map(|v| v * 4 / 200).collect();
+        let before = remote_counts(&g, 4, &part);
+        let (swaps, tracked) = g3_rebalance(&g, 4, &mut part, G3_GAMMA);
+        let after = remote_counts(&g, 4, &part);
+        assert_eq!(tracked, after, "incremental remote sets match a recount");
+        assert!(swaps > 0);
+        assert!(
+            after.iter().max() <= before.iter().max(),
+            "{before:?} -> {after:?}"
+        );
+        // A path 0..100 split at 50 with vertex 60 misplaced into the first part: remote sets
+        // are {50, 59, 61} and {49, 60}. G3 swaps 60 (most remote neighbours) with 50 (fewest
+        // neighbours outside the first part), leaving one remote vertex each.
+        let path: Vec<(u32, u32)> = (0..99).map(|i| (i, i + 1)).collect();
+        let g2 = Csr::from_edges(100, &path).0;
+        let mut p2: Vec<u32> = (0..100).map(|v| u32::from(v >= 50 && v != 60)).collect();
+        assert_eq!(remote_counts(&g2, 2, &p2), vec![3, 2]);
+        let (_, t2) = g3_rebalance(&g2, 2, &mut p2, G3_GAMMA);
+        assert_eq!(t2, vec![1, 1]);
+        assert_eq!(t2, remote_counts(&g2, 2, &p2));
+        assert_eq!(sizes(&part, 4), vec![50; 4], "swaps keep sizes");
+    }
+}

@@ -1,0 +1,332 @@
+//! The planning pipeline: graph -> partition -> boundary graph -> blocks -> send order and
+//! aggregators -> plan (+ report with the traffic model).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use sgnn_graph::{BuildStats, Csr, VertexId};
+use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
+use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
+
+use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};
+use crate::order::{build_block, SendOrder};
+use crate::partition::{partition, remote_counts, Partitioner};
+use crate::report::{peak_rss_bytes, BlockStats, LevelStats, PartitionStats, Report};
+use crate::PlanningError;
+
+/// What the pipeline tells its observer (the CLI draws progress bars from these).
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A stage begins; `total` is its amount of work when known.
+    Start {
+        /// Stage name.
+        stage: &'static str,
+        /// Work units, if known.
+        total: Option<u64>,
+    },
+    /// Work done so far in the current stage.
+    Progress {
+        /// Units done.
+        done: u64,
+        /// What is happening.
+        message: String,
+    },
+    /// A stage ended.
+    Done {
+        /// Stage name.
+        stage: &'static str,
+        /// Wall time.
+        seconds: f64,
+        /// One line of what it produced.
+        summary: String,
+    },
+}
+
+/// Everything the planner needs besides the graph.
+#[derive(Debug, Clone)]
+pub struct PlanRequest {
+    /// The user's configuration (recorded in the manifest).
+    pub config: PlanConfig,
+    /// How the graph was given, for the manifest.
+    pub graph_source: String,
+    /// Largest absolute feature value the fixed-point scale must represent.
+    pub max_abs_value: f32,
+}
+
+struct Stages<'a> {
+    observer: &'a mut dyn FnMut(Event),
+    times: BTreeMap<String, f64>,
+}
+
+impl Stages<'_> {
+    fn run<T>(
+        &mut self,
+        stage: &'static str,
+        total: Option<u64>,
+        f: impl FnOnce(&mut dyn FnMut(u64, String)) -> Result<(T, String), PlanningError>,
+    ) -> Result<T, PlanningError> {
+        (self.observer)(Event::Start { stage, total });
+        let t = Instant::now();
+        let observer = &mut *self.observer;
+        let mut tick = |done: u64, message: String| (observer)(Event::Progress { done, message });
+        let (value, summary) = f(&mut tick)?;
+        let seconds = t.elapsed().as_secs_f64();
+        self.times.insert(stage.to_string(), seconds);
+        (self.observer)(Event::Done {
+            stage,
+            seconds,
+            summary,
+        });
+        Ok(value)
+    }
+}
+
+/// Cross-partition edges `(u, v)`, `u < v`.
+pub fn cross_edges(g: &Csr, part: &[u32]) -> Vec<(VertexId, VertexId)> {
+    g.edges()
+        .filter(|&(u, v)| part[u as usize] != part[v as usize])
+        .collect()
+}
+
+/// Plans `graph` (already loaded) for `req`. Returns the plan and its report; writes nothing.
+pub fn make_plan(
+    graph: Csr,
+    build: BuildStats,
+    req: &PlanRequest,
+    observer: &mut dyn FnMut(Event),
+) -> Result<(Plan, Report), PlanningError> {
+    let cfg = req.config.clone();
+    cfg.validate()?;
+    let partitioner: Partitioner = cfg.partitioner.parse().map_err(PlanningError::Input)?;
+    let order: SendOrder = cfg.order.parse().map_err(PlanningError::Input)?;
+    let n = graph.num_vertices();
+    if graph.num_edges() == 0 {
+        return Err(PlanningError::Input(
+            "the graph has no edges: nothing to exchange".into(),
+        ));
+    }
+    if cfg.workers as usize > n {
+        return Err(PlanningError::Input(format!(
+            "{} workers but the graph has only {n} vertices: lower --workers",
+            cfg.workers
+        )));
+    }
+    let total_start = Instant::now();
+    let mut st = Stages {
+        observer,
+        times: BTreeMap::new(),
+    };
+    let segments = cfg.segments();
+
+    let part = st.run("partition", None, |_| {
+        let p = partition(&graph, cfg.workers, partitioner, cfg.seed)?;
+        Ok((p, format!("{} parts with {partitioner}", cfg.workers)))
+    })?;
+
+    let (cross, pstats) = st.run("boundary", None, |_| {
+        let cross = cross_edges(&graph, &part);
+        let mut sizes = vec![0u64; cfg.workers as usize];
+        for &p in &part {
+            sizes[p as usize] += 1;
+        }
+        let mut boundary = vec![false; n];
+        for &(u, v) in &cross {
+            boundary[u as usize] = true;
+            boundary[v as usize] = true;
+        }
+        let remote = remote_counts(&graph, cfg.workers, &part);
+        let stats = PartitionStats {
+            cross_edges: cross.len() as u64,
+            edge_cut_fraction: cross.len() as f64 / graph.num_edges() as f64,
+            boundary_vertices: boundary.iter().filter(|&&b| b).count() as u64,
+            min_worker_vertices: *sizes.iter().min().unwrap(),
+            max_worker_vertices: *sizes.iter().max().unwrap(),
+            max_worker_remote_vertices: *remote.iter().max().unwrap(),
+            min_worker_remote_vertices: *remote.iter().min().unwrap(),
+        };
+        let summary = format!(
+            "{} cross edges ({:.1}% of edges), {} boundary vertices",
+            stats.cross_edges,
+            stats.edge_cut_fraction * 100.0,
+            stats.boundary_vertices
+        );
+        Ok(((cross, stats), summary))
+    })?;
+
+    let limits = BlockLimits {
+        vertices: cfg.block_capacity(),
+        degree: cfg.max_passes.min(sgnn_plan::model::MAX_EXPECTED),
+    };
+    let total_cross = cross.len() as u64;
+    let edge_blocks: Vec<EdgeBlock> = st.run("blocks", Some(total_cross), |tick| {
+        let blocks = split_multilevel(n, cross, limits, cfg.seed, |p| {
+            tick(p.served, format!("level {}: {} blocks", p.level, p.blocks))
+        })?;
+        let levels = blocks.iter().map(|b| b.level + 1).max().unwrap_or(0);
+        let summary = format!("{} blocks in {levels} levels", blocks.len());
+        Ok((blocks, summary))
+    })?;
+    if edge_blocks.len() > sgnn_plan::model::MAX_BLOCKS {
+        return Err(PlanningError::Input(format!(
+            "the plan needs {} blocks but Block_id is 16 bits (at most {}); raise --switch-mem or lower --feature-dim",
+            edge_blocks.len(),
+            sgnn_plan::model::MAX_BLOCKS
+        )));
+    }
+
+    let nblocks = edge_blocks.len() as u64;
+    let blocks = st.run("order", Some(nblocks), |tick| {
+        // Blocks are independent: order and allocate them on both cores.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |p| p.get())
+            .min(8);
+        let mut out: Vec<Option<sgnn_plan::Block>> = vec![None; edge_blocks.len()];
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let chunk = edge_blocks.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = edge_blocks
+                .chunks(chunk)
+                .zip(out.chunks_mut(chunk))
+                .enumerate()
+                .map(|(ci, (eb, ob))| {
+                    let done = &done;
+                    s.spawn(move || {
+                        for (i, (e, o)) in eb.iter().zip(ob.iter_mut()).enumerate() {
+                            let bid = (ci * chunk + i) as u64;
+                            *o = Some(build_block(
+                                e.level,
+                                &e.edges,
+                                order,
+                                segments,
+                                cfg.seed ^ bid,
+                            ));
+                            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    })
+                })
+                .collect();
+            while handles.iter().any(|h| !h.is_finished()) {
+                tick(
+                    done.load(std::sync::atomic::Ordering::Relaxed),
+                    format!("{order:?} order"),
+                );
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        });
+        let blocks: Vec<_> = out.into_iter().map(|b| b.unwrap()).collect();
+        Ok((
+            blocks,
+            format!("{order:?} send order, aggregators allocated"),
+        ))
+    })?;
+    drop(edge_blocks);
+
+    let max_degree = (0..n as u32)
+        .map(|v| graph.degree(v))
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let fixed = sgnn_wire::codec::FixedPoint::for_sum(req.max_abs_value, max_degree as u32)
+        .map_err(|e| {
+            PlanningError::Input(format!(
+                "no fixed-point scale can sum {max_degree} values of magnitude {}: {e}; lower --max-abs",
+                req.max_abs_value
+            ))
+        })?;
+    let manifest = Manifest {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        created_by: format!("switch-ctl {}", env!("CARGO_PKG_VERSION")),
+        graph: GraphSummary {
+            source: req.graph_source.clone(),
+            num_vertices: n as u64,
+            num_edges: graph.num_edges(),
+            fingerprint: format!("{:016x}", graph.fingerprint()),
+            self_loops_removed: build.self_loops,
+            duplicates_removed: build.duplicates,
+        },
+        segments,
+        aggregators: cfg.aggregators(),
+        frac_bits: fixed.frac_bits,
+        max_abs_value: req.max_abs_value,
+        blocks: blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b.summary(i, segments))
+            .collect(),
+        config: cfg.clone(),
+    };
+    let plan = Plan {
+        manifest,
+        graph,
+        partition: part,
+        blocks,
+    };
+
+    let traffic_bytes = st.run("traffic", None, |_| {
+        let t = traffic::model(&plan);
+        let s = &t["switchgnn"];
+        let h = &t["host_based"];
+        let summary = format!(
+            "switchgnn {:.1}% of host_based",
+            s.total as f64 / h.total.max(1) as f64 * 100.0
+        );
+        Ok((t, summary))
+    })?;
+
+    let mut per_level: Vec<LevelStats> = Vec::new();
+    for b in &plan.blocks {
+        if per_level.len() <= b.level as usize {
+            per_level.resize_with(b.level as usize + 1, LevelStats::default);
+        }
+        let l = &mut per_level[b.level as usize];
+        l.level = b.level;
+        l.blocks += 1;
+        l.edges += b.num_contributions() / 2;
+    }
+    let blocks = BlockStats {
+        count: plan.blocks.len() as u64,
+        levels: plan.levels(),
+        per_level,
+        peak_aggregators: plan
+            .blocks
+            .iter()
+            .map(|b| b.aggregators_used(segments))
+            .max()
+            .unwrap_or(0),
+        switch_aggregators: cfg.aggregators(),
+        capacity_vertices: cfg.block_capacity(),
+        max_passes: plan
+            .blocks
+            .iter()
+            .map(|b| b.max_passes())
+            .max()
+            .unwrap_or(0),
+        recirculations: plan
+            .blocks
+            .iter()
+            .map(|b| b.num_contributions() - b.sources.len() as u64)
+            .sum(),
+        uploads: plan.blocks.iter().map(|b| b.sources.len() as u64).sum(),
+    };
+    let mut planning_seconds = st.times;
+    planning_seconds.insert("total".into(), total_start.elapsed().as_secs_f64());
+    let report = Report {
+        format: "sgnn-plan-report".into(),
+        version: 1,
+        graph: plan.manifest.graph.clone(),
+        workers: cfg.workers,
+        partitioner: cfg.partitioner.clone(),
+        order: cfg.order.clone(),
+        switch_mem_bytes: cfg.switch_mem_bytes,
+        agg_bytes: cfg.agg_bytes,
+        feature_dim: cfg.feature_dim,
+        segments,
+        partition: pstats,
+        blocks,
+        planning_seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        traffic_bytes,
+    };
+    Ok((plan, report))
+}

@@ -1,0 +1,266 @@
+//! End-to-end tests of `switch-ctl plan` and `switch-ctl plan --verify` through the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sgnn_plan::Plan;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_switch-ctl"))
+}
+
+fn dataset(name: &str) -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/datasets")
+        .join(name)
+        .join("edges.txt.gz");
+    if p.exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIPPED: dataset {name} not found at {}", p.display());
+        None
+    }
+}
+
+fn run_ok(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run switch-ctl");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "failed:\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    stdout
+}
+
+fn plan(graph: &str, workers: u32, mem: &str, extra: &[&str], out: &Path) -> String {
+    run_ok(
+        bin()
+            .args(["plan", "--quiet", "--graph", graph, "--workers"])
+            .arg(workers.to_string())
+            .args(["--switch-mem", mem, "--out"])
+            .arg(out)
+            .args(extra),
+    )
+}
+
+fn verify_ok(dir: &Path) -> String {
+    run_ok(bin().arg("plan").arg("--verify").arg(dir))
+}
+
+fn verify_err(dir: &Path) -> String {
+    let out = bin().arg("plan").arg("--verify").arg(dir).output().unwrap();
+    assert!(!out.status.success(), "verify should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn plans_a_real_graph_with_every_partitioner_and_verifies() {
+    let Some(cora) = dataset("cora") else { return };
+    for p in ["metis", "random", "chunk", "g3"] {
+        let dir = tempfile::tempdir().unwrap();
+        // 64 KB of aggregators: 500 aggregators = 125 vertices of 128 values per block.
+        let out = plan(
+            cora.to_str().unwrap(),
+            4,
+            "64KB",
+            &["--partitioner", p],
+            dir.path(),
+        );
+        assert!(out.contains("switchgnn"), "{out}");
+        let v = verify_ok(dir.path());
+        assert!(v.starts_with("verified:"), "{v}");
+        let plan = Plan::load(dir.path()).unwrap();
+        assert_eq!(plan.graph.num_vertices(), 2708);
+        assert_eq!(plan.graph.num_edges(), 5278);
+        assert!(
+            plan.blocks.len() > 1,
+            "{p}: small memory needs several blocks"
+        );
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        for s in [
+            "host_based",
+            "strawman",
+            "switchgnn",
+            "unlimited",
+            "supergcn_mvc",
+        ] {
+            assert!(
+                report["traffic_bytes"][s]["total"].as_u64().unwrap() > 0,
+                "{p}: traffic_bytes.{s}.total"
+            );
+        }
+    }
+}
+
+#[test]
+fn metis_cuts_fewer_edges_than_random_on_a_real_graph() {
+    let Some(g) = dataset("ego-Facebook") else {
+        return;
+    };
+    let cut = |p: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        plan(
+            g.to_str().unwrap(),
+            8,
+            "10MB",
+            &["--partitioner", p],
+            dir.path(),
+        );
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        r["partition"]["cross_edges"].as_u64().unwrap()
+    };
+    let (m, r) = (cut("metis"), cut("random"));
+    assert!(m * 3 < r, "metis cut {m} vs random cut {r}");
+}
+
+#[test]
+fn rmat_plan_with_segments_and_recirculation() {
+    let dir = tempfile::tempdir().unwrap();
+    plan(
+        "rmat:scale=11,edge_factor=8,seed=3",
+        8,
+        "256KB",
+        &["--feature-dim", "100", "--max-passes", "16"],
+        dir.path(),
+    );
+    verify_ok(dir.path());
+    let plan = Plan::load(dir.path()).unwrap();
+    assert_eq!(plan.manifest.segments, 4);
+    assert!(plan.blocks.iter().all(|b| b.max_passes() <= 16));
+    assert!(
+        plan.blocks.iter().any(|b| b.max_passes() > 1),
+        "some source recirculates"
+    );
+    assert!(plan.levels() >= 2, "tight memory needs more than one level");
+}
+
+/// Loads, edits and re-saves a plan, then expects `--verify` to name the problem.
+fn corrupt(edit: impl FnOnce(&mut Plan), expect: &str) {
+    let Some(cora) = dataset("cora") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    plan(cora.to_str().unwrap(), 4, "64KB", &[], dir.path());
+    let mut p = Plan::load(dir.path()).unwrap();
+    edit(&mut p);
+    p.save(dir.path()).unwrap();
+    let err = verify_err(dir.path());
+    assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+}
+
+#[test]
+fn verify_catches_a_dropped_contribution() {
+    corrupt(
+        |p| {
+            // Remove the last pass of a source with several passes and fix the counts so only
+            // the coverage check can notice.
+            let b = &mut p.blocks[0];
+            let i = (0..b.sources.len())
+                .find(|&i| b.passes(i).len() >= 2)
+                .unwrap();
+            let last = b.fanout_ptr[i + 1] as usize - 1;
+            let row = b.fanout.remove(last);
+            for x in b.fanout_ptr.iter_mut().skip(i + 1) {
+                *x -= 1;
+            }
+            b.aggregators[row as usize].expected -= 1;
+            p.manifest.blocks[0] = b.summary(0, p.manifest.segments);
+        },
+        "served by no block",
+    );
+}
+
+#[test]
+fn verify_catches_a_wrong_expected_count() {
+    corrupt(|p| p.blocks[0].aggregators[0].expected += 1, "expects");
+}
+
+#[test]
+fn verify_catches_overlapping_aggregators() {
+    corrupt(
+        |p| {
+            let base = p.blocks[0].aggregators[0].base;
+            p.blocks[0].aggregators[1].base = base;
+        },
+        "overlap in aggregators",
+    );
+}
+
+#[test]
+fn verify_catches_a_worker_out_of_range() {
+    corrupt(|p| p.partition[0] = 99, "assigned to worker 99");
+}
+
+#[test]
+fn verify_catches_a_block_over_capacity() {
+    corrupt(
+        |p| {
+            p.manifest.config.switch_mem_bytes = 256;
+            p.manifest.aggregators = p.manifest.config.aggregators();
+        },
+        "aggregators",
+    );
+}
+
+#[test]
+fn verify_rejects_a_directory_without_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = verify_err(dir.path());
+    assert!(err.contains("no plan manifest"), "{err}");
+}
+
+#[test]
+fn bad_inputs_get_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "# comment\n0 1\n1 x\n").unwrap();
+    let out = bin()
+        .args(["plan", "--quiet", "--graph"])
+        .arg(&bad)
+        .args(["--workers", "2", "--out"])
+        .arg(dir.path().join("p"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("bad.txt") && err.contains(":3"), "{err}");
+
+    let out = bin()
+        .args([
+            "plan",
+            "--quiet",
+            "--graph",
+            "rmat:scale=3,edge_factor=2",
+            "--workers",
+            "100",
+            "--out",
+        ])
+        .arg(dir.path().join("p"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("100 workers") && err.contains("vertices"),
+        "{err}"
+    );
+
+    let out = bin()
+        .args([
+            "plan",
+            "--graph",
+            "rmat:scale=8",
+            "--switch-mem",
+            "100B",
+            "--out",
+        ])
+        .arg(dir.path().join("p"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("--switch-mem"), "{err}");
+}
