@@ -1,0 +1,66 @@
+//! The `sgnn` CLI through the real binary.
+
+use std::process::Command;
+
+fn sgnn() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sgnn"));
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+#[test]
+fn generate_then_info_round_trips_edge_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["txt.gz", "npy", "txt"] {
+        let out = dir.path().join(format!("g.{ext}"));
+        let o = sgnn()
+            .args([
+                "dataset",
+                "generate",
+                "--graph",
+                "rmat:scale=10,edge_factor=8,seed=4",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let wrote = String::from_utf8_lossy(&o.stderr).into_owned();
+        let edges: String = wrote.split(", ").nth(1).unwrap().to_string();
+        let o = sgnn()
+            .args(["dataset", "info", "--graph"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let info = String::from_utf8_lossy(&o.stdout);
+        let n_edges = edges.split_whitespace().next().unwrap();
+        assert!(
+            info.contains(&format!("edges      {n_edges} undirected")),
+            "{ext}: {info} vs {wrote}"
+        );
+    }
+}
+
+#[test]
+fn dataset_names_resolve() {
+    if !std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/datasets/cora"
+    ))
+    .exists()
+    {
+        eprintln!("SKIPPED: ../shared/datasets/cora not present");
+        return;
+    }
+    let o = sgnn()
+        .args(["dataset", "info", "--graph", "cora"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("vertices   2708"), "{s}");
+    assert!(s.contains("edges      5278 undirected"), "{s}");
+    let o = sgnn().args(["dataset", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("cora"));
+}
