@@ -5,7 +5,9 @@
 //! edges METIS cut form the next level's graph, which is split the same way until every block
 //! fits. A block *fits* when the vertices its edges touch need no more aggregators than the
 //! switch has and no vertex has more in-block neighbours than the pass limit (one recirculation
-//! pass per aggregator a source feeds; also the expected count of a destination). Every edge
+//! pass per aggregator a source feeds; also the expected count of a destination). METIS is
+//! asked for parts by size only; a part that fits by size but has hubs over the pass limit
+//! keeps every edge it can and passes only the hubs' excess edges to the next level. Every edge
 //! leaves a level either inside exactly one block or in the cut set, so every cross edge is
 //! served by exactly one block. When METIS cannot make progress (it cuts every edge), a
 //! greedy first-fit packing finishes the level.
@@ -88,13 +90,6 @@ impl Compact {
         }
     }
 
-    fn max_degree(&self) -> u32 {
-        self.xadj
-            .windows(2)
-            .map(|w| (w[1] - w[0]) as u32)
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 /// Does an edge set fit one block?
@@ -117,6 +112,49 @@ fn fits(edges: &[(VertexId, VertexId)], limits: BlockLimits, scratch: &mut [u32]
         scratch[v as usize] = 0;
     }
     ok && verts <= limits.vertices
+}
+
+/// Number of distinct vertices an edge set touches.
+fn touched(edges: &[(VertexId, VertexId)], scratch: &mut [u32]) -> u64 {
+    let mut n = 0u64;
+    for &(u, v) in edges {
+        for x in [u, v] {
+            if scratch[x as usize] == 0 {
+                scratch[x as usize] = 1;
+                n += 1;
+            }
+        }
+    }
+    for &(u, v) in edges {
+        scratch[u as usize] = 0;
+        scratch[v as usize] = 0;
+    }
+    n
+}
+
+/// Splits edges into those that keep every vertex at most `limit` kept edges (taken in input
+/// order) and the rest. The first edge is always kept, so the kept set is never empty.
+fn peel_degree(
+    edges: Vec<(VertexId, VertexId)>,
+    limit: u32,
+    scratch: &mut [u32],
+) -> (Vec<(VertexId, VertexId)>, Vec<(VertexId, VertexId)>) {
+    let mut kept = Vec::with_capacity(edges.len());
+    let mut excess = Vec::new();
+    for &(u, v) in &edges {
+        if scratch[u as usize] < limit && scratch[v as usize] < limit {
+            scratch[u as usize] += 1;
+            scratch[v as usize] += 1;
+            kept.push((u, v));
+        } else {
+            excess.push((u, v));
+        }
+    }
+    for &(u, v) in &kept {
+        scratch[u as usize] = 0;
+        scratch[v as usize] = 0;
+    }
+    (kept, excess)
 }
 
 /// Greedy first-fit: fills one open block edge by edge, opening the next when an edge would
@@ -203,11 +241,23 @@ pub fn split_multilevel(
                 progress(state);
                 continue;
             }
+            if touched(&edges, &mut scratch) <= limits.vertices {
+                // Fits by size; only some hubs exceed the pass limit. Keep every edge whose
+                // endpoints are both still under the limit and move the rest (hub edges only)
+                // to the next level, instead of shredding the whole set with METIS.
+                let (kept, excess) = peel_degree(edges, limits.degree, &mut scratch);
+                cut.extend(excess);
+                state.served += kept.len() as u64;
+                out.push(EdgeBlock { level, edges: kept });
+                state.blocks = out.len();
+                progress(state);
+                continue;
+            }
             let c = Compact::new(&edges, &mut local_of);
             let n = c.global.len() as u64;
-            let by_size = (n as f64 / (limits.vertices as f64 * TARGET_FILL)).ceil() as u64;
-            let by_degree = (c.max_degree() as u64).div_ceil(limits.degree as u64);
-            let k = by_size.max(by_degree).max(2).min(n);
+            let k = ((n as f64 / (limits.vertices as f64 * TARGET_FILL)).ceil() as u64)
+                .max(2)
+                .min(n);
             let part = metis_kway_raw(&c.xadj, &c.adjncy, k as u32, None, seed ^ level as u64)?;
             let mut parts: Vec<Vec<(VertexId, VertexId)>> = vec![Vec::new(); k as usize];
             let mut level_cut = Vec::new();

@@ -25,6 +25,16 @@ pub enum SendOrder {
     Id,
 }
 
+impl std::fmt::Display for SendOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SendOrder::Gamr => "gamr",
+            SendOrder::Random => "random",
+            SendOrder::Id => "id",
+        })
+    }
+}
+
 impl std::str::FromStr for SendOrder {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -208,7 +208,7 @@ pub fn make_plan(
             while handles.iter().any(|h| !h.is_finished()) {
                 tick(
                     done.load(std::sync::atomic::Ordering::Relaxed),
-                    format!("{order:?} order"),
+                    format!("{order} order"),
                 );
                 std::thread::sleep(std::time::Duration::from_millis(50));
             }
@@ -216,7 +216,7 @@ pub fn make_plan(
         let blocks: Vec<_> = out.into_iter().map(|b| b.unwrap()).collect();
         Ok((
             blocks,
-            format!("{order:?} send order, aggregators allocated"),
+            format!("{order} send order, aggregators allocated"),
         ))
     })?;
     drop(edge_blocks);
