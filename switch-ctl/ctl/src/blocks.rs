@@ -14,7 +14,7 @@
 
 use sgnn_graph::VertexId;
 
-use crate::partition::metis_kway_raw;
+use crate::partition::{metis_kway_effort, MetisEffort};
 use crate::PlanningError;
 
 /// What a block may hold.
@@ -89,7 +89,6 @@ impl Compact {
             local_edges,
         }
     }
-
 }
 
 /// Does an edge set fit one block?
@@ -155,6 +154,46 @@ fn peel_degree(
         scratch[v as usize] = 0;
     }
     (kept, excess)
+}
+
+/// Below this share of its edges kept inside parts, a METIS split is replaced by peeling.
+const MIN_METIS_YIELD: f64 = 0.05;
+
+/// Repeated peeling: each round keeps, in order, every edge whose endpoints are both under the
+/// pass limit and whose new endpoints still fit the block's vertex capacity, and emits that as
+/// a block; the rest goes to the next round. Linear per round; used for hub remnants.
+fn peel_pack(
+    mut edges: Vec<(VertexId, VertexId)>,
+    limits: BlockLimits,
+    level: u32,
+    scratch: &mut [u32],
+    out: &mut Vec<EdgeBlock>,
+) {
+    while !edges.is_empty() {
+        let mut kept = Vec::new();
+        let mut rest = Vec::new();
+        let mut verts = 0u64;
+        for &(u, v) in &edges {
+            let new = (scratch[u as usize] == 0) as u64 + (scratch[v as usize] == 0) as u64;
+            if scratch[u as usize] < limits.degree
+                && scratch[v as usize] < limits.degree
+                && verts + new <= limits.vertices
+            {
+                verts += new;
+                scratch[u as usize] += 1;
+                scratch[v as usize] += 1;
+                kept.push((u, v));
+            } else {
+                rest.push((u, v));
+            }
+        }
+        for &(u, v) in &kept {
+            scratch[u as usize] = 0;
+            scratch[v as usize] = 0;
+        }
+        out.push(EdgeBlock { level, edges: kept });
+        edges = rest;
+    }
 }
 
 /// Greedy first-fit: fills one open block edge by edge, opening the next when an edge would
@@ -258,7 +297,14 @@ pub fn split_multilevel(
             let k = ((n as f64 / (limits.vertices as f64 * TARGET_FILL)).ceil() as u64)
                 .max(2)
                 .min(n);
-            let part = metis_kway_raw(&c.xadj, &c.adjncy, k as u32, None, seed ^ level as u64)?;
+            let part = metis_kway_effort(
+                &c.xadj,
+                &c.adjncy,
+                k as u32,
+                None,
+                seed ^ level as u64,
+                MetisEffort::Fast,
+            )?;
             let mut parts: Vec<Vec<(VertexId, VertexId)>> = vec![Vec::new(); k as usize];
             let mut level_cut = Vec::new();
             for (i, &(a, b)) in c.local_edges.iter().enumerate() {
@@ -269,10 +315,23 @@ pub fn split_multilevel(
                     level_cut.push(edges[i]);
                 }
             }
-            if level_cut.len() == edges.len() || parts.iter().any(|p| p.len() == edges.len()) {
-                // No progress (METIS cut everything, or kept everything together): pack greedily.
+            if parts.iter().any(|p| p.len() == edges.len()) {
+                // No progress (METIS kept everything together): pack greedily.
                 greedy_pack(&edges, limits, level, &mut scratch, &mut out);
                 state.served += edges.len() as u64;
+                state.blocks = out.len();
+                progress(state);
+                continue;
+            }
+            if (level_cut.len() as f64) > (1.0 - MIN_METIS_YIELD) * edges.len() as f64 {
+                // METIS no longer pays: what is left is dominated by hubs over the pass limit
+                // (stars), which no partition can keep together. Peel blocks directly.
+                let before = out.len();
+                peel_pack(edges, limits, level, &mut scratch, &mut out);
+                state.served = out
+                    .iter()
+                    .skip(before)
+                    .fold(state.served, |s, b| s + b.edges.len() as u64);
                 state.blocks = out.len();
                 progress(state);
                 continue;
@@ -356,6 +415,26 @@ mod tests {
         let b = split_multilevel(101, e.clone(), limits, 1, |_| {}).unwrap();
         check(&b, &e, limits, 101);
         assert!(b.len() >= 10);
+    }
+
+    #[test]
+    fn peel_pack_serves_hub_stars_within_limits() {
+        // Two hubs of 300 leaves each plus a hub-hub edge, at most 50 passes and 80 vertices.
+        let mut e: Vec<(u32, u32)> = (2..302).map(|i| (0, i)).collect();
+        e.extend((302..602).map(|i| (1, i)));
+        e.push((0, 1));
+        let limits = BlockLimits {
+            vertices: 80,
+            degree: 50,
+        };
+        let mut out = Vec::new();
+        let mut scratch = vec![0u32; 602];
+        peel_pack(e.clone(), limits, 3, &mut scratch, &mut out);
+        check(&out, &e, limits, 602);
+        assert!(out.iter().all(|b| b.level == 3 && !b.edges.is_empty()));
+        // Each hub needs at least 301/50 blocks; both hubs share blocks.
+        assert!(out.len() >= 7 && out.len() <= 14, "{} blocks", out.len());
+        assert!(scratch.iter().all(|&x| x == 0), "scratch is left clean");
     }
 
     #[test]

@@ -105,6 +105,16 @@ pub fn metis_kway(
     metis_kway_raw(&xadj, &adjncy, k, vwgt2, seed)
 }
 
+/// How much effort METIS spends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetisEffort {
+    /// METIS defaults (sorted heavy-edge matching, 10 refinement iterations).
+    Default,
+    /// Random matching and 2 refinement iterations: for the block splits, which run once per
+    /// level on shrinking graphs and whose cut edges are served anyway (by the next level).
+    Fast,
+}
+
 /// METIS k-way on raw METIS arrays.
 pub fn metis_kway_raw(
     xadj: &[metis::Idx],
@@ -112,6 +122,18 @@ pub fn metis_kway_raw(
     k: u32,
     vwgt2: Option<&[metis::Idx]>,
     seed: u64,
+) -> Result<Vec<u32>, PlanningError> {
+    metis_kway_effort(xadj, adjncy, k, vwgt2, seed, MetisEffort::Default)
+}
+
+/// METIS k-way with a chosen effort.
+pub fn metis_kway_effort(
+    xadj: &[metis::Idx],
+    adjncy: &[metis::Idx],
+    k: u32,
+    vwgt2: Option<&[metis::Idx]>,
+    seed: u64,
+    effort: MetisEffort,
 ) -> Result<Vec<u32>, PlanningError> {
     let n = xadj.len() - 1;
     if k <= 1 || n == 0 {
@@ -125,6 +147,12 @@ pub fn metis_kway_raw(
     let graph = match vwgt2 {
         Some(w) => graph.set_vwgt(w),
         None => graph,
+    };
+    let graph = match effort {
+        MetisEffort::Default => graph,
+        MetisEffort::Fast => graph
+            .set_option(metis::option::CType::Rm)
+            .set_option(metis::option::NIter(2)),
     };
     graph
         .part_kway(&mut part)

@@ -214,10 +214,7 @@ pub fn make_plan(
             }
         });
         let blocks: Vec<_> = out.into_iter().map(|b| b.unwrap()).collect();
-        Ok((
-            blocks,
-            format!("{order} send order, aggregators allocated"),
-        ))
+        Ok((blocks, format!("{order} send order, aggregators allocated")))
     })?;
     drop(edge_blocks);
 

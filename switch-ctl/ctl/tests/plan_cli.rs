@@ -159,7 +159,10 @@ fn verify_catches_a_dropped_contribution() {
             // the coverage check can notice.
             let b = &mut p.blocks[0];
             let i = (0..b.sources.len())
-                .find(|&i| b.passes(i).len() >= 2)
+                .find(|&i| {
+                    let p = b.passes(i);
+                    p.len() >= 2 && b.aggregators[p[p.len() - 1] as usize].expected >= 2
+                })
                 .unwrap();
             let last = b.fanout_ptr[i + 1] as usize - 1;
             let row = b.fanout.remove(last);
