@@ -17,6 +17,9 @@ use sgnn_graph::VertexId;
 use crate::partition::{metis_kway_effort, MetisEffort};
 use crate::PlanningError;
 
+/// An undirected edge `(u, v)`.
+pub type Edge = (VertexId, VertexId);
+
 /// What a block may hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockLimits {
@@ -137,7 +140,7 @@ fn peel_degree(
     edges: Vec<(VertexId, VertexId)>,
     limit: u32,
     scratch: &mut [u32],
-) -> (Vec<(VertexId, VertexId)>, Vec<(VertexId, VertexId)>) {
+) -> (Vec<Edge>, Vec<Edge>) {
     let mut kept = Vec::with_capacity(edges.len());
     let mut excess = Vec::new();
     for &(u, v) in &edges {
