@@ -57,7 +57,8 @@ impl FrameRepr {
         Ok(len)
     }
 
-    /// Parses a frame (Ethernet padding after the IPv4 total length is ignored).
+    /// Parses a frame. The IPv4 payload must be exactly the SwitchGNN packet its type implies
+    /// (so emit(parse(x)) reproduces x's meaning); Ethernet padding after it is ignored.
     pub fn parse(buf: &[u8]) -> Result<(FrameRepr, Option<[i32; LANES]>), Error> {
         let eth = ethernet::Frame::new_checked(buf)?;
         if eth.ethertype() != ETHERTYPE_IPV4 {
@@ -71,6 +72,13 @@ impl FrameRepr {
         let ip_repr = ipv4::Repr::parse(&ip)?;
         let p = sgnn::Packet::new_checked(ip.payload())?;
         let s = sgnn::Repr::parse(&p)?;
+        if ip_repr.payload_len != s.buffer_len() {
+            return Err(Error::LengthMismatch {
+                ip_payload: ip_repr.payload_len,
+                expected: s.buffer_len(),
+                packet_type: s.packet_type,
+            });
+        }
         let lanes = s.packet_type.has_lanes().then(|| p.lanes());
         Ok((
             FrameRepr {

@@ -102,6 +102,18 @@ pub enum Error {
         /// Bytes present.
         have: usize,
     },
+    /// The IPv4 payload is not exactly the SwitchGNN packet its type implies.
+    #[error(
+        "IPv4 payload of {ip_payload} bytes, but a {packet_type:?} packet is {expected} bytes"
+    )]
+    LengthMismatch {
+        /// IPv4 total length minus its header.
+        ip_payload: usize,
+        /// Length the packet type implies.
+        expected: usize,
+        /// The packet type.
+        packet_type: sgnn::PacketType,
+    },
     /// Lanes given for a type without lanes, or missing for one with.
     #[error("value lanes do not match the packet type")]
     LanesMismatch,
