@@ -1,0 +1,12 @@
+//! The SwitchGNN software switch.
+//!
+//! [`pipeline::Pipeline`] is a model of the P4 program in `p4/`: the same tables (by name, key
+//! and action), the same register arrays, the same pass-by-pass recirculation and the same
+//! counters, processing one frame at a time and returning the frames it emits. It runs behind
+//! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
+
+pub mod pipeline;
+pub mod tables;
+
+pub use pipeline::{Counters, Emitted, Pipeline, SwitchConfig};
+pub use tables::{AggAction, AggregateParams, Tables, WorkerPort};

@@ -1,0 +1,512 @@
+//! One pass of the SwitchGNN pipeline per call, with recirculation, as the P4 program does it.
+//!
+//! Ingress order: drop simulator -> parse (malformed SwitchGNN frames are dropped and counted
+//! by reason; other IPv4 is forwarded by `ipv4_forward`) -> by type: Data goes to aggregation,
+//! BlockDone to block sync, everything a host sends to a host (Ack, FetchReq, Bypass) is
+//! forwarded by IP, switch-only types from hosts are dropped.
+//!
+//! Aggregation of a Data packet at pass `p`: look up `agg_table[(block, src, p)]`;
+//! `aggregate` adds the 32 lanes into aggregator `agg_base + segment` (one read-modify-write of
+//! each register array), increments its count, and when the count reaches `expected` emits a
+//! Result to the destination's worker and frees the aggregator. If the action says `more`, the
+//! packet is recirculated with `p + 1`, carrying its original values. A Data packet with RESEND
+//! names the one pass it is resent for: its aggregator is released (state `bypassed` for this
+//! round and block, so later contributions bypass too) and the values go to the destination's
+//! worker as Bypass; it never recirculates, so a retransmission is never added twice.
+
+use rand::{Rng, SeedableRng};
+use sgnn_wire::frame::FrameRepr;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHGNN, LANES};
+
+use crate::tables::{AggAction, PortId, Tables};
+
+/// Sizes and settings the control plane sets (the P4 program's `config.p4` and registers).
+#[derive(Debug, Clone)]
+pub struct SwitchConfig {
+    /// Aggregators (register array size).
+    pub aggregators: u32,
+    /// Workers taking part in block synchronisation.
+    pub workers: u16,
+    /// Blocks per round (after the last, the next round starts at block 0).
+    pub blocks_per_round: u16,
+    /// Egress queue depth (packets) above which packets are ECN-marked.
+    pub ecn_threshold: u32,
+    /// The switch's own MAC and IP (source of Result and BlockAdvance frames).
+    pub mac: [u8; 6],
+    /// The switch's IP.
+    pub ip: [u8; 4],
+    /// Drop simulator: drop each SwitchGNN packet with this probability.
+    pub drop_probability: f64,
+    /// Drop simulator: also drop every n-th SwitchGNN packet (0 = off).
+    pub drop_every: u64,
+    /// Seed of the drop simulator.
+    pub drop_seed: u64,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            aggregators: 1 << 16,
+            workers: 1,
+            blocks_per_round: 1,
+            ecn_threshold: u32::MAX,
+            mac: [2, 0, 0, 0, 0, 0xfe],
+            ip: [10, 0, 0, 254],
+            drop_probability: 0.0,
+            drop_every: 0,
+            drop_seed: 1,
+        }
+    }
+}
+
+/// Aggregator states (`agg_state` register).
+pub mod agg_state {
+    /// Holds nothing.
+    pub const FREE: u8 = 0;
+    /// Summing for the round and block in `agg_tag`.
+    pub const ACTIVE: u8 = 1;
+    /// Released by a resend for the round and block in `agg_tag`: contributions bypass.
+    pub const BYPASSED: u8 = 2;
+}
+
+/// The register arrays.
+#[derive(Debug, Clone)]
+pub struct Registers {
+    /// `agg_value_0` .. `agg_value_31`, one row per aggregator.
+    pub agg_values: Vec<[i32; LANES]>,
+    /// `agg_count`.
+    pub agg_count: Vec<u16>,
+    /// `agg_state` (see [`agg_state`]).
+    pub agg_state: Vec<u8>,
+    /// `agg_tag`: `round << 16 | block` the state belongs to.
+    pub agg_tag: Vec<u32>,
+    /// `agg_ecn`: sticky congestion mark of the aggregate.
+    pub agg_ecn: Vec<u8>,
+    /// `sync_round`, `sync_block`: the block being exchanged.
+    pub sync_round: u16,
+    /// Current block.
+    pub sync_block: u16,
+    /// `sync_done`: which workers reported the current block done.
+    pub sync_done: Vec<bool>,
+    /// `sync_count`: how many.
+    pub sync_count: u16,
+}
+
+/// Counters, one per event and per drop reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Frames received.
+    pub rx: u64,
+    /// Frames emitted.
+    pub tx: u64,
+    /// Data packets received from hosts.
+    pub data: u64,
+    /// Contributions added into an aggregator.
+    pub aggregated: u64,
+    /// Results emitted.
+    pub results: u64,
+    /// Extra pipeline passes.
+    pub recirculated: u64,
+    /// Contributions sent to hosts because of a resend or a released aggregator.
+    pub bypassed: u64,
+    /// Contributions sent to hosts by `deliver` (no aggregator).
+    pub delivered: u64,
+    /// Aggregators found holding state of an older round or block, and reclaimed.
+    pub reclaimed: u64,
+    /// Frames forwarded by `ipv4_forward`.
+    pub forwarded: u64,
+    /// Block-done messages counted.
+    pub block_done: u64,
+    /// Duplicate block-done messages (not counted twice).
+    pub block_done_duplicate: u64,
+    /// Block-done for an earlier block, answered with its block-advance.
+    pub block_done_stale: u64,
+    /// Block-advance rounds completed.
+    pub block_advance: u64,
+    /// Frames marked ECN.
+    pub ecn_marked: u64,
+    /// Dropped by the drop simulator.
+    pub drop_simulated: u64,
+    /// Dropped: not IPv4.
+    pub drop_not_ipv4: u64,
+    /// Dropped: IPv4 with no route.
+    pub drop_no_route: u64,
+    /// Dropped: malformed SwitchGNN frame, or an IPv4 header that is broken or truncated.
+    pub drop_malformed: u64,
+    /// Dropped: a type only the switch sends, or a host Data packet with a nonzero pass.
+    pub drop_unexpected: u64,
+    /// Dropped: Data or BlockDone for another round or block than the current one.
+    pub drop_stale: u64,
+    /// Dropped: no `agg_table` entry.
+    pub drop_no_entry: u64,
+    /// Dropped: aggregator index beyond the register array, or segment beyond the range.
+    pub drop_bad_index: u64,
+    /// Dropped: worker id without a `worker_table` entry.
+    pub drop_unknown_worker: u64,
+    /// Lanes that saturated while adding (never silent).
+    pub saturated_lanes: u64,
+}
+
+/// A frame the switch sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Emitted {
+    /// Egress port.
+    pub port: PortId,
+    /// Priority queue (from `dscp_priority`).
+    pub queue: u8,
+    /// The frame.
+    pub frame: Vec<u8>,
+}
+
+/// The pipeline: tables, registers, counters.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// Settings.
+    pub config: SwitchConfig,
+    /// Tables (written by the control plane).
+    pub tables: Tables,
+    /// Registers.
+    pub regs: Registers,
+    /// Counters.
+    pub counters: Counters,
+    /// Egress queue depth per port, supplied by the datapath for ECN marking.
+    pub queue_depth: Vec<u32>,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+fn tag(round: u16, block: u16) -> u32 {
+    ((round as u32) << 16) | block as u32
+}
+
+impl Pipeline {
+    /// A switch with empty tables and free registers.
+    pub fn new(config: SwitchConfig, tables: Tables) -> Pipeline {
+        let n = config.aggregators as usize;
+        let regs = Registers {
+            agg_values: vec![[0; LANES]; n],
+            agg_count: vec![0; n],
+            agg_state: vec![agg_state::FREE; n],
+            agg_tag: vec![0; n],
+            agg_ecn: vec![0; n],
+            sync_round: 0,
+            sync_block: 0,
+            sync_done: vec![false; config.workers as usize],
+            sync_count: 0,
+        };
+        let rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.drop_seed);
+        Pipeline {
+            config,
+            tables,
+            regs,
+            counters: Counters::default(),
+            queue_depth: Vec::new(),
+            rng,
+        }
+    }
+
+    /// Number of aggregators not free (a finished block leaves none).
+    pub fn busy_aggregators(&self) -> usize {
+        self.regs
+            .agg_state
+            .iter()
+            .filter(|&&s| s == agg_state::ACTIVE)
+            .count()
+    }
+
+    fn drop_simulated(&mut self) -> bool {
+        let n = self.counters.rx;
+        let every = self.config.drop_every > 0 && n % self.config.drop_every == 0;
+        let random = self.config.drop_probability > 0.0
+            && self.rng.gen::<f64>() < self.config.drop_probability;
+        every || random
+    }
+
+    fn count_malformed(&mut self, _reason: WireError) {
+        self.counters.drop_malformed += 1;
+    }
+
+    /// Processes one frame received on `ingress`, appending what it emits to `out`.
+    pub fn process(&mut self, ingress: PortId, frame: &[u8], out: &mut Vec<Emitted>) {
+        let _ = ingress;
+        self.counters.rx += 1;
+        let Ok(eth) = ethernet::Frame::new_checked(frame) else {
+            self.counters.drop_not_ipv4 += 1;
+            return;
+        };
+        if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
+            self.counters.drop_not_ipv4 += 1;
+            return;
+        }
+        let ip = match ipv4::Packet::new_checked(eth.payload()) {
+            Ok(ip) => ip,
+            // EtherType IPv4 but a broken header or length: malformed, whatever it carries.
+            Err(e) => return self.count_malformed(e),
+        };
+        if ip.protocol() != IP_PROTO_SWITCHGNN {
+            let dst = ip.dst();
+            let dscp = ip.dscp();
+            self.forward(dst, dscp, frame.to_vec(), out);
+            return;
+        }
+        if self.drop_simulated() {
+            self.counters.drop_simulated += 1;
+            return;
+        }
+        let (repr, lanes) = match FrameRepr::parse(frame) {
+            Ok(x) => x,
+            Err(e) => return self.count_malformed(e),
+        };
+        match repr.sgnn.packet_type {
+            PacketType::Data => {
+                self.counters.data += 1;
+                let lanes = lanes.expect("Data carries lanes");
+                self.data(repr, lanes, out)
+            }
+            PacketType::BlockDone => self.block_done(repr, out),
+            PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
+                let mut f = frame.to_vec();
+                f.truncate(repr.frame_len());
+                self.forward(repr.ip.dst, repr.ip.dscp, f, out)
+            }
+            PacketType::Result | PacketType::BlockAdvance => self.counters.drop_unexpected += 1,
+        }
+    }
+
+    fn forward(&mut self, dst: [u8; 4], dscp: u8, frame: Vec<u8>, out: &mut Vec<Emitted>) {
+        match self.tables.ipv4_forward.get(&dst) {
+            Some(&port) => {
+                self.counters.forwarded += 1;
+                self.emit(port, dscp, frame, out);
+            }
+            None => self.counters.drop_no_route += 1,
+        }
+    }
+
+    fn emit(&mut self, port: PortId, dscp: u8, frame: Vec<u8>, out: &mut Vec<Emitted>) {
+        let queue = self.tables.dscp_priority.get(&dscp).copied().unwrap_or(0);
+        self.counters.tx += 1;
+        out.push(Emitted { port, queue, frame });
+    }
+
+    /// Whether egress `port`'s queue is over the ECN threshold.
+    fn congested(&self, port: PortId) -> bool {
+        self.queue_depth
+            .get(port as usize)
+            .is_some_and(|&d| d > self.config.ecn_threshold)
+    }
+
+    /// Builds and emits a switch-originated frame to `worker`.
+    fn send_to_worker(
+        &mut self,
+        worker: u16,
+        mut sgnn: Repr,
+        lanes: Option<&[i32; LANES]>,
+        dscp: u8,
+        out: &mut Vec<Emitted>,
+    ) {
+        let Some(Some(w)) = self.tables.worker_table.get(worker as usize).copied() else {
+            self.counters.drop_unknown_worker += 1;
+            return;
+        };
+        let mut ecn = 0;
+        if self.congested(w.port) {
+            sgnn.flags.ecn = true;
+            ecn = 3;
+        }
+        if sgnn.flags.ecn {
+            self.counters.ecn_marked += 1;
+        }
+        let repr = FrameRepr {
+            eth: ethernet::Repr {
+                dst: w.mac,
+                src: self.config.mac,
+                ethertype: ethernet::ETHERTYPE_IPV4,
+            },
+            ip: ipv4::Repr {
+                src: self.config.ip,
+                dst: w.ip,
+                ttl: 64,
+                dscp,
+                ecn,
+                ..Default::default()
+            },
+            sgnn,
+        };
+        let mut buf = vec![0u8; repr.frame_len()];
+        repr.emit(lanes, &mut buf)
+            .expect("switch frames are well formed");
+        self.emit(w.port, dscp, buf, out);
+    }
+
+    fn data(&mut self, mut repr: FrameRepr, lanes: [i32; LANES], out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
+            self.counters.drop_stale += 1;
+            return;
+        }
+        if s.pass != 0 && !s.flags.resend {
+            self.counters.drop_unexpected += 1;
+            return;
+        }
+        let resend = s.flags.resend;
+        let mut pass = s.pass;
+        loop {
+            let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, pass)) else {
+                self.counters.drop_no_entry += 1;
+                return;
+            };
+            let more = match action {
+                AggAction::Deliver {
+                    dst_id,
+                    dst_worker,
+                    more,
+                } => {
+                    self.counters.delivered += 1;
+                    self.bypass(&repr, dst_id, dst_worker, &lanes, out);
+                    more
+                }
+                AggAction::Aggregate(p) => {
+                    self.aggregate(&repr, p, resend, &lanes, out);
+                    p.more
+                }
+            };
+            if !more || resend || pass == u8::MAX {
+                return;
+            }
+            pass += 1;
+            repr.sgnn.pass = pass;
+            self.counters.recirculated += 1;
+        }
+    }
+
+    fn bypass(
+        &mut self,
+        repr: &FrameRepr,
+        dst_id: u32,
+        dst_worker: u16,
+        lanes: &[i32; LANES],
+        out: &mut Vec<Emitted>,
+    ) {
+        let mut b = repr.sgnn;
+        b.packet_type = PacketType::Bypass;
+        b.flags.ack = false;
+        b.flags.fetch = false;
+        b.dst_id = dst_id;
+        b.pass = 0;
+        self.send_to_worker(dst_worker, b, Some(lanes), repr.ip.dscp, out);
+    }
+
+    fn aggregate(
+        &mut self,
+        repr: &FrameRepr,
+        p: crate::tables::AggregateParams,
+        resend: bool,
+        lanes: &[i32; LANES],
+        out: &mut Vec<Emitted>,
+    ) {
+        let s = repr.sgnn;
+        let idx = p.agg_base as u64 + s.segment as u64;
+        if idx >= self.config.aggregators as u64 {
+            self.counters.drop_bad_index += 1;
+            return;
+        }
+        let i = idx as usize;
+        let t = tag(s.round, s.block_id);
+        // An aggregator holding another round's or block's state is a leftover of loss: reclaim.
+        if self.regs.agg_state[i] != agg_state::FREE && self.regs.agg_tag[i] != t {
+            self.counters.reclaimed += 1;
+            self.release(i, agg_state::FREE, 0);
+        }
+        if resend || self.regs.agg_state[i] == agg_state::BYPASSED {
+            // Release (partial sums are refetched by the receiver) and go to the host.
+            self.release(i, agg_state::BYPASSED, t);
+            self.counters.bypassed += 1;
+            self.bypass(repr, p.dst_id, p.dst_worker, lanes, out);
+            return;
+        }
+        if self.regs.agg_state[i] == agg_state::FREE {
+            self.regs.agg_state[i] = agg_state::ACTIVE;
+            self.regs.agg_tag[i] = t;
+        }
+        let sat = sgnn_wire::codec::accumulate(&mut self.regs.agg_values[i], lanes);
+        self.counters.saturated_lanes += sat as u64;
+        self.regs.agg_count[i] += 1;
+        self.regs.agg_ecn[i] |= s.flags.ecn as u8;
+        self.counters.aggregated += 1;
+        if self.regs.agg_count[i] >= p.expected {
+            let mut r = Repr::new(PacketType::Result);
+            r.worker_id = p.dst_worker;
+            r.src_id = s.src_id;
+            r.dst_id = p.dst_id;
+            r.block_id = s.block_id;
+            r.count = self.regs.agg_count[i];
+            r.round = s.round;
+            r.segment = s.segment;
+            r.frac_bits = s.frac_bits;
+            r.flags.ecn = self.regs.agg_ecn[i] != 0;
+            let sum = self.regs.agg_values[i];
+            self.release(i, agg_state::FREE, 0);
+            self.counters.results += 1;
+            self.send_to_worker(p.dst_worker, r, Some(&sum), repr.ip.dscp, out);
+        }
+    }
+
+    fn release(&mut self, i: usize, state: u8, t: u32) {
+        self.regs.agg_values[i] = [0; LANES];
+        self.regs.agg_count[i] = 0;
+        self.regs.agg_ecn[i] = 0;
+        self.regs.agg_state[i] = state;
+        self.regs.agg_tag[i] = t;
+    }
+
+    fn block_done(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        let w = s.worker_id as usize;
+        if w >= self.regs.sync_done.len() {
+            self.counters.drop_unknown_worker += 1;
+            return;
+        }
+        let cur = (self.regs.sync_round, self.regs.sync_block);
+        let advance = |round: u16, block: u16| {
+            let mut a = Repr::new(PacketType::BlockAdvance);
+            a.round = round;
+            a.block_id = block;
+            a
+        };
+        if (s.round, s.block_id) < cur {
+            // A worker that lost the advance asks again: answer it alone.
+            self.counters.block_done_stale += 1;
+            let mut a = advance(s.round, s.block_id);
+            a.worker_id = s.worker_id;
+            self.send_to_worker(s.worker_id, a, None, repr.ip.dscp, out);
+            return;
+        }
+        if (s.round, s.block_id) > cur {
+            self.counters.drop_stale += 1;
+            return;
+        }
+        if self.regs.sync_done[w] {
+            self.counters.block_done_duplicate += 1;
+            return;
+        }
+        self.regs.sync_done[w] = true;
+        self.regs.sync_count += 1;
+        self.counters.block_done += 1;
+        if self.regs.sync_count as usize == self.regs.sync_done.len() {
+            self.counters.block_advance += 1;
+            for worker in 0..self.regs.sync_done.len() as u16 {
+                let mut a = advance(cur.0, cur.1);
+                a.worker_id = worker;
+                self.send_to_worker(worker, a, None, repr.ip.dscp, out);
+            }
+            self.regs.sync_done.iter_mut().for_each(|d| *d = false);
+            self.regs.sync_count = 0;
+            self.regs.sync_block += 1;
+            if self.regs.sync_block >= self.config.blocks_per_round {
+                self.regs.sync_block = 0;
+                self.regs.sync_round = self.regs.sync_round.wrapping_add(1);
+            }
+        }
+    }
+}

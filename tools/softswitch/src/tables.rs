@@ -1,0 +1,109 @@
+//! The match-action tables of the SwitchGNN pipeline and how a plan fills them.
+//!
+//! | table | key | actions |
+//! |---|---|---|
+//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more)`, `deliver(dst_id, dst_worker, more)` |
+//! | `worker_table` | `worker_id` exact | `set_worker(port, mac, ip)` |
+//! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
+//! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
+
+use std::collections::HashMap;
+
+use sgnn_plan::Plan;
+
+/// An egress port number.
+pub type PortId = u16;
+
+/// Parameters of the `aggregate` action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AggregateParams {
+    /// First aggregator of the destination; segment `s` uses `agg_base + s`.
+    pub agg_base: u32,
+    /// Destination vertex.
+    pub dst_id: u32,
+    /// Worker owning the destination (where the result goes).
+    pub dst_worker: u16,
+    /// Contributions that complete the aggregate.
+    pub expected: u16,
+    /// Whether the source feeds another aggregator (recirculate with `pass + 1`).
+    pub more: bool,
+}
+
+/// Actions of `agg_table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggAction {
+    /// Add the lanes into an aggregator.
+    Aggregate(AggregateParams),
+    /// No aggregator for this contribution (cut edge or overflow): send the values to the
+    /// destination's worker for host aggregation.
+    Deliver {
+        /// Destination vertex.
+        dst_id: u32,
+        /// Its worker.
+        dst_worker: u16,
+        /// Whether another pass follows.
+        more: bool,
+    },
+}
+
+/// Parameters of `set_worker`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerPort {
+    /// Port the worker is attached to.
+    pub port: PortId,
+    /// Its MAC address.
+    pub mac: [u8; 6],
+    /// Its IPv4 address.
+    pub ip: [u8; 4],
+}
+
+/// All tables of the pipeline.
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// `agg_table`: (block, source, pass) -> action.
+    pub agg_table: HashMap<(u16, u32, u8), AggAction>,
+    /// `worker_table`: worker id -> port and addresses.
+    pub worker_table: Vec<Option<WorkerPort>>,
+    /// `ipv4_forward`: destination address -> port.
+    pub ipv4_forward: HashMap<[u8; 4], PortId>,
+    /// `dscp_priority`: DSCP -> priority queue (0 = lowest); unset DSCPs use queue 0.
+    pub dscp_priority: HashMap<u8, u8>,
+}
+
+impl Tables {
+    /// The `agg_table` entries of every block of a plan, plus workers and IPv4 routes.
+    pub fn from_plan(plan: &Plan, workers: &[WorkerPort]) -> Tables {
+        let mut t = Tables {
+            worker_table: workers.iter().copied().map(Some).collect(),
+            ..Tables::default()
+        };
+        for w in workers {
+            t.ipv4_forward.insert(w.ip, w.port);
+        }
+        for b in 0..plan.blocks.len() {
+            t.install_block(plan, b);
+        }
+        t
+    }
+
+    /// Installs block `b`'s `agg_table` entries.
+    pub fn install_block(&mut self, plan: &Plan, b: usize) {
+        let block = &plan.blocks[b];
+        for (i, &src) in block.sources.iter().enumerate() {
+            let passes = block.passes(i);
+            for (p, &row) in passes.iter().enumerate() {
+                let slot = block.aggregators[row as usize];
+                self.agg_table.insert(
+                    (b as u16, src, p as u8),
+                    AggAction::Aggregate(AggregateParams {
+                        agg_base: slot.base,
+                        dst_id: slot.dst,
+                        dst_worker: plan.partition[slot.dst as usize] as u16,
+                        expected: slot.expected as u16,
+                        more: p + 1 < passes.len(),
+                    }),
+                );
+            }
+        }
+    }
+}
