@@ -8,8 +8,40 @@
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use sgnn_plan::Plan;
+
+/// A multiplicative hasher for the small integer keys of the tables (exact-match keys are
+/// not attacker-chosen here; SipHash cost a third of the pipeline's time).
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.write_u64(i as u64);
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.write_u64(i as u64);
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// HashMap with [`KeyHasher`].
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 
 /// An egress port number.
 pub type PortId = u16;
@@ -61,13 +93,13 @@ pub struct WorkerPort {
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
     /// `agg_table`: (block, source, pass) -> action.
-    pub agg_table: HashMap<(u16, u32, u8), AggAction>,
+    pub agg_table: FastMap<(u16, u32, u8), AggAction>,
     /// `worker_table`: worker id -> port and addresses.
     pub worker_table: Vec<Option<WorkerPort>>,
     /// `ipv4_forward`: destination address -> port.
-    pub ipv4_forward: HashMap<[u8; 4], PortId>,
+    pub ipv4_forward: FastMap<[u8; 4], PortId>,
     /// `dscp_priority`: DSCP -> priority queue (0 = lowest); unset DSCPs use queue 0.
-    pub dscp_priority: HashMap<u8, u8>,
+    pub dscp_priority: FastMap<u8, u8>,
 }
 
 impl Tables {
