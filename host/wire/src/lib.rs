@@ -131,3 +131,23 @@ mod tests {
         assert_eq!(wire_bytes(CONTROL_FRAME_LEN), 84);
     }
 }
+
+/// The testbed's addressing convention, shared by the switch and the hosts: worker `w` has MAC
+/// `02:00:00:00:hi:lo` and IPv4 `10.1.hi.lo` (hi, lo = the bytes of `w`); the switch is
+/// `02:00:00:00:ff:fe` / `10.0.0.254`.
+pub mod addressing {
+    /// The switch's MAC address.
+    pub const SWITCH_MAC: [u8; 6] = [2, 0, 0, 0, 0xff, 0xfe];
+    /// The switch's IPv4 address.
+    pub const SWITCH_IP: [u8; 4] = [10, 0, 0, 254];
+
+    /// MAC address of worker `w`.
+    pub const fn worker_mac(w: u16) -> [u8; 6] {
+        [2, 0, 0, 0, (w >> 8) as u8, w as u8]
+    }
+
+    /// IPv4 address of worker `w`.
+    pub const fn worker_ip(w: u16) -> [u8; 4] {
+        [10, 1, (w >> 8) as u8, w as u8]
+    }
+}

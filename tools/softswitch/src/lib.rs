@@ -7,6 +7,7 @@
 
 pub mod pipeline;
 pub mod tables;
+pub mod udp;
 
 pub use pipeline::{Counters, Emitted, Pipeline, SwitchConfig};
 pub use tables::{AggAction, AggregateParams, Tables, WorkerPort};

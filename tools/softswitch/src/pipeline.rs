@@ -94,7 +94,7 @@ pub struct Registers {
 }
 
 /// Counters, one per event and per drop reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Counters {
     /// Frames received.
     pub rx: u64,
