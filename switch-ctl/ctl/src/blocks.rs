@@ -109,10 +109,7 @@ fn fits(edges: &[(VertexId, VertexId)], limits: BlockLimits, scratch: &mut [u32]
             }
         }
     }
-    for &(u, v) in edges {
-        scratch[u as usize] = 0;
-        scratch[v as usize] = 0;
-    }
+    clear_marks(edges, scratch);
     ok && verts <= limits.vertices
 }
 
@@ -127,36 +124,43 @@ fn touched(edges: &[(VertexId, VertexId)], scratch: &mut [u32]) -> u64 {
             }
         }
     }
+    clear_marks(edges, scratch);
+    n
+}
+
+/// Resets the per-vertex marks an edge set left in `scratch`.
+fn clear_marks(edges: &[Edge], scratch: &mut [u32]) {
     for &(u, v) in edges {
         scratch[u as usize] = 0;
         scratch[v as usize] = 0;
     }
-    n
 }
 
-/// Splits edges into those that keep every vertex at most `limit` kept edges (taken in input
-/// order) and the rest. The first edge is always kept, so the kept set is never empty.
-fn peel_degree(
-    edges: Vec<(VertexId, VertexId)>,
-    limit: u32,
+/// One peeling round: keeps, in order, every edge whose endpoints both have fewer than
+/// `degree` kept edges and whose new endpoints keep the kept set within `vertices`; returns
+/// (kept, rest). The first edge is always kept, so the kept set is never empty.
+fn peel_once(
+    edges: Vec<Edge>,
+    degree: u32,
+    vertices: u64,
     scratch: &mut [u32],
 ) -> (Vec<Edge>, Vec<Edge>) {
     let mut kept = Vec::with_capacity(edges.len());
-    let mut excess = Vec::new();
+    let mut rest = Vec::new();
+    let mut verts = 0u64;
     for &(u, v) in &edges {
-        if scratch[u as usize] < limit && scratch[v as usize] < limit {
+        let new = (scratch[u as usize] == 0) as u64 + (scratch[v as usize] == 0) as u64;
+        if scratch[u as usize] < degree && scratch[v as usize] < degree && verts + new <= vertices {
+            verts += new;
             scratch[u as usize] += 1;
             scratch[v as usize] += 1;
             kept.push((u, v));
         } else {
-            excess.push((u, v));
+            rest.push((u, v));
         }
     }
-    for &(u, v) in &kept {
-        scratch[u as usize] = 0;
-        scratch[v as usize] = 0;
-    }
-    (kept, excess)
+    clear_marks(&kept, scratch);
+    (kept, rest)
 }
 
 /// Below this share of its edges kept inside parts, a METIS split is replaced by peeling.
@@ -166,34 +170,14 @@ const MIN_METIS_YIELD: f64 = 0.05;
 /// pass limit and whose new endpoints still fit the block's vertex capacity, and emits that as
 /// a block; the rest goes to the next round. Linear per round; used for hub remnants.
 fn peel_pack(
-    mut edges: Vec<(VertexId, VertexId)>,
+    mut edges: Vec<Edge>,
     limits: BlockLimits,
     level: u32,
     scratch: &mut [u32],
     out: &mut Vec<EdgeBlock>,
 ) {
     while !edges.is_empty() {
-        let mut kept = Vec::new();
-        let mut rest = Vec::new();
-        let mut verts = 0u64;
-        for &(u, v) in &edges {
-            let new = (scratch[u as usize] == 0) as u64 + (scratch[v as usize] == 0) as u64;
-            if scratch[u as usize] < limits.degree
-                && scratch[v as usize] < limits.degree
-                && verts + new <= limits.vertices
-            {
-                verts += new;
-                scratch[u as usize] += 1;
-                scratch[v as usize] += 1;
-                kept.push((u, v));
-            } else {
-                rest.push((u, v));
-            }
-        }
-        for &(u, v) in &kept {
-            scratch[u as usize] = 0;
-            scratch[v as usize] = 0;
-        }
+        let (kept, rest) = peel_once(edges, limits.degree, limits.vertices, scratch);
         out.push(EdgeBlock { level, edges: kept });
         edges = rest;
     }
@@ -287,7 +271,7 @@ pub fn split_multilevel(
                 // Fits by size; only some hubs exceed the pass limit. Keep every edge whose
                 // endpoints are both still under the limit and move the rest (hub edges only)
                 // to the next level, instead of shredding the whole set with METIS.
-                let (kept, excess) = peel_degree(edges, limits.degree, &mut scratch);
+                let (kept, excess) = peel_once(edges, limits.degree, u64::MAX, &mut scratch);
                 cut.extend(excess);
                 state.served += kept.len() as u64;
                 out.push(EdgeBlock { level, edges: kept });

@@ -215,55 +215,52 @@ fn verify_rejects_a_directory_without_plan() {
     assert!(err.contains("no plan manifest"), "{err}");
 }
 
+/// Runs `switch-ctl plan ARGS --out DIR/p`, expects failure, returns stderr.
+fn plan_fails(args: &[&str], dir: &Path) -> String {
+    let out = bin()
+        .arg("plan")
+        .args(args)
+        .arg("--out")
+        .arg(dir.join("p"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "{args:?} should fail");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn bad_inputs_get_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.txt");
     std::fs::write(&bad, "# comment\n0 1\n1 x\n").unwrap();
-    let out = bin()
-        .args(["plan", "--quiet", "--graph"])
-        .arg(&bad)
-        .args(["--workers", "2", "--out"])
-        .arg(dir.path().join("p"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = plan_fails(
+        &[
+            "--quiet",
+            "--graph",
+            bad.to_str().unwrap(),
+            "--workers",
+            "2",
+        ],
+        dir.path(),
+    );
     assert!(err.contains("bad.txt") && err.contains(":3"), "{err}");
-
-    let out = bin()
-        .args([
-            "plan",
+    let err = plan_fails(
+        &[
             "--quiet",
             "--graph",
             "rmat:scale=3,edge_factor=2",
             "--workers",
             "100",
-            "--out",
-        ])
-        .arg(dir.path().join("p"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+        ],
+        dir.path(),
+    );
     assert!(
         err.contains("100 workers") && err.contains("vertices"),
         "{err}"
     );
-
-    let out = bin()
-        .args([
-            "plan",
-            "--graph",
-            "rmat:scale=8",
-            "--switch-mem",
-            "100B",
-            "--out",
-        ])
-        .arg(dir.path().join("p"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let err = plan_fails(
+        &["--graph", "rmat:scale=8", "--switch-mem", "100B"],
+        dir.path(),
+    );
     assert!(err.contains("--switch-mem"), "{err}");
 }

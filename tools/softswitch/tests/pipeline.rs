@@ -6,12 +6,20 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_wire::addressing::{worker_ip, worker_mac};
 use sgnn_wire::codec::{accumulate, FixedPoint};
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+use sgnn_wire::{FrameRepr, PacketType, LANES};
 use softswitch::pipeline::agg_state;
 use softswitch::{Emitted, Pipeline, SwitchConfig, Tables, WorkerPort};
 use switch_ctl::planner::{make_plan, PlanRequest};
+
+mod common;
+
+/// A frame from the worker named in the header.
+fn frame(s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
+    common::frame(s.worker_id, s, lanes)
+}
 
 const WORKERS: u32 = 4;
 
@@ -50,8 +58,8 @@ fn worker_ports() -> Vec<WorkerPort> {
     (0..WORKERS as u16)
         .map(|w| WorkerPort {
             port: w,
-            mac: [2, 0, 0, 0, 0, w as u8],
-            ip: [10, 0, 0, w as u8 + 1],
+            mac: worker_mac(w),
+            ip: worker_ip(w),
         })
         .collect()
 }
@@ -64,27 +72,6 @@ fn switch(plan: &Plan) -> Pipeline {
         ..SwitchConfig::default()
     };
     Pipeline::new(cfg, Tables::from_plan(plan, &worker_ports()))
-}
-
-fn frame(s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
-    let w = s.worker_id as u8;
-    let r = FrameRepr {
-        eth: ethernet::Repr {
-            dst: [2, 0, 0, 0, 0, 0xfe],
-            src: [2, 0, 0, 0, 0, w],
-            ethertype: 0x0800,
-        },
-        ip: ipv4::Repr {
-            src: [10, 0, 0, w + 1],
-            dst: [10, 0, 0, 254],
-            ttl: 64,
-            ..Default::default()
-        },
-        sgnn: s,
-    };
-    let mut buf = vec![0u8; r.frame_len()];
-    r.emit(lanes, &mut buf).unwrap();
-    buf
 }
 
 fn data(
@@ -194,7 +181,7 @@ fn run_round(
                 e.port as u32, dst_worker,
                 "result goes to the destination's worker"
             );
-            assert_eq!(r.ip.dst, [10, 0, 0, dst_worker as u8 + 1]);
+            assert_eq!(r.ip.dst, worker_ip(dst_worker as u16));
             accumulate(
                 got.entry((r.sgnn.dst_id, r.sgnn.segment))
                     .or_insert([0; LANES]),
@@ -373,7 +360,7 @@ fn foreign_and_malformed_frames_are_forwarded_or_dropped_and_counted() {
     // Plain UDP to worker 2's address: forwarded untouched to port 2.
     let mut udp = frame(Repr::new(PacketType::BlockDone), None);
     udp[14 + 9] = 17; // protocol UDP
-    udp[14 + 16..14 + 20].copy_from_slice(&[10, 0, 0, 3]);
+    udp[14 + 16..14 + 20].copy_from_slice(&worker_ip(2));
     sw.process(0, &udp, &mut out);
     assert_eq!(out.len(), 1);
     assert_eq!((out[0].port, &out[0].frame), (2, &udp));

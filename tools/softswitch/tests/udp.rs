@@ -7,31 +7,14 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use sgnn_plan::model::PlanConfig;
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::codec::accumulate;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+use sgnn_wire::{FrameRepr, PacketType, LANES};
 use switch_ctl::planner::{make_plan, PlanRequest};
 
-fn frame(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
-    let r = FrameRepr {
-        eth: ethernet::Repr {
-            dst: SWITCH_MAC,
-            src: worker_mac(w),
-            ethertype: 0x0800,
-        },
-        ip: ipv4::Repr {
-            src: worker_ip(w),
-            dst: SWITCH_IP,
-            ttl: 64,
-            ..Default::default()
-        },
-        sgnn: s,
-    };
-    let mut buf = vec![0u8; r.frame_len()];
-    r.emit(lanes, &mut buf).unwrap();
-    buf
-}
+mod common;
+use common::frame;
 
 #[test]
 fn softswitch_binary_aggregates_a_block_over_udp() {
