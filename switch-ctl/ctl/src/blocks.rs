@@ -224,10 +224,10 @@ fn greedy_pack(
     }
 }
 
-/// Progress of the multi-level split, reported after every METIS call.
+/// Progress of the multi-level split.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SplitProgress {
-    /// Current level.
+    /// Deepest level reached so far.
     pub level: u32,
     /// Edges placed in blocks so far.
     pub served: u64,
@@ -235,101 +235,254 @@ pub struct SplitProgress {
     pub blocks: usize,
 }
 
-/// Splits the cross edges into blocks that fit `limits`, level by level.
+/// An edge set still to be split. `path` names it deterministically (the child indexes from
+/// the root), so blocks can be ordered by (level, path) whatever thread produced them.
+struct Task {
+    edges: Vec<Edge>,
+    level: u32,
+    path: Vec<u32>,
+}
+
+/// A block with its ordering key.
+struct Keyed {
+    level: u32,
+    path: Vec<u32>,
+    edges: Vec<Edge>,
+}
+
+/// An edge set holding more than this share of all cross edges is bisected first (rather than
+/// cut straight into capacity-sized parts), so that two independent halves and their cut can
+/// be split in parallel.
+const BISECT_SHARE: f64 = 0.2;
+
+/// Per-thread scratch space.
+struct Scratch {
+    marks: Vec<u32>,
+    local_of: Vec<u32>,
+}
+
+/// Splits one task: returns the blocks it produces and the tasks it leaves.
+fn split_task(
+    task: Task,
+    limits: BlockLimits,
+    seed: u64,
+    total_edges: usize,
+    sc: &mut Scratch,
+) -> Result<(Vec<Keyed>, Vec<Task>), PlanningError> {
+    if fits(&task.edges, limits, &mut sc.marks) {
+        let block = Keyed {
+            level: task.level,
+            path: task.path,
+            edges: task.edges,
+        };
+        return Ok((vec![block], Vec::new()));
+    }
+    let Task { edges, level, path } = task;
+    let key = |i: u32| {
+        let mut p = path.clone();
+        p.push(i);
+        p
+    };
+    let blocks_of = |out: Vec<EdgeBlock>| -> Vec<Keyed> {
+        out.into_iter()
+            .enumerate()
+            .map(|(i, b)| Keyed {
+                level,
+                path: key(i as u32),
+                edges: b.edges,
+            })
+            .collect()
+    };
+    if touched(&edges, &mut sc.marks) <= limits.vertices {
+        // Fits by size; only some hubs exceed the pass limit. Keep every edge whose endpoints
+        // are both still under the limit and move the rest (hub edges only) to the next level,
+        // instead of shredding the whole set with METIS.
+        let (kept, excess) = peel_once(edges, limits.degree, u64::MAX, &mut sc.marks);
+        let block = Keyed {
+            level,
+            path: key(0),
+            edges: kept,
+        };
+        let next = Task {
+            edges: excess,
+            level: level + 1,
+            path: key(1),
+        };
+        return Ok((vec![block], vec![next]));
+    }
+    let c = Compact::new(&edges, &mut sc.local_of);
+    let n = c.global.len() as u64;
+    let bisect = edges.len() as f64 > BISECT_SHARE * total_edges as f64 && n > 2 * limits.vertices;
+    let k = if bisect {
+        2
+    } else {
+        ((n as f64 / (limits.vertices as f64 * TARGET_FILL)).ceil() as u64)
+            .max(2)
+            .min(n)
+    };
+    let seed = path.iter().fold(seed ^ level as u64, |h, &i| {
+        h.wrapping_mul(0x100_0000_01b3) ^ i as u64
+    });
+    let part = metis_kway_effort(&c.xadj, &c.adjncy, k as u32, None, seed, MetisEffort::Fast)?;
+    let mut parts: Vec<Vec<Edge>> = vec![Vec::new(); k as usize];
+    let mut cut = Vec::new();
+    for (i, &(a, b)) in c.local_edges.iter().enumerate() {
+        let (pa, pb) = (part[a as usize], part[b as usize]);
+        if pa == pb {
+            parts[pa as usize].push(edges[i]);
+        } else {
+            cut.push(edges[i]);
+        }
+    }
+    drop(c);
+    if parts.iter().any(|p| p.len() == edges.len()) {
+        // No progress (METIS kept everything together): pack greedily.
+        let mut out = Vec::new();
+        greedy_pack(&edges, limits, level, &mut sc.marks, &mut out);
+        return Ok((blocks_of(out), Vec::new()));
+    }
+    if !bisect && (cut.len() as f64) > (1.0 - MIN_METIS_YIELD) * edges.len() as f64 {
+        // METIS no longer pays: what is left is dominated by hubs over the pass limit
+        // (stars), which no partition can keep together. Peel blocks directly.
+        let mut out = Vec::new();
+        peel_pack(edges, limits, level, &mut sc.marks, &mut out);
+        return Ok((blocks_of(out), Vec::new()));
+    }
+    // Parts stay at this level (they usually fit now); the cut forms the next level.
+    let mut tasks = vec![Task {
+        edges: cut,
+        level: level + 1,
+        path: key(0),
+    }];
+    for (i, p) in parts.into_iter().enumerate() {
+        if !p.is_empty() {
+            tasks.push(Task {
+                edges: p,
+                level,
+                path: key(i as u32 + 1),
+            });
+        }
+    }
+    Ok((Vec::new(), tasks))
+}
+
+/// Splits the cross edges into blocks that fit `limits`, level by level, on all cores: every
+/// edge set a split leaves (a part, or a cut forming the next level) is an independent task.
+/// The result is ordered by level and then by each block's place in the split tree, so it does
+/// not depend on thread timing.
 pub fn split_multilevel(
     num_vertices: usize,
-    cross_edges: Vec<(VertexId, VertexId)>,
+    cross_edges: Vec<Edge>,
     limits: BlockLimits,
     seed: u64,
     mut progress: impl FnMut(SplitProgress),
 ) -> Result<Vec<EdgeBlock>, PlanningError> {
+    use std::sync::{Condvar, Mutex};
+
     if limits.vertices < 2 || limits.degree < 1 {
         return Err(PlanningError::Input(format!(
             "a block must hold at least one edge (limits {limits:?})"
         )));
     }
-    let mut scratch = vec![0u32; num_vertices];
-    let mut local_of = vec![u32::MAX; num_vertices];
-    let mut out: Vec<EdgeBlock> = Vec::new();
-    let mut state = SplitProgress::default();
-    let mut level_edges = cross_edges;
-    let mut level = 0u32;
-    while !level_edges.is_empty() {
-        state.level = level;
-        let mut cut: Vec<(VertexId, VertexId)> = Vec::new();
-        // Work list of edge sets at this level that still have to be split.
-        let mut work = vec![std::mem::take(&mut level_edges)];
-        while let Some(edges) = work.pop() {
-            if fits(&edges, limits, &mut scratch) {
-                state.served += edges.len() as u64;
-                out.push(EdgeBlock { level, edges });
-                state.blocks = out.len();
-                progress(state);
-                continue;
-            }
-            if touched(&edges, &mut scratch) <= limits.vertices {
-                // Fits by size; only some hubs exceed the pass limit. Keep every edge whose
-                // endpoints are both still under the limit and move the rest (hub edges only)
-                // to the next level, instead of shredding the whole set with METIS.
-                let (kept, excess) = peel_once(edges, limits.degree, u64::MAX, &mut scratch);
-                cut.extend(excess);
-                state.served += kept.len() as u64;
-                out.push(EdgeBlock { level, edges: kept });
-                state.blocks = out.len();
-                progress(state);
-                continue;
-            }
-            let c = Compact::new(&edges, &mut local_of);
-            let n = c.global.len() as u64;
-            let k = ((n as f64 / (limits.vertices as f64 * TARGET_FILL)).ceil() as u64)
-                .max(2)
-                .min(n);
-            let part = metis_kway_effort(
-                &c.xadj,
-                &c.adjncy,
-                k as u32,
-                None,
-                seed ^ level as u64,
-                MetisEffort::Fast,
-            )?;
-            let mut parts: Vec<Vec<(VertexId, VertexId)>> = vec![Vec::new(); k as usize];
-            let mut level_cut = Vec::new();
-            for (i, &(a, b)) in c.local_edges.iter().enumerate() {
-                let (pa, pb) = (part[a as usize], part[b as usize]);
-                if pa == pb {
-                    parts[pa as usize].push(edges[i]);
-                } else {
-                    level_cut.push(edges[i]);
-                }
-            }
-            if parts.iter().any(|p| p.len() == edges.len()) {
-                // No progress (METIS kept everything together): pack greedily.
-                greedy_pack(&edges, limits, level, &mut scratch, &mut out);
-                state.served += edges.len() as u64;
-                state.blocks = out.len();
-                progress(state);
-                continue;
-            }
-            if (level_cut.len() as f64) > (1.0 - MIN_METIS_YIELD) * edges.len() as f64 {
-                // METIS no longer pays: what is left is dominated by hubs over the pass limit
-                // (stars), which no partition can keep together. Peel blocks directly.
-                let before = out.len();
-                peel_pack(edges, limits, level, &mut scratch, &mut out);
-                state.served = out
-                    .iter()
-                    .skip(before)
-                    .fold(state.served, |s, b| s + b.edges.len() as u64);
-                state.blocks = out.len();
-                progress(state);
-                continue;
-            }
-            cut.extend(level_cut);
-            work.extend(parts.into_iter().filter(|p| !p.is_empty()));
-        }
-        level_edges = cut;
-        level += 1;
+    struct Shared {
+        queue: Vec<Task>,
+        active: usize,
+        blocks: Vec<Keyed>,
+        progress: SplitProgress,
+        error: Option<PlanningError>,
     }
-    Ok(out)
+    let total = cross_edges.len();
+    let shared = Mutex::new(Shared {
+        queue: vec![Task {
+            edges: cross_edges,
+            level: 0,
+            path: Vec::new(),
+        }],
+        active: 0,
+        blocks: Vec::new(),
+        progress: SplitProgress::default(),
+        error: None,
+    });
+    let wake = Condvar::new();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |p| p.get())
+        .clamp(1, 8);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let mut sc = Scratch {
+                    marks: vec![0; num_vertices],
+                    local_of: vec![u32::MAX; num_vertices],
+                };
+                loop {
+                    let task = {
+                        let mut g = shared.lock().unwrap();
+                        loop {
+                            if g.error.is_some() {
+                                return;
+                            }
+                            // Largest task first: it is on the critical path.
+                            if let Some(i) =
+                                (0..g.queue.len()).max_by_key(|&i| g.queue[i].edges.len())
+                            {
+                                g.active += 1;
+                                break g.queue.swap_remove(i);
+                            }
+                            if g.active == 0 {
+                                return;
+                            }
+                            g = wake.wait(g).unwrap();
+                        }
+                    };
+                    let result = split_task(task, limits, seed, total, &mut sc);
+                    let mut g = shared.lock().unwrap();
+                    g.active -= 1;
+                    match result {
+                        Ok((blocks, tasks)) => {
+                            for b in &blocks {
+                                g.progress.served += b.edges.len() as u64;
+                                g.progress.level = g.progress.level.max(b.level);
+                            }
+                            g.blocks.extend(blocks);
+                            g.progress.blocks = g.blocks.len();
+                            g.queue
+                                .extend(tasks.into_iter().filter(|t| !t.edges.is_empty()));
+                        }
+                        Err(e) => g.error = Some(e),
+                    }
+                    wake.notify_all();
+                }
+            });
+        }
+        // The caller's thread reports progress until the workers are done.
+        loop {
+            let (p, done) = {
+                let g = shared.lock().unwrap();
+                (
+                    g.progress,
+                    g.error.is_some() || (g.queue.is_empty() && g.active == 0),
+                )
+            };
+            progress(p);
+            if done {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    let g = shared.into_inner().unwrap();
+    if let Some(e) = g.error {
+        return Err(e);
+    }
+    let mut blocks = g.blocks;
+    blocks.sort_by(|a, b| (a.level, &a.path).cmp(&(b.level, &b.path)));
+    Ok(blocks
+        .into_iter()
+        .map(|k| EdgeBlock {
+            level: k.level,
+            edges: k.edges,
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -422,6 +575,36 @@ mod tests {
         // Each hub needs at least 301/50 blocks; both hubs share blocks.
         assert!(out.len() >= 7 && out.len() <= 14, "{} blocks", out.len());
         assert!(scratch.iter().all(|&x| x == 0), "scratch is left clean");
+    }
+
+    #[test]
+    fn parallel_split_is_deterministic() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut set = HashSet::new();
+        while set.len() < 20_000 {
+            // Skewed endpoints so hubs and several levels appear.
+            let a: u32 = rng.gen_range(0..3000u32).pow(2) / 3000;
+            let b: u32 = rng.gen_range(0..3000);
+            if a != b {
+                set.insert((a.min(b), a.max(b)));
+            }
+        }
+        let mut e: Vec<_> = set.into_iter().collect();
+        e.sort_unstable();
+        let limits = BlockLimits {
+            vertices: 300,
+            degree: 64,
+        };
+        let first = split_multilevel(3000, e.clone(), limits, 5, |_| {}).unwrap();
+        check(&first, &e, limits, 3000);
+        assert!(first.iter().any(|b| b.level >= 2));
+        for _ in 0..3 {
+            assert_eq!(
+                split_multilevel(3000, e.clone(), limits, 5, |_| {}).unwrap(),
+                first
+            );
+        }
     }
 
     #[test]

@@ -105,6 +105,9 @@ pub fn metis_kway(
     metis_kway_raw(&xadj, &adjncy, k, vwgt2, seed)
 }
 
+/// Serialises METIS calls (see `metis_kway_effort`).
+static METIS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// How much effort METIS spends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetisEffort {
@@ -155,9 +158,15 @@ pub fn metis_kway_effort(
             .set_option(metis::option::CType::Rm)
             .set_option(metis::option::NIter(2)),
     };
-    graph
-        .part_kway(&mut part)
-        .map_err(|e| PlanningError::Metis(format!("{e:?}")))?;
+    {
+        // GKlib keeps its random number generator in process globals (`mt[]` in random.c), so
+        // concurrent METIS calls would race on it and plans would stop being reproducible:
+        // METIS runs one call at a time; callers overlap only their own work.
+        let _one_at_a_time = METIS_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        graph
+            .part_kway(&mut part)
+            .map_err(|e| PlanningError::Metis(format!("{e:?}")))?;
+    }
     Ok(part.into_iter().map(|p| p as u32).collect())
 }
 
