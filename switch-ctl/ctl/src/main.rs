@@ -561,8 +561,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
     }
     println!("stage {:<10} {write_s:>8.2} s", "write");
     println!(
-        "plan total       {:.2} s (incl. write {:.2} s), peak RSS {}",
-        total + write_s,
+        "plan total       {:.2} s (incl. write {write_s:.2} s), peak RSS {}",
         total + write_s,
         fmt_bytes(report_peak())
     );
