@@ -1,4 +1,4 @@
-//! Codec and frame throughput (GB/s per core of f32 input), recorded in docs/benchmarks.md.
+//! Codec and frame throughput (GB/s per core of f32 input), recorded in docs/benchmarks-wire.md.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use sgnn_wire::codec::{accumulate, FixedPoint};

@@ -1,16 +1,30 @@
 //! Fixed-point codec: f32 features to int32 lanes a switch can add, and back.
 //!
-//! A value `x` is encoded as `round(x * 2^f)` with `f` fraction bits. The scale is chosen by
+//! A switch pipeline adds integers, not floats, so a value `x` travels as `round(x * 2^f)`
+//! (ties away from zero) with `f` fraction bits. The scale is chosen by
 //! [`FixedPoint::for_sum`] so that `max_terms` values of magnitude up to `max_abs` can be
-//! summed in int32 without overflow; each encoded value is clamped to `limit =
-//! floor(i32::MAX / max_terms)` so even values beyond `max_abs` can never make a sum overflow.
-//! Clamping (and NaN) is counted and returned, never silent; additions report saturation too.
+//! summed in int32 without overflow; each encoded value is clamped to `limit <=
+//! i32::MAX / max_terms` so even values beyond `max_abs` can never make a sum overflow.
+//! Clamping (and NaN) is counted and returned, never silent; [`accumulate`], the addition
+//! the switch and the hosts share, reports saturation too.
 //!
-//! Error bound of `decode(sum(encode(x_i)))` against the exact `sum(x_i)` over `n` unclamped
-//! terms: multiplying by `2^f` is exact in f32; rounding to an integer costs at most `2^-(f+1)`
-//! per term; the int32 sum is exact; converting the sum (|s| < 2^31) to f32 costs at most
-//! `2^31 * 2^-24 = 2^7` units, i.e. `2^(7-f)`; scaling back by `2^-f` is exact. So
-//! `|error| <= n * 2^-(f+1) + 2^(7-f)` ([`FixedPoint::error_bound`]).
+//! Error bound of `decode(sum(encode(x_i)))` against the exact real `sum(x_i)` over `n`
+//! terms, none clamped and no addition saturated:
+//!
+//! * `x * 2^f` is exact in f32 (a power-of-two scale only changes the exponent; a product
+//!   that overflows to infinity is clamped and counted);
+//! * rounding to the nearest integer errs by at most 1/2 unit per term: `n * 2^-(f+1)` in
+//!   all;
+//! * the int32 sum `s` is exact;
+//! * converting `s` to f32 (24-bit significand) errs by at most half an ulp of `|s|`; as
+//!   `|s| <= i32::MAX < 2^31`, that ulp is at most `2^(30-23) = 2^7`, so at most `2^6`
+//!   units, i.e. `2^(6-f)` (relative: at most `|s| * 2^-24`);
+//! * multiplying by `2^-f` is exact (`f <= 30`, so no underflow).
+//!
+//! So `|error| <= n * 2^-(f+1) + 2^(6-f)` per lane ([`FixedPoint::error_bound`]).
+
+/// The largest f32 below 1/2 (`0.5 - 2^-25`); see [`FixedPoint::encode`].
+const HALF_BELOW: f32 = 0.499_999_97;
 
 /// Why no scale fits.
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
@@ -44,7 +58,8 @@ impl FixedPoint {
     /// A format with `frac_bits` fraction bits whose values are clamped so `max_terms` of them
     /// cannot overflow a sum.
     /// The limit is the largest f32-representable integer not above `i32::MAX / max_terms`,
-    /// so clamping in f32 can never round past it.
+    /// so clamping in f32 can never round past it. `frac_bits` above
+    /// [`FixedPoint::MAX_FRAC_BITS`] is capped to it (the header cannot carry more).
     pub fn new(frac_bits: u8, max_terms: u32) -> FixedPoint {
         let bound = i32::MAX as u32 / max_terms.max(1);
         let mut lim = bound as f32;
@@ -78,11 +93,20 @@ impl FixedPoint {
         (1u64 << self.frac_bits) as f32
     }
 
-    /// Absolute error bound of `decode(sum(encode(x_i)))` against `sum(x_i)` for `terms`
-    /// unclamped terms (see the module documentation).
-    pub fn error_bound(&self, terms: u32) -> f64 {
+    /// Absolute error bound, per lane, of `decode(sum(encode(x_i)))` against the exact
+    /// `sum(x_i)` over `terms` terms when nothing was clamped or saturated:
+    /// `terms * 2^-(f+1) + 2^(6-f)` (derived in the module documentation), rounded up to
+    /// the next f32 so it is never an underestimate.
+    pub fn error_bound(&self, terms: u32) -> f32 {
         let unit = 1.0 / (1u64 << self.frac_bits) as f64;
-        terms as f64 * unit / 2.0 + 128.0 * unit
+        // Exact in f64: both terms are multiples of 2^-(f+1) below 2^33.
+        let bound = terms as f64 * unit / 2.0 + 64.0 * unit;
+        let r = bound as f32;
+        if (r as f64) < bound {
+            f32::from_bits(r.to_bits() + 1)
+        } else {
+            r
+        }
     }
 
     /// Encodes `src` into `dst` (same length); returns how many values were clamped or NaN.
@@ -97,15 +121,16 @@ impl FixedPoint {
             // NaN counts as saturated and encodes as 0.
             saturated += (y.abs() > lim || y.is_nan()) as u32;
             let c = if y.is_nan() { 0.0 } else { y.clamp(-lim, lim) };
-            // Round half away from zero without a libm call: below 2^23, add 0.5 with the
-            // sign and truncate; above it, every f32 is already an integer.
-            let r = if c.abs() < 8_388_608.0 {
-                c + 0.5f32.copysign(c)
-            } else {
-                c
-            };
-            // SAFETY: r is finite and |r| <= limit + 0.5 < 2^31, so it fits i32 after
-            // truncation; this avoids the saturating cast that blocks vectorisation.
+            // Round half away from zero without a libm call: add the largest f32 below 1/2
+            // with the sign of c, then truncate. Adding exactly 1/2 would be wrong for
+            // c = 0.5 - 2^-25, whose sum 1 - 2^-25 rounds up to 1.0 in f32; with
+            // 0.5 - 2^-25 added, exact ties still round away (the sum rounds up to the next
+            // integer) and everything else truncates to the nearest integer. For
+            // |c| >= 2^23, c is an integer and the addition rounds back to c.
+            let r = c + HALF_BELOW.copysign(c);
+            // SAFETY: c is finite with |c| <= limit < 2^31 - 1 and |r| <= |c| + 1/2, so r
+            // truncates to an i32; this avoids the saturating cast that blocks
+            // vectorisation.
             *d = unsafe { r.to_int_unchecked::<i32>() };
         }
         saturated as usize
@@ -175,8 +200,83 @@ mod tests {
     #[test]
     fn rounds_half_away_from_zero() {
         let f = FixedPoint::new(0, 1);
-        let mut out = [0i32; 6];
-        f.encode(&[0.5, -0.5, 1.49, -1.5, 2.5, 16777217.0], &mut out);
-        assert_eq!(out, [1, -1, 1, -2, 3, 16777216]);
+        let below_half = f32::from_bits(0.5f32.to_bits() - 1);
+        let below_3_5 = f32::from_bits(3.5f32.to_bits() - 1);
+        let src = [
+            0.5,
+            -0.5,
+            1.49,
+            -1.5,
+            2.5,
+            16777217.0,
+            below_half,
+            -below_half,
+            below_3_5,
+            4194304.5,
+            -4194304.5,
+            8388607.5,
+            0.0,
+            -0.0,
+            1e-40,
+        ];
+        let mut out = [0i32; 15];
+        assert_eq!(f.encode(&src, &mut out), 0);
+        assert_eq!(
+            out,
+            [1, -1, 1, -2, 3, 16777216, 0, 0, 3, 4194305, -4194305, 8388608, 0, 0, 0]
+        );
+        assert_eq!(HALF_BELOW.to_bits(), 0x3eff_ffff, "0.5 - 2^-25");
+    }
+
+    #[test]
+    fn encode_matches_f64_rounding_at_every_scale() {
+        // Spread of magnitudes and fraction bits; the reference is f64 round (ties away).
+        let mut x = 1.0e-9f32;
+        while x < 1.0e9 {
+            for v in [
+                x,
+                -x,
+                f32::from_bits(x.to_bits() + 1),
+                -f32::from_bits(x.to_bits() - 1),
+            ] {
+                for fb in [0u8, 7, 16, 23, 30] {
+                    let f = FixedPoint::new(fb, 1);
+                    let want = (v as f64 * (1u64 << fb) as f64).round();
+                    let mut out = [0i32];
+                    let sat = f.encode(&[v], &mut out);
+                    if want.abs() <= f.limit as f64 {
+                        assert_eq!((sat, out[0] as f64), (0, want), "x={v:e} f={fb}");
+                    } else {
+                        assert_eq!(sat, 1, "x={v:e} f={fb}");
+                    }
+                }
+            }
+            x *= 1.37;
+        }
+    }
+
+    #[test]
+    fn error_bound_is_the_derived_formula() {
+        let f = FixedPoint::new(10, 1);
+        // 4 * 2^-11 + 2^-4
+        assert_eq!(f.error_bound(4), 4.0 / 2048.0 + 1.0 / 16.0);
+        assert_eq!(FixedPoint::new(0, 1).error_bound(0), 64.0);
+        // Not exactly representable in f32: rounded up, never down.
+        let f = FixedPoint::new(30, 1);
+        let exact = u32::MAX as f64 / 2f64.powi(31) + 2f64.powi(-24);
+        let b = f.error_bound(u32::MAX) as f64;
+        assert!(b >= exact && b < exact * (1.0 + 2f64.powi(-22)));
+    }
+
+    #[test]
+    fn conversion_error_reaches_half_an_ulp_but_not_more() {
+        // f32s near 2^30 are 2^7 apart. 2^30 + 2^6 is a tie and rounds to 2^30: error 2^6
+        // units, exactly the bound's conversion term; 2^30 + 65 rounds up: error 63.
+        let f = FixedPoint::new(0, 1);
+        let mut out = [0f32; 2];
+        f.decode(&[(1 << 30) + 64, (1 << 30) + 65], &mut out);
+        assert_eq!((out[0] as f64 - ((1 << 30) + 64) as f64).abs(), 64.0);
+        assert_eq!((out[1] as f64 - ((1 << 30) + 65) as f64).abs(), 63.0);
+        assert!(64.0 <= f.error_bound(0));
     }
 }

@@ -7,6 +7,17 @@ pub const ETHERTYPE_IPV4: u16 = 0x0800;
 
 mod field {
     use core::ops::Range;
+    //  0                   1                   2                   3
+    //  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |                    Destination MAC (6 bytes)                  |
+    // +                               +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |                               |                               |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+      Source MAC (6 bytes)     +
+    // |                                                               |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |           EtherType           |   Payload (IPv4) ...
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
     pub const DST: Range<usize> = 0..6;
     pub const SRC: Range<usize> = 6..12;
     pub const ETHERTYPE: Range<usize> = 12..14;

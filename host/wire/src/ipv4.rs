@@ -4,6 +4,19 @@ use crate::{Error, IPV4_HEADER_LEN};
 
 mod field {
     use core::ops::Range;
+    //  0                   1                   2                   3
+    //  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |Version|  IHL  |   DSCP    |ECN|          Total Length         |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |         Identification        |Flags|      Fragment Offset    |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |  Time to Live |    Protocol   |         Header Checksum       |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |                       Source Address                          |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+    // |                    Destination Address                        |
+    // +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
     pub const VER_IHL: usize = 0;
     pub const DSCP_ECN: usize = 1;
     pub const LENGTH: Range<usize> = 2..4;
@@ -93,6 +106,15 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let b = &self.buffer.as_ref()[field::IDENT];
         u16::from_be_bytes([b[0], b[1]])
     }
+    /// More Fragments flag.
+    pub fn more_frags(&self) -> bool {
+        self.buffer.as_ref()[field::FLG_OFF.start] & 0x20 != 0
+    }
+    /// Fragment offset, in 8-byte units.
+    pub fn frag_offset(&self) -> u16 {
+        let b = &self.buffer.as_ref()[field::FLG_OFF];
+        u16::from_be_bytes([b[0], b[1]]) & 0x1fff
+    }
     /// Time to live.
     pub fn ttl(&self) -> u8 {
         self.buffer.as_ref()[field::TTL]
@@ -159,10 +181,23 @@ pub struct Repr {
 }
 
 impl Repr {
-    /// Parses a checked packet, verifying the checksum.
+    /// Parses a checked packet, verifying the checksum and rejecting fragments: a
+    /// SwitchGNN packet is far below any MTU, so a fragment is never one of ours, and its
+    /// first piece would otherwise be misread as a short packet.
+    #[inline]
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr, Error> {
+        let have = p.buffer.as_ref().len();
+        if have < IPV4_HEADER_LEN {
+            return Err(Error::Truncated {
+                need: IPV4_HEADER_LEN,
+                have,
+            });
+        }
         if !p.verify_checksum() {
             return Err(Error::BadChecksum);
+        }
+        if p.more_frags() || p.frag_offset() != 0 {
+            return Err(Error::Fragmented);
         }
         Ok(Repr {
             src: p.src(),
@@ -176,8 +211,13 @@ impl Repr {
         })
     }
 
-    /// Writes the header (with checksum) into the first 20 bytes of `buf`.
+    /// Writes the header (with DF set and the checksum) into the first 20 bytes of `buf`.
+    /// A field too wide for the wire (DSCP > 63, ECN > 3, total length > 65535) is
+    /// [`Error::BadIpv4`] rather than silently truncated.
     pub fn emit(&self, buf: &mut [u8]) -> Result<(), Error> {
+        if self.dscp > 63 || self.ecn > 3 || self.payload_len > 65535 - IPV4_HEADER_LEN {
+            return Err(Error::BadIpv4);
+        }
         if buf.len() < IPV4_HEADER_LEN {
             return Err(Error::BufferTooSmall {
                 need: IPV4_HEADER_LEN,

@@ -70,9 +70,12 @@ pub enum Error {
     /// Not IPv4 (ethertype or IP version).
     #[error("not an IPv4 packet")]
     NotIpv4,
-    /// IPv4 header with options or a bad length field.
+    /// IPv4 header with options or a bad length field (on emit: a field too wide).
     #[error("malformed IPv4 header")]
     BadIpv4,
+    /// An IPv4 fragment; SwitchGNN packets are never fragmented.
+    #[error("IPv4 fragment")]
+    Fragmented,
     /// IPv4 header checksum mismatch.
     #[error("bad IPv4 header checksum")]
     BadChecksum,
@@ -117,6 +120,20 @@ pub enum Error {
     /// Lanes given for a type without lanes, or missing for one with.
     #[error("value lanes do not match the packet type")]
     LanesMismatch,
+}
+
+impl Error {
+    /// Shifts the byte counts of a length error by `offset`, so an error found in an inner
+    /// layer reports positions in the whole frame.
+    pub(crate) fn offset_by(self, offset: usize) -> Error {
+        match self {
+            Error::Truncated { need, have } => Error::Truncated {
+                need: need + offset,
+                have: have + offset,
+            },
+            e => e,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -341,13 +341,22 @@ impl Repr {
         }
     }
 
-    /// Parses and validates a checked view.
+    /// Parses and validates a view: version, type, length for the type, reserved bits,
+    /// IS_ACK / IS_FETCH against the type, and `frac_bits`. Never panics, even on an
+    /// unchecked view.
+    #[inline]
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr, Error> {
+        let have = p.buffer.as_ref().len();
+        if have < HEADER_LEN {
+            return Err(Error::Truncated {
+                need: HEADER_LEN,
+                have,
+            });
+        }
         if p.version() != VERSION {
             return Err(Error::BadVersion(p.version()));
         }
         let packet_type = PacketType::from_u8(p.type_nibble())?;
-        let have = p.buffer.as_ref().len();
         if have < packet_type.packet_len() {
             return Err(Error::Truncated {
                 need: packet_type.packet_len(),
@@ -355,18 +364,10 @@ impl Repr {
             });
         }
         let flags = Flags::from_bits(p.flags_byte())?;
-        if flags.ack != (packet_type == PacketType::Ack)
-            || flags.fetch != (packet_type == PacketType::FetchReq)
-        {
-            return Err(Error::InconsistentFlags);
-        }
         if p.reserved() != 0 {
             return Err(Error::ReservedNonZero);
         }
-        if p.frac_bits() > 30 {
-            return Err(Error::BadFracBits(p.frac_bits()));
-        }
-        Ok(Repr {
+        let repr = Repr {
             packet_type,
             flags,
             worker_id: p.worker_id(),
@@ -378,7 +379,25 @@ impl Repr {
             segment: p.segment(),
             pass: p.pass(),
             frac_bits: p.frac_bits(),
-        })
+        };
+        repr.check()?;
+        Ok(repr)
+    }
+
+    /// Checks what the parser checks beyond bytes: IS_ACK set iff the type is Ack, IS_FETCH
+    /// set iff it is FetchReq, and `frac_bits <= 30`. [`crate::FrameRepr::emit`] calls it so
+    /// nothing is emitted that a receiver would reject.
+    #[inline]
+    pub fn check(&self) -> Result<(), Error> {
+        if self.flags.ack != (self.packet_type == PacketType::Ack)
+            || self.flags.fetch != (self.packet_type == PacketType::FetchReq)
+        {
+            return Err(Error::InconsistentFlags);
+        }
+        if self.frac_bits > crate::codec::FixedPoint::MAX_FRAC_BITS {
+            return Err(Error::BadFracBits(self.frac_bits));
+        }
+        Ok(())
     }
 
     /// Writes the header (not the lanes).
