@@ -3,7 +3,7 @@
 
 use crate::ethernet::{self, ETHERTYPE_IPV4};
 use crate::ipv4;
-use crate::sgnn::{self, PacketType};
+use crate::sgnn;
 use crate::{Error, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, IP_PROTO_SWITCHGNN, LANES};
 
 /// Offset of the SwitchGNN header in a frame.
@@ -102,9 +102,4 @@ pub fn parse(buf: &[u8]) -> Result<(FrameRepr, Option<[i32; LANES]>), Error> {
         },
         lanes,
     ))
-}
-
-/// True when `t` is a packet type whose frame carries values.
-pub fn carries_values(t: PacketType) -> bool {
-    t.has_lanes()
 }

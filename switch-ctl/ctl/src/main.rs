@@ -563,7 +563,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
     println!(
         "plan total       {:.2} s (incl. write {write_s:.2} s), peak RSS {}",
         total + write_s,
-        fmt_bytes(report_peak())
+        fmt_bytes(switch_ctl::report::peak_rss_bytes())
     );
     println!(
         "blocks           {} in {} levels",
@@ -577,8 +577,4 @@ fn bench(a: &BenchArgs) -> Result<()> {
         );
     }
     Ok(())
-}
-
-fn report_peak() -> u64 {
-    switch_ctl::report::peak_rss_bytes()
 }
