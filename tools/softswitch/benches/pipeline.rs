@@ -10,14 +10,11 @@ use softswitch::{AggAction, AggregateParams, Pipeline, SwitchConfig, Tables, Wor
 fn bench(c: &mut Criterion) {
     const SOURCES: u32 = 4096;
     const FAN_IN: u32 = 8;
-    let mut tables = Tables {
-        worker_table: vec![Some(WorkerPort {
-            port: 0,
-            mac: [2, 0, 0, 0, 0, 1],
-            ip: [10, 0, 0, 1],
-        })],
-        ..Tables::default()
-    };
+    let mut tables = Tables::for_workers(&[WorkerPort {
+        port: 0,
+        mac: [2, 0, 0, 0, 0, 1],
+        ip: [10, 0, 0, 1],
+    }]);
     for src in 0..SOURCES {
         tables.agg_table.insert(
             (0, src, 0),

@@ -9,5 +9,7 @@ pub mod pipeline;
 pub mod tables;
 pub mod udp;
 
-pub use pipeline::{Counters, Emitted, Pipeline, SwitchConfig};
-pub use tables::{AggAction, AggregateParams, Tables, WorkerPort};
+pub use pipeline::{Counters, Emitted, Pipeline, PortCount, SwitchConfig, PORTS};
+pub use tables::{
+    AggAction, AggregateParams, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,
+};

@@ -19,7 +19,7 @@ use sgnn_wire::frame::FrameRepr;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHGNN, LANES};
 
-use crate::tables::{AggAction, PortId, Tables};
+use crate::tables::{AggAction, PortId, Tables, ADVANCE_GROUP};
 
 /// Sizes and settings the control plane sets (the P4 program's `config.p4` and registers).
 #[derive(Debug, Clone)]
@@ -38,7 +38,7 @@ pub struct SwitchConfig {
     pub ip: [u8; 4],
     /// Drop simulator: drop each SwitchGNN packet with this probability.
     pub drop_probability: f64,
-    /// Drop simulator: also drop every n-th SwitchGNN packet (0 = off).
+    /// Drop simulator: also drop every n-th SwitchGNN packet a host sends (0 = off).
     pub drop_every: u64,
     /// Seed of the drop simulator.
     pub drop_seed: u64,
@@ -91,6 +91,8 @@ pub struct Registers {
     pub sync_done: Vec<bool>,
     /// `sync_count`: how many.
     pub sync_count: u16,
+    /// `drop_seen`: SwitchGNN frames from hosts since the last `drop_every` drop.
+    pub drop_seen: u32,
 }
 
 /// Counters, one per event and per drop reason.
@@ -144,9 +146,83 @@ pub struct Counters {
     pub drop_bad_index: u64,
     /// Dropped: worker id without a `worker_table` entry.
     pub drop_unknown_worker: u64,
-    /// Lanes that saturated while adding (never silent).
-    pub saturated_lanes: u64,
+    /// Contributions that saturated at least one lane while adding (never silent).
+    pub saturated: u64,
 }
+
+impl Counters {
+    /// Names in the order of the P4 program's `events` counter indices.
+    pub const NAMES: [&'static str; 25] = [
+        "rx",
+        "tx",
+        "data",
+        "aggregated",
+        "results",
+        "recirculated",
+        "bypassed",
+        "delivered",
+        "reclaimed",
+        "forwarded",
+        "block_done",
+        "block_done_duplicate",
+        "block_done_stale",
+        "block_advance",
+        "ecn_marked",
+        "drop_simulated",
+        "drop_not_ipv4",
+        "drop_no_route",
+        "drop_malformed",
+        "drop_unexpected",
+        "drop_stale",
+        "drop_no_entry",
+        "drop_bad_index",
+        "drop_unknown_worker",
+        "saturated",
+    ];
+
+    /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
+    pub fn to_array(&self) -> [u64; 25] {
+        [
+            self.rx,
+            self.tx,
+            self.data,
+            self.aggregated,
+            self.results,
+            self.recirculated,
+            self.bypassed,
+            self.delivered,
+            self.reclaimed,
+            self.forwarded,
+            self.block_done,
+            self.block_done_duplicate,
+            self.block_done_stale,
+            self.block_advance,
+            self.ecn_marked,
+            self.drop_simulated,
+            self.drop_not_ipv4,
+            self.drop_no_route,
+            self.drop_malformed,
+            self.drop_unexpected,
+            self.drop_stale,
+            self.drop_no_entry,
+            self.drop_bad_index,
+            self.drop_unknown_worker,
+            self.saturated,
+        ]
+    }
+}
+
+/// Packets and bytes through one port (`port_rx`, `port_tx`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PortCount {
+    /// Frames.
+    pub packets: u64,
+    /// Bytes of those frames.
+    pub bytes: u64,
+}
+
+/// Largest port number plus one (size of the port counters).
+pub const PORTS: usize = 512;
 
 /// A frame the switch sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,6 +246,10 @@ pub struct Pipeline {
     pub regs: Registers,
     /// Counters.
     pub counters: Counters,
+    /// `port_rx`: frames received per ingress port.
+    pub port_rx: Vec<PortCount>,
+    /// `port_tx`: frames sent per egress port.
+    pub port_tx: Vec<PortCount>,
     /// Egress queue depth per port, supplied by the datapath for ECN marking.
     pub queue_depth: Vec<u32>,
     rng: rand_chacha::ChaCha8Rng,
@@ -193,6 +273,7 @@ impl Pipeline {
             sync_block: 0,
             sync_done: vec![false; config.workers as usize],
             sync_count: 0,
+            drop_seen: 0,
         };
         let rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.drop_seed);
         Pipeline {
@@ -200,6 +281,8 @@ impl Pipeline {
             tables,
             regs,
             counters: Counters::default(),
+            port_rx: vec![PortCount::default(); PORTS],
+            port_tx: vec![PortCount::default(); PORTS],
             queue_depth: Vec::new(),
             rng,
         }
@@ -215,11 +298,12 @@ impl Pipeline {
     }
 
     fn drop_simulated(&mut self) -> bool {
-        let n = self.counters.rx;
-        let every = self.config.drop_every > 0 && n % self.config.drop_every == 0;
-        let random = self.config.drop_probability > 0.0
-            && self.rng.gen::<f64>() < self.config.drop_probability;
-        every || random
+        self.regs.drop_seen = self.regs.drop_seen.wrapping_add(1);
+        if self.config.drop_every > 0 && self.regs.drop_seen as u64 >= self.config.drop_every {
+            self.regs.drop_seen = 0;
+            return true;
+        }
+        self.config.drop_probability > 0.0 && self.rng.gen::<f64>() < self.config.drop_probability
     }
 
     fn count_malformed(&mut self, _reason: WireError) {
@@ -228,8 +312,11 @@ impl Pipeline {
 
     /// Processes one frame received on `ingress`, appending what it emits to `out`.
     pub fn process(&mut self, ingress: PortId, frame: &[u8], out: &mut Vec<Emitted>) {
-        let _ = ingress;
         self.counters.rx += 1;
+        if let Some(c) = self.port_rx.get_mut(ingress as usize) {
+            c.packets += 1;
+            c.bytes += frame.len() as u64;
+        }
         let Ok(eth) = ethernet::Frame::new_checked(frame) else {
             self.counters.drop_not_ipv4 += 1;
             return;
@@ -265,9 +352,7 @@ impl Pipeline {
             }
             PacketType::BlockDone => self.block_done(repr, out),
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
-                let mut f = frame.to_vec();
-                f.truncate(repr.frame_len());
-                self.forward(repr.ip.dst, repr.ip.dscp, f, out)
+                self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)
             }
             PacketType::Result | PacketType::BlockAdvance => self.counters.drop_unexpected += 1,
         }
@@ -286,6 +371,10 @@ impl Pipeline {
     fn emit(&mut self, port: PortId, dscp: u8, frame: Vec<u8>, out: &mut Vec<Emitted>) {
         let queue = self.tables.dscp_priority.get(&dscp).copied().unwrap_or(0);
         self.counters.tx += 1;
+        if let Some(c) = self.port_tx.get_mut(port as usize) {
+            c.packets += 1;
+            c.bytes += frame.len() as u64;
+        }
         out.push(Emitted { port, queue, frame });
     }
 
@@ -296,21 +385,38 @@ impl Pipeline {
             .is_some_and(|&d| d > self.config.ecn_threshold)
     }
 
-    /// Builds and emits a switch-originated frame to `worker`.
+    /// Ingress `worker_table`: the port of `worker`, then egress for a switch-originated frame.
     fn send_to_worker(
         &mut self,
+        worker: u16,
+        sgnn: Repr,
+        lanes: Option<&[i32; LANES]>,
+        dscp: u8,
+        out: &mut Vec<Emitted>,
+    ) {
+        let Some(&port) = self.tables.worker_table.get(&worker) else {
+            self.counters.drop_unknown_worker += 1;
+            return;
+        };
+        self.egress_to_worker(port, worker, sgnn, lanes, dscp, out);
+    }
+
+    /// Egress of a switch-originated frame: addresses from `worker_addr`, ECN from the queue.
+    fn egress_to_worker(
+        &mut self,
+        port: PortId,
         worker: u16,
         mut sgnn: Repr,
         lanes: Option<&[i32; LANES]>,
         dscp: u8,
         out: &mut Vec<Emitted>,
     ) {
-        let Some(Some(w)) = self.tables.worker_table.get(worker as usize).copied() else {
+        let Some(&w) = self.tables.worker_addr.get(&worker) else {
             self.counters.drop_unknown_worker += 1;
             return;
         };
         let mut ecn = 0;
-        if self.congested(w.port) {
+        if self.congested(port) {
             sgnn.flags.ecn = true;
             ecn = 3;
         }
@@ -336,7 +442,7 @@ impl Pipeline {
         let mut buf = vec![0u8; repr.frame_len()];
         repr.emit(lanes, &mut buf)
             .expect("switch frames are well formed");
-        self.emit(w.port, dscp, buf, out);
+        self.emit(port, dscp, buf, out);
     }
 
     fn data(&mut self, mut repr: FrameRepr, lanes: [i32; LANES], out: &mut Vec<Emitted>) {
@@ -430,7 +536,7 @@ impl Pipeline {
             self.regs.agg_tag[i] = t;
         }
         let sat = sgnn_wire::codec::accumulate(&mut self.regs.agg_values[i], lanes);
-        self.counters.saturated_lanes += sat as u64;
+        self.counters.saturated += (sat > 0) as u64;
         self.regs.agg_count[i] += 1;
         self.regs.agg_ecn[i] |= s.flags.ecn as u8;
         self.counters.aggregated += 1;
@@ -495,10 +601,17 @@ impl Pipeline {
         self.counters.block_done += 1;
         if self.regs.sync_count as usize == self.regs.sync_done.len() {
             self.counters.block_advance += 1;
-            for worker in 0..self.regs.sync_done.len() as u16 {
+            // Multicast: one replica per worker, rewritten in egress for worker `rid`.
+            let replicas = self
+                .tables
+                .multicast_groups
+                .get(&ADVANCE_GROUP)
+                .cloned()
+                .unwrap_or_default();
+            for r in replicas {
                 let mut a = advance(cur.0, cur.1);
-                a.worker_id = worker;
-                self.send_to_worker(worker, a, None, repr.ip.dscp, out);
+                a.worker_id = r.rid;
+                self.egress_to_worker(r.port, r.rid, a, None, repr.ip.dscp, out);
             }
             self.regs.sync_done.iter_mut().for_each(|d| *d = false);
             self.regs.sync_count = 0;

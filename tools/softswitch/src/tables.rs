@@ -3,9 +3,13 @@
 //! | table | key | actions |
 //! |---|---|---|
 //! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more)`, `deliver(dst_id, dst_worker, more)` |
-//! | `worker_table` | `worker_id` exact | `set_worker(port, mac, ip)` |
+//! | `worker_table` | `worker_id` exact | `set_worker(port)` |
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
+//! | `worker_addr` (egress) | `worker_id` exact | `set_worker_addr(mac, ip)` |
+//!
+//! Plus the packet replication engine's multicast groups (group 1: every worker, replica id =
+//! worker id). Names, ids and widths are those of `docs/switch-interface.md`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -78,7 +82,7 @@ pub enum AggAction {
     },
 }
 
-/// Parameters of `set_worker`.
+/// Where a worker is: its port (`worker_table`) and addresses (`worker_addr`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WorkerPort {
     /// Port the worker is attached to.
@@ -89,13 +93,38 @@ pub struct WorkerPort {
     pub ip: [u8; 4],
 }
 
+/// Parameters of `set_worker_addr` (egress `worker_addr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerAddr {
+    /// MAC address.
+    pub mac: [u8; 6],
+    /// IPv4 address.
+    pub ip: [u8; 4],
+}
+
+/// One copy of a multicast group: replica id (`egress_rid`, the worker id) and port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Replica {
+    /// Replica id; block-advance replicas carry the worker id here.
+    pub rid: u16,
+    /// Egress port.
+    pub port: PortId,
+}
+
+/// The multicast group block-advance goes to.
+pub const ADVANCE_GROUP: u16 = 1;
+
 /// All tables of the pipeline.
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
     /// `agg_table`: (block, source, pass) -> action.
     pub agg_table: FastMap<(u16, u32, u8), AggAction>,
-    /// `worker_table`: worker id -> port and addresses.
-    pub worker_table: Vec<Option<WorkerPort>>,
+    /// `worker_table`: worker id -> egress port.
+    pub worker_table: FastMap<u16, PortId>,
+    /// `worker_addr` (egress): worker id -> addresses.
+    pub worker_addr: FastMap<u16, WorkerAddr>,
+    /// Multicast groups of the packet replication engine.
+    pub multicast_groups: FastMap<u16, Vec<Replica>>,
     /// `ipv4_forward`: destination address -> port.
     pub ipv4_forward: FastMap<[u8; 4], PortId>,
     /// `dscp_priority`: DSCP -> priority queue (0 = lowest); unset DSCPs use queue 0.
@@ -103,18 +132,38 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// The `agg_table` entries of every block of a plan, plus workers and IPv4 routes.
+    /// The `agg_table` entries of every block of a plan, plus workers, IPv4 routes and the
+    /// block-advance multicast group.
     pub fn from_plan(plan: &Plan, workers: &[WorkerPort]) -> Tables {
-        let mut t = Tables {
-            worker_table: workers.iter().copied().map(Some).collect(),
-            ..Tables::default()
-        };
-        for w in workers {
-            t.ipv4_forward.insert(w.ip, w.port);
-        }
+        let mut t = Tables::for_workers(workers);
         for b in 0..plan.blocks.len() {
             t.install_block(plan, b);
         }
+        t
+    }
+
+    /// Worker `i` of `workers` in `worker_table`, `worker_addr`, `ipv4_forward` and the
+    /// block-advance group; no aggregation entries.
+    pub fn for_workers(workers: &[WorkerPort]) -> Tables {
+        let mut t = Tables::default();
+        let mut group = Vec::new();
+        for (i, w) in workers.iter().enumerate() {
+            let id = i as u16;
+            t.worker_table.insert(id, w.port);
+            t.worker_addr.insert(
+                id,
+                WorkerAddr {
+                    mac: w.mac,
+                    ip: w.ip,
+                },
+            );
+            t.ipv4_forward.insert(w.ip, w.port);
+            group.push(Replica {
+                rid: id,
+                port: w.port,
+            });
+        }
+        t.multicast_groups.insert(ADVANCE_GROUP, group);
         t
     }
 

@@ -236,7 +236,7 @@ fn switch_sums_equal_host_sums_exactly_in_order_and_shuffled() {
         .sum();
     assert_eq!(sw.counters.aggregated, contributions * segs);
     assert_eq!(sw.counters.recirculated, passes_extra * segs);
-    assert_eq!(sw.counters.saturated_lanes, 0);
+    assert_eq!(sw.counters.saturated, 0);
     // Round 1, every block's sends shuffled: the same sums.
     let got = run_round(&plan, &mut sw, &enc, 1, Some(99));
     assert_eq!(got, want);
@@ -423,4 +423,68 @@ fn drop_simulator_and_ecn_marking() {
         assert_eq!(r.ip.ecn == 3, e.port == 1);
     }
     assert_eq!(sw.counters.ecn_marked, 1);
+}
+
+#[test]
+fn block_advance_follows_the_multicast_group_and_egress_addresses() {
+    let plan = plan(32, 64 * 1024);
+    let mut sw = switch(&plan);
+    // The control plane left worker 3 out of the group and never gave worker 2 addresses.
+    sw.tables
+        .multicast_groups
+        .get_mut(&softswitch::ADVANCE_GROUP)
+        .unwrap()
+        .retain(|r| r.rid != 3);
+    sw.tables.worker_addr.remove(&2);
+    let mut out = Vec::new();
+    for w in 0..WORKERS as u16 {
+        sw.process(w, &block_done(w, 0, 0), &mut out);
+    }
+    assert_eq!(sw.counters.block_advance, 1);
+    let got: Vec<(u16, u16, [u8; 4])> = out
+        .iter()
+        .map(|e| {
+            let (r, _) = parse(e);
+            assert_eq!(r.sgnn.packet_type, PacketType::BlockAdvance);
+            (e.port, r.sgnn.worker_id, r.ip.dst)
+        })
+        .collect();
+    assert_eq!(got, vec![(0, 0, worker_ip(0)), (1, 1, worker_ip(1))]);
+    assert_eq!(sw.counters.drop_unknown_worker, 1);
+    assert_eq!(sw.counters.tx, 2);
+    // Port counters: one block-done in on each port, one advance out on ports 0 and 1.
+    for w in 0..WORKERS as usize {
+        assert_eq!(sw.port_rx[w].packets, 1);
+        assert_eq!(sw.port_rx[w].bytes, sgnn_wire::CONTROL_FRAME_LEN as u64);
+        assert_eq!(sw.port_tx[w].packets, (w < 2) as u64);
+    }
+}
+
+#[test]
+fn counters_array_follows_the_p4_event_indices() {
+    let c = softswitch::Counters {
+        rx: 1,
+        drop_malformed: 7,
+        saturated: 9,
+        ..Default::default()
+    };
+    let a = c.to_array();
+    let at = |name: &str| {
+        a[softswitch::Counters::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .unwrap()]
+    };
+    assert_eq!(at("rx"), 1);
+    assert_eq!(at("drop_malformed"), 7);
+    assert_eq!(at("saturated"), 9);
+    assert_eq!(a.iter().sum::<u64>(), 17);
+    // The serde names are the P4 names, in the same order.
+    let v = serde_json::to_value(&c).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let mut names = softswitch::Counters::NAMES.to_vec();
+    let mut sorted_keys = keys.clone();
+    names.sort();
+    sorted_keys.sort();
+    assert_eq!(sorted_keys, names);
 }
