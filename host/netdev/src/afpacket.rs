@@ -1,0 +1,202 @@
+//! `AF_PACKET` raw sockets: whole Ethernet frames in and out of one interface.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Duration;
+
+use crate::{io_err, Error};
+
+/// A raw socket bound to one interface. Frames this socket sends are not received back.
+#[derive(Debug)]
+pub struct AfPacket {
+    fd: OwnedFd,
+    ifname: String,
+    ifindex: i32,
+}
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+impl AfPacket {
+    /// Opens a raw socket on `ifname` in the calling thread's network namespace.
+    pub fn open(ifname: &str) -> Result<AfPacket, Error> {
+        let cname = CString::new(ifname).map_err(|_| Error::Io {
+            what: format!("interface name {ifname:?}"),
+            source: io::Error::from(io::ErrorKind::InvalidInput),
+        })?;
+        // SAFETY: plain FFI calls with valid arguments; the fd is owned right away.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(Error::Io {
+                what: format!("no interface {ifname:?} in this network namespace"),
+                source: io::Error::last_os_error(),
+            });
+        }
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        let fd = unsafe {
+            cvt(libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK,
+                proto as i32,
+            ))
+        }
+        .map_err(io_err(format!(
+            "AF_PACKET socket for {ifname} (needs root or CAP_NET_RAW)"
+        )))?;
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = ifindex;
+        unsafe {
+            cvt(libc::bind(
+                fd.as_raw_fd(),
+                &sll as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            ))
+        }
+        .map_err(io_err(format!("binding AF_PACKET socket to {ifname}")))?;
+        let one: libc::c_int = 1;
+        // Not seeing our own transmissions keeps captures to what the other side sent.
+        unsafe {
+            cvt(libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_IGNORE_OUTGOING,
+                &one as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as u32,
+            ))
+        }
+        .map_err(io_err(format!("PACKET_IGNORE_OUTGOING on {ifname}")))?;
+        let buf: libc::c_int = 4 << 20;
+        for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+            // Best effort: a larger buffer only avoids drops under bursts.
+            unsafe {
+                libc::setsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    opt,
+                    &buf as *const _ as *const libc::c_void,
+                    std::mem::size_of::<libc::c_int>() as u32,
+                );
+            }
+        }
+        Ok(AfPacket {
+            fd,
+            ifname: ifname.to_string(),
+            ifindex,
+        })
+    }
+
+    /// The interface this socket is bound to.
+    pub fn ifname(&self) -> &str {
+        &self.ifname
+    }
+
+    /// Sends one frame (blocking until the kernel takes it).
+    pub fn send(&self, frame: &[u8]) -> Result<(), Error> {
+        loop {
+            let r = unsafe {
+                libc::send(
+                    self.fd.as_raw_fd(),
+                    frame.as_ptr() as *const libc::c_void,
+                    frame.len(),
+                    0,
+                )
+            };
+            if r >= 0 {
+                return Ok(());
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    self.wait(libc::POLLOUT, Some(Duration::from_millis(10)))?;
+                }
+                io::ErrorKind::Interrupted => {}
+                _ => {
+                    return Err(Error::Io {
+                        what: format!("sending a frame on {}", self.ifname),
+                        source: e,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Receives one frame into `buf`, waiting at most `timeout` (`None`: forever).
+    /// Returns `Ok(None)` on timeout. Frames longer than `buf` are truncated.
+    pub fn recv(&self, buf: &mut [u8], timeout: Option<Duration>) -> Result<Option<usize>, Error> {
+        loop {
+            let r = unsafe {
+                libc::recv(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    0,
+                )
+            };
+            if r >= 0 {
+                return Ok(Some(r as usize));
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    if !self.wait(libc::POLLIN, timeout)? {
+                        return Ok(None);
+                    }
+                }
+                io::ErrorKind::Interrupted => {}
+                _ => {
+                    return Err(Error::Io {
+                        what: format!("receiving on {}", self.ifname),
+                        source: e,
+                    })
+                }
+            }
+        }
+    }
+
+    /// Receives whatever is queued without waiting.
+    pub fn try_recv(&self, buf: &mut [u8]) -> Result<Option<usize>, Error> {
+        self.recv(buf, Some(Duration::ZERO))
+    }
+
+    fn wait(&self, events: libc::c_short, timeout: Option<Duration>) -> Result<bool, Error> {
+        let mut p = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        loop {
+            let r = unsafe { libc::poll(&mut p, 1, ms) };
+            if r >= 0 {
+                return Ok(r > 0);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(Error::Io {
+                    what: format!("poll on {}", self.ifname),
+                    source: e,
+                });
+            }
+        }
+    }
+
+    /// Interface index.
+    pub fn ifindex(&self) -> i32 {
+        self.ifindex
+    }
+}
+
+impl AsRawFd for AfPacket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
