@@ -6,8 +6,8 @@
 //! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
 
 pub mod pipeline;
+pub mod ports;
 pub mod tables;
-pub mod udp;
 
 pub use pipeline::{Counters, Emitted, Pipeline, PortCount, SwitchConfig, PORTS};
 pub use tables::{

@@ -4,45 +4,57 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
-use softswitch::udp::UdpSwitch;
+use softswitch::ports::{serve, AfPacketPorts, Ports, UdpPorts};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
-const ABOUT: &str = "SwitchGNN software switch: the P4 pipeline's model, serving workers over UDP.
+const ABOUT: &str =
+    "SwitchGNN software switch: the P4 pipeline's model, serving workers over UDP or veths.
 
-Each UDP datagram carries one Ethernet frame of the SwitchGNN protocol (docs/protocol.md).
-Worker w is port w, reached at the w-th --worker address, with MAC 02:00:00:00:hi:lo and IPv4
-10.1.hi.lo. The switch loads every block's aggregation entries from the plan, prints
-`listening on ADDR` once ready, and on exit (stdin closed, or --exit-after-blocks reached)
-prints its counters as JSON (and writes them to --stats-json).
+Ports are either UDP peers (`--worker ADDR`, repeated: port i is the i-th address; each datagram
+carries one Ethernet frame; no privileges needed) or network interfaces (`--iface NAME`,
+repeated: port i is the i-th interface, raw frames over AF_PACKET; needs root). Worker w sits on
+port w with MAC 02:00:00:00:hi:lo and IPv4 10.1.hi.lo.
 
-  softswitch --plan plan/ --listen 127.0.0.1:9000 --worker 127.0.0.1:9100 --worker 127.0.0.1:9101";
+With --plan the switch loads worker addresses and every block's aggregation entries itself.
+The switch prints `listening on ADDR` (UDP) or `serving af_packet on IFACES` once ready, and
+on exit (stdin closed, or --exit-after-blocks reached) prints its counters as JSON (and writes
+them to --stats-json).
+
+  softswitch --plan plan/ --listen 127.0.0.1:9000 --worker 127.0.0.1:9100 --worker 127.0.0.1:9101
+  softswitch --plan plan/ --iface sw0 --iface sw1";
 
 #[derive(Parser)]
 #[command(name = "softswitch", version, about = ABOUT, long_about = ABOUT)]
 struct Args {
-    /// Plan directory (from `switch-ctl plan --out`).
+    /// Plan directory (from `switch-ctl plan --out`): load its tables and sizes at start.
     #[arg(long)]
     plan: PathBuf,
     /// UDP address to listen on (port 0 picks a free port; the real one is printed).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
     /// UDP address of worker 0, 1, ... in order; one per worker of the plan.
-    #[arg(long = "worker", value_name = "ADDR")]
+    #[arg(long = "worker", value_name = "ADDR", conflicts_with = "ifaces")]
     workers: Vec<SocketAddr>,
+    /// Interface of port 0, 1, ... in order (AF_PACKET); one per worker of the plan.
+    #[arg(long = "iface", value_name = "NAME")]
+    ifaces: Vec<String>,
     /// Aggregators (register size); default: what the plan's switch memory holds.
     #[arg(long)]
     aggregators: Option<u32>,
     /// Egress queue depth (packets) above which frames are ECN-marked.
     #[arg(long, default_value_t = u32::MAX)]
     ecn_threshold: u32,
-    /// Drop simulator: drop each SwitchGNN packet with this probability (0..1).
+    /// Drop simulator: drop each SwitchGNN packet from a host with this probability (0..1).
     #[arg(long, default_value_t = 0.0)]
     drop_prob: f64,
+    /// Drop simulator: drop every n-th SwitchGNN packet from a host (0: off).
+    #[arg(long, default_value_t = 0)]
+    drop_every: u64,
     /// Drop simulator seed.
     #[arg(long, default_value_t = 1)]
     drop_seed: u64,
@@ -63,11 +75,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if a.workers.len() != plan.workers() as usize {
+    let nports = a.workers.len().max(a.ifaces.len());
+    if nports != plan.workers() as usize {
         eprintln!(
-            "error: the plan has {} workers but {} --worker addresses were given; pass one per worker, in order",
+            "error: the plan has {} workers but {} ports were given; pass one --worker ADDR (UDP) or one --iface NAME (veth) per worker, in order",
             plan.workers(),
-            a.workers.len()
+            nports
         );
         return ExitCode::FAILURE;
     }
@@ -88,18 +101,33 @@ fn main() -> ExitCode {
         mac: SWITCH_MAC,
         ip: SWITCH_IP,
         drop_probability: a.drop_prob,
+        drop_every: a.drop_every,
         drop_seed: a.drop_seed,
-        ..SwitchConfig::default()
     };
-    let pipeline = Pipeline::new(cfg, Tables::from_plan(&plan, &ports));
-    let mut sw = match UdpSwitch::bind(a.listen, a.workers.clone(), pipeline) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot listen on {}: {e}", a.listen);
-            return ExitCode::FAILURE;
+    let pipeline = Mutex::new(Pipeline::new(cfg, Tables::from_plan(&plan, &ports)));
+    let mut datapath: Box<dyn Ports> = if a.ifaces.is_empty() {
+        match UdpPorts::bind(a.listen, a.workers.clone()) {
+            Ok(p) => {
+                println!("listening on {}", p.socket.local_addr().unwrap());
+                Box::new(p)
+            }
+            Err(e) => {
+                eprintln!("error: cannot listen on {}: {e}", a.listen);
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        match AfPacketPorts::open(&a.ifaces) {
+            Ok(p) => {
+                println!("serving {}", p.describe());
+                Box::new(p)
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
         }
     };
-    println!("listening on {}", sw.socket.local_addr().unwrap());
     let closed = Arc::new(AtomicBool::new(false));
     {
         let closed = closed.clone();
@@ -109,30 +137,42 @@ fn main() -> ExitCode {
         });
     }
     let limit = a.exit_after_blocks;
-    let result = sw.run(|p| {
+    let result = serve(&mut *datapath, &pipeline, |p| {
         closed.load(Ordering::Relaxed) || limit.is_some_and(|l| p.counters.block_advance >= l)
     });
-    let c = &sw.pipeline.counters;
-    println!("counters: {}", counters_json(c, sw.tx_errors).trim_end());
+    let tx_errors = result.as_ref().map_or(0, |s| s.tx_errors);
+    let p = pipeline.lock().unwrap();
+    let json = counters_json(&p, tx_errors);
+    println!("counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {
-        let json = counters_json(c, sw.tx_errors);
         if let Err(e) = std::fs::write(path, json) {
             eprintln!("error: writing {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
     }
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: socket: {e}");
+            eprintln!("error: datapath: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-/// The counters as a JSON object (field names as in `Counters`), plus `tx_errors`.
-fn counters_json(c: &softswitch::Counters, tx_errors: u64) -> String {
-    let mut v = serde_json::to_value(c).expect("counters serialise");
+/// The counters as a JSON object (field names as in `Counters`), plus `tx_errors` and the
+/// per-port packet and byte counts.
+fn counters_json(p: &Pipeline, tx_errors: u64) -> String {
+    let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
     v["tx_errors"] = tx_errors.into();
+    let ports = |c: &[softswitch::PortCount]| -> serde_json::Value {
+        c.iter()
+            .enumerate()
+            .filter(|(_, c)| c.packets > 0)
+            .map(|(i, c)| (i.to_string(), serde_json::to_value(c).unwrap()))
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    v["port_rx"] = ports(&p.port_rx);
+    v["port_tx"] = ports(&p.port_tx);
     v.to_string() + "\n"
 }
