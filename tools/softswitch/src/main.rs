@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
-use softswitch::ports::{serve, AfPacketPorts, Ports, UdpPorts};
+use softswitch::ports::{serve, AfPacketPorts, DatapathStats, EgressQueues, Ports, UdpPorts};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 const ABOUT: &str =
@@ -49,6 +49,13 @@ struct Args {
     /// Egress queue depth (packets) above which frames are ECN-marked.
     #[arg(long, default_value_t = u32::MAX)]
     ecn_threshold: u32,
+    /// Egress rate of every port in frames per second (a queue builds when senders are faster;
+    /// its depth drives ECN marking). Default: no queueing, frames leave at once.
+    #[arg(long, value_name = "PPS")]
+    port_rate: Option<f64>,
+    /// Frames an egress queue holds before tail drop (with --port-rate).
+    #[arg(long, default_value_t = 1024)]
+    queue_capacity: usize,
     /// Drop simulator: drop each SwitchGNN packet from a host with this probability (0..1).
     #[arg(long, default_value_t = 0.0)]
     drop_prob: f64,
@@ -137,12 +144,13 @@ fn main() -> ExitCode {
         });
     }
     let limit = a.exit_after_blocks;
-    let result = serve(&mut *datapath, &pipeline, |p| {
+    let mut queues = EgressQueues::new(nports, a.port_rate, a.queue_capacity);
+    let result = serve(&mut *datapath, &pipeline, &mut queues, |p| {
         closed.load(Ordering::Relaxed) || limit.is_some_and(|l| p.counters.block_advance >= l)
     });
-    let tx_errors = result.as_ref().map_or(0, |s| s.tx_errors);
+    let dp = result.as_ref().copied().unwrap_or_default();
     let p = pipeline.lock().unwrap();
-    let json = counters_json(&p, tx_errors);
+    let json = counters_json(&p, &dp);
     println!("counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {
         if let Err(e) = std::fs::write(path, json) {
@@ -159,11 +167,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// The counters as a JSON object (field names as in `Counters`), plus `tx_errors` and the
-/// per-port packet and byte counts.
-fn counters_json(p: &Pipeline, tx_errors: u64) -> String {
+/// The counters as a JSON object (field names as in `Counters`), plus the datapath's
+/// `tx_errors`, `queue_drops`, `max_queue_depth` and the per-port packet and byte counts.
+fn counters_json(p: &Pipeline, dp: &DatapathStats) -> String {
     let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
-    v["tx_errors"] = tx_errors.into();
+    v["tx_errors"] = dp.tx_errors.into();
+    v["queue_drops"] = dp.queue_drops.into();
+    v["max_queue_depth"] = dp.max_queue_depth.into();
     let ports = |c: &[softswitch::PortCount]| -> serde_json::Value {
         c.iter()
             .enumerate()

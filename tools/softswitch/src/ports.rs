@@ -165,13 +165,104 @@ impl Ports for AfPacketPorts {
 pub struct DatapathStats {
     /// Sends that failed (no such port, or a socket error).
     pub tx_errors: u64,
+    /// Frames dropped because their egress queue was full.
+    pub queue_drops: u64,
+    /// Deepest egress queue seen (frames).
+    pub max_queue_depth: u32,
+}
+
+/// Output queues: per-port FIFOs drained at a fixed rate, like a switch port slower than its
+/// senders. Their depth is what the pipeline's ECN marking sees (`enq_qdepth` in bmv2).
+#[derive(Debug, Clone)]
+pub struct EgressQueues {
+    /// Frames per second each port drains; `None` sends at once (no queueing).
+    pub rate_pps: Option<f64>,
+    /// Frames a queue holds; more are dropped (tail drop).
+    pub capacity: usize,
+    queues: Vec<std::collections::VecDeque<Vec<u8>>>,
+    tokens: Vec<f64>,
+    last: std::time::Instant,
+}
+
+impl EgressQueues {
+    /// Queues for `ports` ports.
+    pub fn new(ports: usize, rate_pps: Option<f64>, capacity: usize) -> EgressQueues {
+        EgressQueues {
+            rate_pps,
+            capacity: capacity.max(1),
+            queues: vec![Default::default(); ports],
+            tokens: vec![1.0; ports],
+            last: std::time::Instant::now(),
+        }
+    }
+
+    /// Current depth of every port's queue.
+    pub fn depths(&self) -> Vec<u32> {
+        self.queues.iter().map(|q| q.len() as u32).collect()
+    }
+
+    fn refill(&mut self) {
+        let now = std::time::Instant::now();
+        let dt = now.duration_since(self.last).as_secs_f64();
+        self.last = now;
+        if let Some(r) = self.rate_pps {
+            for t in &mut self.tokens {
+                // A burst of at most one frame beyond the rate.
+                *t = (*t + dt * r).min(1.0);
+            }
+        }
+    }
+
+    /// Sends what the rate allows; returns how long until the next frame may go.
+    fn drain(&mut self, ports: &mut dyn Ports, stats: &mut DatapathStats) -> Option<Duration> {
+        self.refill();
+        let rate = self.rate_pps?;
+        let mut wait: Option<Duration> = None;
+        for (p, q) in self.queues.iter_mut().enumerate() {
+            while !q.is_empty() && self.tokens[p] >= 1.0 {
+                self.tokens[p] -= 1.0;
+                let f = q.pop_front().expect("not empty");
+                if ports.send(p as PortId, &f).is_err() {
+                    stats.tx_errors += 1;
+                }
+            }
+            if !q.is_empty() {
+                let w = Duration::from_secs_f64(((1.0 - self.tokens[p]) / rate).max(0.0));
+                wait = Some(wait.map_or(w, |x| x.min(w)));
+            }
+        }
+        wait
+    }
+
+    fn push(
+        &mut self,
+        port: PortId,
+        frame: &[u8],
+        ports: &mut dyn Ports,
+        stats: &mut DatapathStats,
+    ) {
+        if self.rate_pps.is_none() || port as usize >= self.queues.len() {
+            if ports.send(port, frame).is_err() {
+                stats.tx_errors += 1;
+            }
+            return;
+        }
+        let q = &mut self.queues[port as usize];
+        if q.len() >= self.capacity {
+            stats.queue_drops += 1;
+            return;
+        }
+        q.push_back(frame.to_vec());
+        stats.max_queue_depth = stats.max_queue_depth.max(q.len() as u32);
+    }
 }
 
 /// Serves `ports` until `stop` returns true (checked at least every 50 ms), processing each
-/// frame with `pipeline`.
+/// frame with `pipeline` and sending what it emits through `queues`.
 pub fn serve(
     ports: &mut dyn Ports,
     pipeline: &Mutex<Pipeline>,
+    queues: &mut EgressQueues,
     mut stop: impl FnMut(&Pipeline) -> bool,
 ) -> io::Result<DatapathStats> {
     let mut stats = DatapathStats::default();
@@ -179,20 +270,30 @@ pub fn serve(
     let mut out: Vec<Emitted> = Vec::with_capacity(64);
     loop {
         if stop(&pipeline.lock().expect("pipeline lock")) {
+            // Let the queues empty at their rate: the last frames (block-advance) matter.
+            while let Some(w) = queues.drain(ports, &mut stats) {
+                std::thread::sleep(w);
+            }
             return Ok(stats);
         }
-        let Some((port, n)) = ports.recv(&mut buf, Duration::from_millis(50))? else {
+        let wait = queues
+            .drain(ports, &mut stats)
+            .map_or(Duration::from_millis(50), |w| {
+                w.min(Duration::from_millis(50))
+            });
+        let Some((port, n)) = ports.recv(&mut buf, wait)? else {
             continue;
         };
         out.clear();
-        pipeline
-            .lock()
-            .expect("pipeline lock")
-            .process(port, &buf[..n], &mut out);
-        for e in &out {
-            if ports.send(e.port, &e.frame).is_err() {
-                stats.tx_errors += 1;
+        {
+            let mut p = pipeline.lock().expect("pipeline lock");
+            if queues.rate_pps.is_some() {
+                p.queue_depth = queues.depths();
             }
+            p.process(port, &buf[..n], &mut out);
+        }
+        for e in &out {
+            queues.push(e.port, &e.frame, ports, &mut stats);
         }
     }
 }

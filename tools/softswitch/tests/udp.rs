@@ -52,7 +52,9 @@ fn block_scenario(
     stats: &Path,
     send: &dyn Fn(usize, &[u8]),
     recv: &dyn Fn(usize) -> Vec<u8>,
+    expect_ecn: bool,
 ) {
+    let mut marked = 0;
     let block = &plan.blocks[0];
     let value = |v: u32| -> [i32; LANES] {
         std::array::from_fn(|i| (v as i32 * 31 + i as i32) % 1000 - 500)
@@ -78,6 +80,8 @@ fn block_scenario(
             let (r, lanes) = FrameRepr::parse(&buf).unwrap();
             assert_eq!(r.sgnn.packet_type, PacketType::Result);
             assert_eq!(r.ip.dst, worker_ip(w as u16));
+            assert_eq!(r.sgnn.flags.ecn, r.ip.ecn == 3, "both ECN marks or neither");
+            marked += r.sgnn.flags.ecn as u64;
             let v = r.sgnn.dst_id;
             let mut want = [0i32; LANES];
             for &u in plan.graph.neighbors(v) {
@@ -111,6 +115,13 @@ fn block_scenario(
         block.num_contributions()
     );
     assert_eq!(json["drop_malformed"].as_u64().unwrap(), 0);
+    assert_eq!(json["queue_drops"].as_u64().unwrap(), 0);
+    if expect_ecn {
+        assert!(marked > 0, "a queue over the threshold marks results");
+        assert!(json["max_queue_depth"].as_u64().unwrap() > 2);
+    } else {
+        assert_eq!(marked, 0);
+    }
     assert_eq!(json["tx_errors"].as_u64().unwrap(), 0);
     // Port counters: every port received its sources' frames plus one block-done.
     let rx: u64 = (0..WORKERS)
@@ -119,8 +130,7 @@ fn block_scenario(
     assert_eq!(rx, block.sources.len() as u64 + WORKERS as u64);
 }
 
-#[test]
-fn softswitch_binary_aggregates_a_block_over_udp() {
+fn run_over_udp(extra: &[&str], expect_ecn: bool) {
     let plan = one_block_plan();
     let dir = tempfile::tempdir().unwrap();
     plan.save(dir.path()).unwrap();
@@ -141,6 +151,7 @@ fn softswitch_binary_aggregates_a_block_over_udp() {
         )
         .args(["--exit-after-blocks", "1", "--stats-json"])
         .arg(&stats)
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -161,7 +172,17 @@ fn softswitch_binary_aggregates_a_block_over_udp() {
             .expect("a frame before the timeout");
         buf[..n].to_vec()
     };
-    block_scenario(&plan, child, &stats, &send, &recv);
+    block_scenario(&plan, child, &stats, &send, &recv, expect_ecn);
+}
+
+#[test]
+fn softswitch_binary_aggregates_a_block_over_udp() {
+    run_over_udp(&[], false);
+}
+
+#[test]
+fn a_slow_egress_port_builds_a_queue_and_marks_results_ecn() {
+    run_over_udp(&["--port-rate", "500", "--ecn-threshold", "2"], true);
 }
 
 #[test]
@@ -211,5 +232,5 @@ fn softswitch_binary_aggregates_a_block_over_veth_af_packet() {
             .expect("a frame before the timeout");
         buf[..n].to_vec()
     };
-    block_scenario(&plan, child, &stats, &send, &recv);
+    block_scenario(&plan, child, &stats, &send, &recv, false);
 }

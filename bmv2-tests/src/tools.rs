@@ -1,0 +1,105 @@
+//! Finding p4c and simple_switch_grpc, and compiling the P4 program.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The external P4 tools, found on `PATH` or named by `P4C` and `SIMPLE_SWITCH_GRPC`.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The p4c driver.
+    pub p4c: PathBuf,
+    /// bmv2's simple_switch_grpc.
+    pub simple_switch_grpc: PathBuf,
+}
+
+/// Outputs of compiling the P4 program.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// bmv2 JSON (the P4Runtime `p4_device_config` for bmv2).
+    pub bmv2_json: PathBuf,
+    /// P4Info in binary protobuf.
+    pub p4info_bin: PathBuf,
+    /// P4Info in text format, for people.
+    pub p4info_txt: PathBuf,
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
+
+fn find(env: &str, name: &str) -> Result<PathBuf, String> {
+    match std::env::var_os(env) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if p.is_file() {
+                Ok(p)
+            } else {
+                Err(format!("{env}={} is not a file", p.display()))
+            }
+        }
+        None => which(name).ok_or_else(|| {
+            format!("`{name}` is not on PATH and {env} is not set (build it from p4lang sources outside this repository, see bmv2-tests/README.md)")
+        }),
+    }
+}
+
+impl Tools {
+    /// Finds both tools, or says which is missing and how to provide it.
+    pub fn find() -> Result<Tools, String> {
+        Ok(Tools {
+            p4c: find("P4C", "p4c")?,
+            simple_switch_grpc: find("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")?,
+        })
+    }
+
+    /// `--version` of both, for the record.
+    pub fn versions(&self) -> String {
+        let v = |p: &Path| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                .unwrap_or_else(|e| format!("? ({e})"))
+        };
+        format!(
+            "{} / simple_switch_grpc {}",
+            v(&self.p4c),
+            v(&self.simple_switch_grpc)
+        )
+    }
+
+    /// Compiles `main_p4` for bmv2 v1model into `out_dir`.
+    pub fn compile(&self, main_p4: &Path, out_dir: &Path) -> Result<Compiled, String> {
+        std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+        let stem = main_p4
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("program");
+        let c = Compiled {
+            bmv2_json: out_dir.join(format!("{stem}.json")),
+            p4info_bin: out_dir.join(format!("{stem}.p4info.bin")),
+            p4info_txt: out_dir.join(format!("{stem}.p4info.txtpb")),
+        };
+        let files = format!("{},{}", c.p4info_bin.display(), c.p4info_txt.display());
+        let out = Command::new(&self.p4c)
+            .args(["--target", "bmv2", "--arch", "v1model", "--p4runtime-files"])
+            .arg(&files)
+            .arg("-o")
+            .arg(out_dir)
+            .arg(main_p4)
+            .output()
+            .map_err(|e| format!("running {}: {e}", self.p4c.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "p4c failed on {}:\n{}",
+                main_p4.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(c)
+    }
+}
