@@ -1,0 +1,444 @@
+//! Packet sequences that exercise every behaviour of the switch, each with the plan and
+//! settings it runs under. The same scenarios run against bmv2 and the software switch; the
+//! expected output of each step comes from the in-process model ([`softswitch::Pipeline`]).
+
+use rand::{Rng, SeedableRng};
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::codec::FixedPoint;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+use softswitch::{AggAction, Pipeline, SwitchConfig, Tables, WorkerPort};
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+/// One input frame and the port it enters on.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// Ingress port (= the sending worker for SwitchGNN frames).
+    pub port: u16,
+    /// The frame.
+    pub frame: Vec<u8>,
+    /// What the step is, for failure messages.
+    pub what: String,
+}
+
+/// A named scenario.
+pub struct Scenario {
+    /// Name.
+    pub name: &'static str,
+    /// The plan whose tables the switch holds.
+    pub plan: Plan,
+    /// Settings (registers) the control plane sets.
+    pub config: SwitchConfig,
+    /// `agg_table` entries beyond the plan's (cut edges delivered to hosts).
+    pub extra_entries: Vec<((u16, u32, u8), AggAction)>,
+    /// The input frames, in order.
+    pub steps: Vec<Step>,
+}
+
+impl Scenario {
+    /// The switch's tables for this scenario (plan, workers on ports 0..M, extras).
+    pub fn tables(&self) -> Tables {
+        let mut t = Tables::from_plan(&self.plan, &worker_ports(self.plan.workers()));
+        for &(k, a) in &self.extra_entries {
+            t.agg_table.insert(k, a);
+        }
+        t
+    }
+
+    /// A fresh model switch loaded like the device under test.
+    pub fn model(&self) -> Pipeline {
+        Pipeline::new(self.config.clone(), self.tables())
+    }
+}
+
+/// Worker `w` on port `w` with the testbed's addresses.
+pub fn worker_ports(workers: u32) -> Vec<WorkerPort> {
+    (0..workers as u16)
+        .map(|w| WorkerPort {
+            port: w,
+            mac: worker_mac(w),
+            ip: worker_ip(w),
+        })
+        .collect()
+}
+
+/// A frame from worker `w` to the switch.
+pub fn frame(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
+    frame_to(w, SWITCH_IP, s, lanes)
+}
+
+/// A frame from worker `w` to IPv4 `dst` (through the switch).
+pub fn frame_to(w: u16, dst: [u8; 4], s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
+    let r = FrameRepr {
+        eth: ethernet::Repr {
+            dst: SWITCH_MAC,
+            src: worker_mac(w),
+            ethertype: ethernet::ETHERTYPE_IPV4,
+        },
+        ip: ipv4::Repr {
+            src: worker_ip(w),
+            dst,
+            ttl: 64,
+            dscp: 10,
+            ..Default::default()
+        },
+        sgnn: s,
+    };
+    let mut buf = vec![0u8; r.frame_len()];
+    r.emit(lanes, &mut buf).expect("valid test frame");
+    buf
+}
+
+fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u32) -> Plan {
+    let g = sgnn_graph::load_graph(graph).expect("test graph loads");
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers,
+            partitioner: "metis".into(),
+            switch_mem_bytes: mem,
+            agg_bytes: 128,
+            feature_dim,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes,
+        },
+        graph_source: graph.into(),
+        max_abs_value: 1.0,
+    };
+    let (p, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).expect("test plan");
+    sgnn_plan::verify(&p).expect("test plan verifies");
+    p
+}
+
+/// Cora from `../shared/datasets` when present, else an R-MAT graph of similar size.
+pub fn real_graph() -> String {
+    let cora = crate::repo_root().join("../shared/datasets/cora/edges.txt.gz");
+    if cora.exists() {
+        cora.display().to_string()
+    } else {
+        eprintln!("note: cora not found at {}, using R-MAT", cora.display());
+        "rmat:scale=11,edge_factor=2,seed=3".into()
+    }
+}
+
+fn config(plan: &Plan) -> SwitchConfig {
+    SwitchConfig {
+        aggregators: 65536,
+        workers: plan.workers() as u16,
+        blocks_per_round: plan.blocks.len() as u16,
+        mac: SWITCH_MAC,
+        ip: SWITCH_IP,
+        ..SwitchConfig::default()
+    }
+}
+
+/// Encoded random features, `enc[v][segment]`, that never saturate a sum.
+fn features(plan: &Plan, seed: u64) -> Vec<Vec<[i32; LANES]>> {
+    let n = plan.graph.num_vertices();
+    let maxdeg = (0..n as u32)
+        .map(|v| plan.graph.degree(v))
+        .max()
+        .unwrap_or(1) as u32;
+    let fp = FixedPoint::for_sum(1.0, maxdeg.max(1)).expect("codec");
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            (0..plan.manifest.segments)
+                .map(|_| {
+                    let x: Vec<f32> = (0..LANES).map(|_| rng.gen_range(-1.0..1.0)).collect();
+                    let mut e = [0i32; LANES];
+                    fp.encode(&x, &mut e);
+                    e
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn data_repr(plan: &Plan, src: u32, block: u16, round: u16, segment: u16) -> Repr {
+    let mut s = Repr::new(PacketType::Data);
+    s.worker_id = plan.partition[src as usize] as u16;
+    s.src_id = src;
+    s.block_id = block;
+    s.round = round;
+    s.segment = segment;
+    s.frac_bits = 20;
+    s
+}
+
+/// Every source of every block, every segment, then block-done from every worker.
+fn whole_round(plan: &Plan, enc: &[Vec<[i32; LANES]>], round: u16) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for (b, block) in plan.blocks.iter().enumerate() {
+        for &src in &block.sources {
+            for seg in 0..plan.manifest.segments as u16 {
+                let s = data_repr(plan, src, b as u16, round, seg);
+                steps.push(Step {
+                    port: s.worker_id,
+                    frame: frame(s.worker_id, s, Some(&enc[src as usize][seg as usize])),
+                    what: format!("data round {round} block {b} src {src} seg {seg}"),
+                });
+            }
+        }
+        steps.extend(block_done_all(plan, b as u16, round));
+    }
+    steps
+}
+
+fn block_done(w: u16, block: u16, round: u16) -> Step {
+    let mut s = Repr::new(PacketType::BlockDone);
+    s.worker_id = w;
+    s.block_id = block;
+    s.round = round;
+    Step {
+        port: w,
+        frame: frame(w, s, None),
+        what: format!("block-done w{w} round {round} block {block}"),
+    }
+}
+
+fn block_done_all(plan: &Plan, block: u16, round: u16) -> Vec<Step> {
+    (0..plan.workers() as u16)
+        .map(|w| block_done(w, block, round))
+        .collect()
+}
+
+/// One block of a small real graph (cora, 4 workers, 2 segments per vertex).
+pub fn one_block_real_graph() -> Scenario {
+    let plan = plan_for(&real_graph(), 4, 8 << 20, 64, 256);
+    assert_eq!(plan.blocks.len(), 1);
+    let enc = features(&plan, 1);
+    let steps = whole_round(&plan, &enc, 0);
+    Scenario {
+        name: "one_block_real_graph",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
+/// Several blocks with hubs feeding many aggregators each (recirculation), two rounds:
+/// aggregators are reused across blocks and rounds.
+pub fn recirculation_and_reuse() -> Scenario {
+    let plan = plan_for("rmat:scale=8,edge_factor=8,seed=5", 3, 24 * 1024, 32, 16);
+    assert!(plan.blocks.len() > 1, "several blocks");
+    assert!(
+        plan.blocks.iter().any(|b| b.max_passes() >= 4),
+        "a source feeds at least 4 aggregators"
+    );
+    let enc = features(&plan, 2);
+    let mut steps = whole_round(&plan, &enc, 0);
+    steps.extend(whole_round(&plan, &enc, 1));
+    Scenario {
+        name: "recirculation_and_reuse",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
+/// Duplicates, resends (aggregator released, bypass to the host), a cut edge delivered to the
+/// host, stale data, and block sync with a lost advance (the stale block-done is answered).
+pub fn loss_recovery_paths() -> Scenario {
+    let plan = plan_for("rmat:scale=7,edge_factor=6,seed=9", 3, 1 << 20, 32, 256);
+    let enc = features(&plan, 3);
+    let block = &plan.blocks[0];
+    let mut steps = Vec::new();
+    let src_frame = |i: usize, resend: bool, pass: u8| {
+        let src = block.sources[i];
+        let mut s = data_repr(&plan, src, 0, 0, 0);
+        s.flags.resend = resend;
+        s.pass = pass;
+        Step {
+            port: s.worker_id,
+            frame: frame(s.worker_id, s, Some(&enc[src as usize][0])),
+            what: format!("data src {src} resend {resend} pass {pass}"),
+        }
+    };
+    let n = block.sources.len();
+    // The first half of the sources, the first one twice (a network duplicate).
+    for i in 0..n / 2 {
+        steps.push(src_frame(i, false, 0));
+    }
+    steps.push(src_frame(0, false, 0));
+    // A resend of the second source for its first aggregator, and for its last.
+    steps.push(src_frame(1, true, 0));
+    let last = block.passes(1).len() as u8 - 1;
+    steps.push(src_frame(1, true, last));
+    // A host sending a nonzero pass without RESEND: unexpected.
+    steps.push(src_frame(2, false, 1));
+    // The rest of the sources: aggregators released by the resends bypass.
+    for i in n / 2..n {
+        steps.push(src_frame(i, false, 0));
+    }
+    // Data for a later block and round: stale.
+    let mut s = data_repr(&plan, block.sources[0], 0, 5, 0);
+    s.round = 5;
+    steps.push(Step {
+        port: s.worker_id,
+        frame: frame(s.worker_id, s, Some(&[1; LANES])),
+        what: "data of a future round".into(),
+    });
+    // A cut edge: the extra `deliver` entry sends vertex 100000's value to worker 1's host.
+    let mut s = data_repr(&plan, 0, 0, 0, 0);
+    s.src_id = 100_000;
+    s.worker_id = 0;
+    steps.push(Step {
+        port: 0,
+        frame: frame(0, s, Some(&[7; LANES])),
+        what: "cut edge (deliver)".into(),
+    });
+    // Block sync: worker 0 twice (duplicate), then all; then worker 2 lost the advance and
+    // reports the finished block again.
+    steps.push(block_done(0, 0, 0));
+    steps.extend(block_done_all(&plan, 0, 0));
+    steps.push(block_done(2, 0, 0));
+    // A block-done for a block far ahead: stale the other way.
+    steps.push(block_done(1, 9, 3));
+    let extra = vec![(
+        (0u16, 100_000u32, 0u8),
+        AggAction::Deliver {
+            dst_id: 42,
+            dst_worker: 1,
+            more: false,
+        },
+    )];
+    Scenario {
+        name: "loss_recovery_paths",
+        config: config(&plan),
+        plan,
+        extra_entries: extra,
+        steps,
+    }
+}
+
+/// Host-to-host traffic (ack, fetch, bypass, plain UDP) forwarded untouched; frames with no
+/// route, not IPv4, or malformed SwitchGNN dropped and counted; the drop simulator.
+pub fn forwarding_and_malformed() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 2, 1 << 20, 32, 256);
+    let mut steps = Vec::new();
+    let mut push = |port: u16, frame: Vec<u8>, what: &str| {
+        steps.push(Step {
+            port,
+            frame,
+            what: what.into(),
+        })
+    };
+    let mut ack = Repr::new(PacketType::Ack);
+    ack.worker_id = 0;
+    ack.src_id = 3;
+    ack.dst_id = 4;
+    push(0, frame_to(0, worker_ip(1), ack, None), "ack 0->1");
+    let mut fetch = Repr::new(PacketType::FetchReq);
+    fetch.worker_id = 1;
+    fetch.src_id = 5;
+    push(1, frame_to(1, worker_ip(0), fetch, None), "fetch 1->0");
+    let mut byp = Repr::new(PacketType::Bypass);
+    byp.worker_id = 0;
+    byp.src_id = 5;
+    byp.dst_id = 6;
+    push(
+        0,
+        frame_to(0, worker_ip(1), byp, Some(&[3; LANES])),
+        "bypass 0->1",
+    );
+    // Plain UDP to worker 1.
+    let mut udp = frame(0, Repr::new(PacketType::BlockDone), None);
+    udp[14 + 9] = 17;
+    udp[14 + 16..14 + 20].copy_from_slice(&worker_ip(1));
+    fix_ipv4_checksum(&mut udp);
+    push(0, udp.clone(), "plain UDP 0->1");
+    // No route.
+    let mut lost = udp.clone();
+    lost[14 + 16..14 + 20].copy_from_slice(&[192, 168, 9, 9]);
+    fix_ipv4_checksum(&mut lost);
+    push(0, lost, "UDP with no route");
+    // Not IPv4.
+    let mut arp = udp.clone();
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    push(0, arp, "ARP");
+    // Malformed SwitchGNN frames.
+    let good = frame(0, Repr::new(PacketType::BlockDone), None);
+    let mut bad = good.clone();
+    bad[24] ^= 0xff;
+    push(0, bad, "bad IPv4 checksum");
+    let mut bad = good.clone();
+    bad[34] = 0x25; // version 2, block-done
+    push(0, bad, "bad version");
+    let mut bad = good.clone();
+    bad[34] = 0x1f; // version 1, type 15
+    push(0, bad, "unknown type");
+    let mut bad = good.clone();
+    bad[34 + 22] = 1;
+    push(0, bad, "reserved nonzero");
+    let mut bad = good.clone();
+    bad[34 + 1] = 0x80;
+    push(0, bad, "ACK flag on block-done");
+    let mut bad = good.clone();
+    bad[34 + 21] = 31;
+    push(0, bad, "frac_bits 31");
+    let d = data_repr(&plan, 0, 0, 0, 0);
+    let good_data = frame(d.worker_id, d, Some(&[0; LANES]));
+    push(0, good_data[..100].to_vec(), "truncated data");
+    let mut r = Repr::new(PacketType::Result);
+    r.worker_id = 1;
+    push(1, frame(1, r, Some(&[0; LANES])), "result from a host");
+    let mut adv = Repr::new(PacketType::BlockAdvance);
+    adv.worker_id = 1;
+    push(1, frame(1, adv, None), "advance from a host");
+    push(0, block_done(77, 0, 0).frame, "unknown worker's block-done");
+    Scenario {
+        name: "forwarding_and_malformed",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
+/// The drop simulator dropping every third SwitchGNN frame of a block.
+pub fn drop_simulator() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 2, 1 << 20, 32, 256);
+    let enc = features(&plan, 4);
+    let steps = whole_round(&plan, &enc, 0);
+    let mut config = config(&plan);
+    config.drop_every = 3;
+    Scenario {
+        name: "drop_simulator",
+        config,
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
+/// Every scenario.
+pub fn all() -> Vec<Scenario> {
+    vec![
+        one_block_real_graph(),
+        recirculation_and_reuse(),
+        loss_recovery_paths(),
+        forwarding_and_malformed(),
+        drop_simulator(),
+    ]
+}
+
+/// Recomputes the IPv4 header checksum of an Ethernet frame (after a test edits the header).
+pub fn fix_ipv4_checksum(frame: &mut [u8]) {
+    let h = &mut frame[14..34];
+    h[10] = 0;
+    h[11] = 0;
+    let mut sum: u32 = 0;
+    for c in h.chunks(2) {
+        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    let c = !(sum as u16);
+    h[10..12].copy_from_slice(&c.to_be_bytes());
+}

@@ -1,0 +1,52 @@
+//! The scenarios run on the model alone do what they are meant to exercise (so a differential
+//! run that matches the model has tested something).
+
+use sgnn_bmv2_tests::scenario;
+
+#[test]
+fn every_scenario_exercises_its_behaviour_on_the_model() {
+    for sc in scenario::all() {
+        let mut m = sc.model();
+        let mut out = Vec::new();
+        for st in &sc.steps {
+            m.process(st.port, &st.frame, &mut out);
+        }
+        let c = &m.counters;
+        match sc.name {
+            "one_block_real_graph" => {
+                assert!(c.results > 100 && c.block_advance == 1, "{c:?}");
+                assert_eq!(m.busy_aggregators(), 0);
+            }
+            "recirculation_and_reuse" => {
+                assert!(c.recirculated > 100, "{c:?}");
+                assert_eq!(c.block_advance as usize, 2 * sc.plan.blocks.len());
+                assert_eq!(m.busy_aggregators(), 0);
+            }
+            "loss_recovery_paths" => {
+                assert!(c.bypassed >= 2, "{c:?}");
+                assert_eq!(c.delivered, 1);
+                assert_eq!(c.block_done_duplicate, 1);
+                assert_eq!(c.block_done_stale, 1);
+                assert_eq!(c.drop_stale, 2);
+                assert_eq!(c.drop_unexpected, 1);
+                assert_eq!(c.block_advance, 1);
+            }
+            "forwarding_and_malformed" => {
+                assert_eq!(c.forwarded, 4);
+                assert_eq!(c.drop_no_route, 1);
+                assert_eq!(c.drop_not_ipv4, 1);
+                assert_eq!(c.drop_malformed, 7);
+                assert_eq!(c.drop_unexpected, 2);
+                assert_eq!(c.drop_unknown_worker, 1);
+            }
+            "drop_simulator" => {
+                assert_eq!(c.drop_simulated, sc.steps.len() as u64 / 3);
+                assert!(
+                    m.busy_aggregators() > 0,
+                    "lost contributions leave aggregators busy"
+                );
+            }
+            other => panic!("unchecked scenario {other}"),
+        }
+    }
+}
