@@ -305,6 +305,7 @@ pub fn loss_recovery_paths() -> Scenario {
             dst_id: 42,
             dst_worker: 1,
             more: false,
+            seen_base: 60_000,
         },
     )];
     Scenario {

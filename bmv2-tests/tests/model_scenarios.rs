@@ -25,6 +25,7 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
             "loss_recovery_paths" => {
                 assert!(c.bypassed >= 2, "{c:?}");
                 assert_eq!(c.delivered, 1);
+                assert_eq!(c.drop_duplicate, 1);
                 assert_eq!(c.block_done_duplicate, 1);
                 assert_eq!(c.block_done_stale, 1);
                 assert_eq!(c.drop_stale, 2);

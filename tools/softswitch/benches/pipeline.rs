@@ -24,6 +24,7 @@ fn bench(c: &mut Criterion) {
                 dst_worker: 0,
                 expected: FAN_IN as u16,
                 more: false,
+                seen_base: src,
             }),
         );
     }

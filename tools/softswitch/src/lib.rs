@@ -9,7 +9,9 @@ pub mod pipeline;
 pub mod ports;
 pub mod tables;
 
-pub use pipeline::{Counters, Emitted, Pipeline, PortCount, SwitchConfig, PORTS};
+pub use pipeline::{
+    Counters, Emitted, Pipeline, PortCount, SwitchConfig, PORTS, SEEN_CELLS, SEEN_VALID,
+};
 pub use tables::{
     AggAction, AggregateParams, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,
 };

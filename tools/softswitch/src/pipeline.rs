@@ -93,7 +93,16 @@ pub struct Registers {
     pub sync_count: u16,
     /// `drop_seen`: SwitchGNN frames from hosts since the last `drop_every` drop.
     pub drop_seen: u32,
+    /// `src_seen`: per (source, segment) of the block, `SEEN_VALID | round << 16 | block` of
+    /// the last first-pass contribution taken (duplicates are dropped).
+    pub src_seen: Vec<u64>,
 }
+
+/// Valid bit of a `src_seen` cell (the register is 33 bits wide).
+pub const SEEN_VALID: u64 = 1 << 32;
+
+/// Cells of `src_seen` (the P4 program's `SEEN_CELLS`).
+pub const SEEN_CELLS: usize = 1 << 18;
 
 /// Counters, one per event and per drop reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -148,11 +157,13 @@ pub struct Counters {
     pub drop_unknown_worker: u64,
     /// Contributions that saturated at least one lane while adding (never silent).
     pub saturated: u64,
+    /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
+    pub drop_duplicate: u64,
 }
 
 impl Counters {
     /// Names in the order of the P4 program's `events` counter indices.
-    pub const NAMES: [&'static str; 25] = [
+    pub const NAMES: [&'static str; 26] = [
         "rx",
         "tx",
         "data",
@@ -178,10 +189,11 @@ impl Counters {
         "drop_bad_index",
         "drop_unknown_worker",
         "saturated",
+        "drop_duplicate",
     ];
 
     /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
-    pub fn to_array(&self) -> [u64; 25] {
+    pub fn to_array(&self) -> [u64; 26] {
         [
             self.rx,
             self.tx,
@@ -208,6 +220,7 @@ impl Counters {
             self.drop_bad_index,
             self.drop_unknown_worker,
             self.saturated,
+            self.drop_duplicate,
         ]
     }
 }
@@ -274,6 +287,7 @@ impl Pipeline {
             sync_done: vec![false; config.workers as usize],
             sync_count: 0,
             drop_seen: 0,
+            src_seen: vec![0; SEEN_CELLS],
         };
         let rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.drop_seed);
         Pipeline {
@@ -462,11 +476,31 @@ impl Pipeline {
                 self.counters.drop_no_entry += 1;
                 return;
             };
+            // A host's first copy of (source, segment) in this round and block goes on; a
+            // network duplicate would be added twice and complete an aggregate early.
+            if pass == 0 && !resend {
+                let base = match action {
+                    AggAction::Aggregate(p) => p.seen_base,
+                    AggAction::Deliver { seen_base, .. } => seen_base,
+                };
+                let idx = base as u64 + s.segment as u64;
+                if idx >= self.regs.src_seen.len() as u64 {
+                    self.counters.drop_bad_index += 1;
+                    return;
+                }
+                let mark = SEEN_VALID | tag(s.round, s.block_id) as u64;
+                if self.regs.src_seen[idx as usize] == mark {
+                    self.counters.drop_duplicate += 1;
+                    return;
+                }
+                self.regs.src_seen[idx as usize] = mark;
+            }
             let more = match action {
                 AggAction::Deliver {
                     dst_id,
                     dst_worker,
                     more,
+                    ..
                 } => {
                     self.counters.delivered += 1;
                     self.bypass(&repr, dst_id, dst_worker, &lanes, out);

@@ -2,7 +2,7 @@
 //!
 //! | table | key | actions |
 //! |---|---|---|
-//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more)`, `deliver(dst_id, dst_worker, more)` |
+//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base)`, `deliver(dst_id, dst_worker, more, seen_base)` |
 //! | `worker_table` | `worker_id` exact | `set_worker(port)` |
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
@@ -63,6 +63,8 @@ pub struct AggregateParams {
     pub expected: u16,
     /// Whether the source feeds another aggregator (recirculate with `pass + 1`).
     pub more: bool,
+    /// First `src_seen` cell of the source in this block; segment `s` uses `seen_base + s`.
+    pub seen_base: u32,
 }
 
 /// Actions of `agg_table`.
@@ -79,6 +81,8 @@ pub enum AggAction {
         dst_worker: u16,
         /// Whether another pass follows.
         more: bool,
+        /// First `src_seen` cell of the source in this block.
+        seen_base: u32,
     },
 }
 
@@ -170,6 +174,7 @@ impl Tables {
     /// Installs block `b`'s `agg_table` entries.
     pub fn install_block(&mut self, plan: &Plan, b: usize) {
         let block = &plan.blocks[b];
+        let segments = plan.manifest.segments;
         for (i, &src) in block.sources.iter().enumerate() {
             let passes = block.passes(i);
             for (p, &row) in passes.iter().enumerate() {
@@ -182,6 +187,7 @@ impl Tables {
                         dst_worker: plan.partition[slot.dst as usize] as u16,
                         expected: slot.expected as u16,
                         more: p + 1 < passes.len(),
+                        seen_base: i as u32 * segments,
                     }),
                 );
             }

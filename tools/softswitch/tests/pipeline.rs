@@ -166,6 +166,9 @@ fn run_round(
             }
         }
         if let Some(seed) = shuffle {
+            // Every frame twice (a network that duplicates), in random order.
+            let copies = frames.clone();
+            frames.extend(copies);
             frames.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ b as u64));
         }
         let mut out = Vec::new();
@@ -219,7 +222,7 @@ fn run_round(
 }
 
 #[test]
-fn switch_sums_equal_host_sums_exactly_in_order_and_shuffled() {
+fn switch_sums_equal_host_sums_exactly_in_order_and_duplicated_and_shuffled() {
     let plan = plan(64, 16 * 1024);
     assert!(plan.blocks.len() > 1 && plan.blocks.iter().any(|b| b.max_passes() > 1));
     let enc = features(&plan, 7);
@@ -237,9 +240,11 @@ fn switch_sums_equal_host_sums_exactly_in_order_and_shuffled() {
     assert_eq!(sw.counters.aggregated, contributions * segs);
     assert_eq!(sw.counters.recirculated, passes_extra * segs);
     assert_eq!(sw.counters.saturated, 0);
-    // Round 1, every block's sends shuffled: the same sums.
+    // Round 1, every block's sends duplicated and shuffled: the same sums.
     let got = run_round(&plan, &mut sw, &enc, 1, Some(99));
     assert_eq!(got, want);
+    let sent: u64 = plan.blocks.iter().map(|b| b.sources.len() as u64).sum();
+    assert_eq!(sw.counters.drop_duplicate, sent * segs);
     assert_eq!(
         sw.counters.drop_stale + sw.counters.drop_malformed + sw.counters.drop_no_entry,
         0
@@ -479,6 +484,7 @@ fn counters_array_follows_the_p4_event_indices() {
     assert_eq!(at("drop_malformed"), 7);
     assert_eq!(at("saturated"), 9);
     assert_eq!(a.iter().sum::<u64>(), 17);
+    assert_eq!(a.len(), softswitch::Counters::NAMES.len());
     // The serde names are the P4 names, in the same order.
     let v = serde_json::to_value(&c).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
