@@ -11,6 +11,7 @@ pub mod blocks;
 pub mod order;
 pub mod partition;
 pub mod planner;
+pub mod program;
 pub mod report;
 pub mod units;
 
