@@ -168,3 +168,52 @@ pub mod addressing {
         [10, 1, (w >> 8) as u8, w as u8]
     }
 }
+
+/// DSCP traffic classes: hosts mark every frame with its class, the switch maps each class to a
+/// priority queue (`dscp_priority`), so block control and results are served before bulk data.
+///
+/// | class | DSCP | switch queue (7 first) | frames |
+/// |---|---|---|---|
+/// | block control | 46 (EF) | 7 | BlockDone, BlockAdvance |
+/// | results and acks | 34 (AF41) | 5 | Result, Ack |
+/// | recovery | 26 (AF31) | 4 | FetchReq, Bypass (host to host and switch bypass) |
+/// | feature data | 10 (AF11) | 2 | Data, host-based baseline exchange |
+/// | background | 0 (best effort) | 0 | everything else |
+///
+/// Like Hermod, the classes that unblock others (control, results) go first; unlike Hermod
+/// there is no per-flow priority inside a class. A frame the switch builds keeps the DSCP of
+/// the frame that caused it (a Result carries the completing Data frame's DSCP); hosts re-mark
+/// by class when they send.
+pub mod dscp {
+    use crate::PacketType;
+
+    /// Block control.
+    pub const BLOCK_CONTROL: u8 = 46;
+    /// Results and acks.
+    pub const RESULT_ACK: u8 = 34;
+    /// Fetch and bypass.
+    pub const RECOVERY: u8 = 26;
+    /// Feature data.
+    pub const DATA: u8 = 10;
+    /// Background.
+    pub const BACKGROUND: u8 = 0;
+
+    /// (name, DSCP, switch priority queue) of every class, control first.
+    pub const CLASSES: [(&str, u8, u8); 5] = [
+        ("block control", BLOCK_CONTROL, 7),
+        ("results and acks", RESULT_ACK, 5),
+        ("recovery", RECOVERY, 4),
+        ("feature data", DATA, 2),
+        ("background", BACKGROUND, 0),
+    ];
+
+    /// The class a host marks a SwitchGNN frame of `t` with.
+    pub const fn for_type(t: PacketType) -> u8 {
+        match t {
+            PacketType::BlockDone | PacketType::BlockAdvance => BLOCK_CONTROL,
+            PacketType::Result | PacketType::Ack => RESULT_ACK,
+            PacketType::FetchReq | PacketType::Bypass => RECOVERY,
+            PacketType::Data => DATA,
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::dscp;
 
 /// Sizes compiled into the switch (`p4/v1model/config.p4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +84,7 @@ pub struct Deployment {
 
 impl Deployment {
     /// Worker `w` on port `w`, recirculation on port `workers`, no ECN, no drops, and the
-    /// documented DSCP classes (see `docs/protocol.md`).
+    /// DSCP classes of [`sgnn_wire::dscp`].
     pub fn standard(workers: u32) -> Deployment {
         Deployment {
             worker_ports: (0..workers).collect(),
@@ -91,50 +92,10 @@ impl Deployment {
             ecn_threshold: u32::MAX,
             drop_every: 0,
             drop_probability: 0.0,
-            dscp_priority: DSCP_CLASSES.iter().map(|c| (c.dscp, c.queue)).collect(),
+            dscp_priority: dscp::CLASSES.iter().map(|&(_, d, q)| (d, q)).collect(),
         }
     }
 }
-
-/// A traffic class: its DSCP and the priority queue the switch serves it from.
-#[derive(Debug, Clone, Copy)]
-pub struct DscpClass {
-    /// Name.
-    pub name: &'static str,
-    /// DSCP codepoint the host marks.
-    pub dscp: u8,
-    /// simple_switch priority queue (7 is served first).
-    pub queue: u8,
-}
-
-/// The DSCP classes hosts mark and the switch's queues: control first, bulk data last.
-pub const DSCP_CLASSES: [DscpClass; 5] = [
-    DscpClass {
-        name: "block control (block-done, block-advance)",
-        dscp: 46,
-        queue: 7,
-    },
-    DscpClass {
-        name: "results and acks",
-        dscp: 34,
-        queue: 5,
-    },
-    DscpClass {
-        name: "fetch and bypass (recovery)",
-        dscp: 26,
-        queue: 4,
-    },
-    DscpClass {
-        name: "feature data",
-        dscp: 10,
-        queue: 2,
-    },
-    DscpClass {
-        name: "background",
-        dscp: 0,
-        queue: 0,
-    },
-];
 
 /// The multicast group of block-advance.
 pub const ADVANCE_GROUP: u32 = 1;
