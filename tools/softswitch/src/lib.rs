@@ -5,6 +5,7 @@
 //! counters, processing one frame at a time and returning the frames it emits. It runs behind
 //! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
 
+pub mod control;
 pub mod pipeline;
 pub mod ports;
 pub mod tables;
