@@ -708,9 +708,19 @@ impl Engine {
         }
         let view = self.view.clone();
         let max = self.cfg.max_backoff_ns;
+        // While this worker still makes first transmissions its peers most likely do too:
+        // what is missing is probably not lost yet.
+        let sending = self.data_pending();
+        if sending {
+            if let Phase::Block(bs) = &mut self.phase {
+                bs.fetch_at = bs.fetch_at.max(now + self.cfg.fetch_timeout_ns);
+            } else if let Phase::Host(hs) = &mut self.phase {
+                hs.fetch_at = hs.fetch_at.max(now + self.cfg.fetch_timeout_ns);
+            }
+        }
         match &mut self.phase {
             Phase::Block(bs) => {
-                if bs.incomplete > 0 && now >= bs.fetch_at {
+                if bs.incomplete > 0 && now >= bs.fetch_at && !sending {
                     bs.fetch_at = now + bs.fetch_backoff;
                     bs.fetch_backoff = (bs.fetch_backoff * 2).min(max);
                     self.fetch_missing_block(now);
@@ -735,7 +745,7 @@ impl Engine {
                     self.send_block_done(self.round, b);
                 }
             }
-            Phase::Host(hs) if hs.missing > 0 && now >= hs.fetch_at => {
+            Phase::Host(hs) if hs.missing > 0 && now >= hs.fetch_at && !sending => {
                 hs.fetch_at = now + hs.fetch_backoff;
                 hs.fetch_backoff = (hs.fetch_backoff * 2).min(max);
                 self.fetch_missing_host(now, &view);
