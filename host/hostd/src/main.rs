@@ -1,0 +1,485 @@
+//! `sgnn-hostd`: one SwitchGNN worker. Runs the layers of a stand-alone run over the switch
+//! (or the host-based baseline), or serves a training process over a Unix socket.
+
+use std::io::{BufReader, BufWriter};
+use std::net::SocketAddr;
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use sgnn_graph::npy::write_npy;
+use sgnn_graph::Features;
+use sgnn_plan::Plan;
+use sgnn_transport::datapath::UdpDatapath;
+use sgnn_transport::ipc::{self, Reply, Request};
+use sgnn_transport::reference::{next_layer, reference_sums};
+use sgnn_transport::{
+    DscpMap, EngineConfig, Layer, Mode, RateConfig, Session, TransportError, WorkerView,
+};
+
+const ABOUT: &str = "SwitchGNN host daemon: one worker's side of in-network graph propagation.";
+
+const LONG_ABOUT: &str = "SwitchGNN host daemon: one worker's side of in-network graph propagation.
+
+Loads worker --worker-id's schedule from a plan directory (switch-ctl plan --out DIR), checks
+that the plan fits (worker id, feature size, switch), checks the switch routes this worker
+back to itself (a probe), then per layer sends its vertices block by block, collects the
+switch's aggregates, recovers losses (acks, fetch, RESEND), adds local neighbours and hands
+the per-vertex neighbour sums on. Each UDP datagram carries one Ethernet frame, as the
+softswitch expects. Protocol: docs/host.md.
+
+Two ways to run:
+  stand-alone   --layers L forward rounds then L backward rounds on random (--seed) or
+                --features FILE.npy features; the next layer's input is the neighbour mean.
+                --verify compares every round with a single-process reference.
+  --serve PATH  a training process connects to the Unix socket PATH and sends PROPAGATE
+                requests (framing in docs/host.md); the daemon exits after CLOSE.
+
+Example (4 workers, loopback; start softswitch first with the same plan):
+  softswitch --plan plan --listen 127.0.0.1:9000 --worker 127.0.0.1:9100 ... --worker 127.0.0.1:9103
+  sgnn-hostd --plan plan --worker-id 0 --switch 127.0.0.1:9000 --bind 127.0.0.1:9100 \\
+             --layers 2 --feature-dim 64 --seed 1 --verify --stats-json w0.json";
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ModeArg {
+    /// In-network aggregation by the plan's blocks.
+    Switchgnn,
+    /// Baseline: boundary vertices unicast host to host, summed at the receiver.
+    HostBased,
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "sgnn-hostd", version, about = ABOUT, long_about = LONG_ABOUT)]
+struct Args {
+    /// Plan directory written by `switch-ctl plan --out`.
+    #[arg(long, value_name = "DIR")]
+    plan: PathBuf,
+    /// This worker's id (0-based; the plan's partition numbering).
+    #[arg(long, value_name = "W")]
+    worker_id: u32,
+    /// UDP address of the switch (softswitch --listen).
+    #[arg(long, value_name = "ADDR")]
+    switch: SocketAddr,
+    /// UDP address to bind: must be the switch's W-th --worker address.
+    #[arg(long, value_name = "ADDR")]
+    bind: SocketAddr,
+    /// SwitchGNN (in-network) or the host-based baseline.
+    #[arg(long, value_enum, default_value = "switchgnn")]
+    mode: ModeArg,
+
+    /// Forward layers of a stand-alone run (each followed, in reverse, by a backward round).
+    #[arg(long, default_value_t = 1, value_name = "L")]
+    layers: u32,
+    /// Skip the backward rounds.
+    #[arg(long)]
+    no_backward: bool,
+    /// Values per vertex; at most the plan's aggregators per vertex x 32 (default: the
+    /// plan's --feature-dim).
+    #[arg(long, value_name = "D")]
+    feature_dim: Option<usize>,
+    /// Features of all vertices, `.npy` [N, D] (float32/64 or integers); default random.
+    #[arg(long, value_name = "FILE.npy")]
+    features: Option<PathBuf>,
+    /// Seed of the random features (uniform in [-1, 1); gradients use seed + 1). Every worker
+    /// must use the same seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Compare every round's sums with a single-process reference (bit for bit); fail on
+    /// any difference.
+    #[arg(long)]
+    verify: bool,
+    /// Write each round's sums as DIR/wWWW_rRRR.npy (float32 [local vertices, D]) and the
+    /// row order as DIR/wWWW_vertices.npy.
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<PathBuf>,
+    /// Serve a training process on this Unix socket instead of a stand-alone run.
+    #[arg(long, value_name = "PATH")]
+    serve: Option<PathBuf>,
+    /// Write counters (per class packets/bytes, retransmissions, fetches, ECN marks, rate over
+    /// time, per-round times) as JSON here at exit.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+
+    /// Aggregator memory the switch really has, in bytes; a plan needing more is refused
+    /// (default: trust the plan's --switch-mem).
+    #[arg(long, value_name = "BYTES")]
+    switch_mem: Option<u64>,
+    /// Skip the start-up probe through the switch.
+    #[arg(long)]
+    no_probe: bool,
+
+    /// Starting send rate, Mbit/s on the wire.
+    #[arg(long, default_value_t = 1000.0, value_name = "MBPS")]
+    rate_mbps: f64,
+    /// Lowest rate after ECN halvings, Mbit/s.
+    #[arg(long, default_value_t = 10.0, value_name = "MBPS")]
+    min_rate_mbps: f64,
+    /// Highest rate (line rate), Mbit/s.
+    #[arg(long, default_value_t = 10_000.0, value_name = "MBPS")]
+    max_rate_mbps: f64,
+    /// Additive increase per interval without ECN marks, Mbit/s.
+    #[arg(long, default_value_t = 50.0, value_name = "MBPS")]
+    rate_increase_mbps: f64,
+    /// Additive-increase interval, microseconds.
+    #[arg(long, default_value_t = 1000, value_name = "US")]
+    rate_increase_interval_us: u64,
+    /// At most one halving per this many microseconds.
+    #[arg(long, default_value_t = 200, value_name = "US")]
+    rate_decrease_interval_us: u64,
+    /// Token-bucket depth: bytes that may leave back to back.
+    #[arg(long, default_value_t = 16384, value_name = "BYTES")]
+    burst_bytes: u64,
+
+    /// Fetch missing contributions after this long without progress on a block, ms.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    fetch_timeout_ms: u64,
+    /// Resend unacknowledged sources (RESEND) this long after a block was sent, ms.
+    #[arg(long, default_value_t = 80, value_name = "MS")]
+    resend_timeout_ms: u64,
+    /// Send BlockDone again after this long without BlockAdvance, ms.
+    #[arg(long, default_value_t = 20, value_name = "MS")]
+    advance_timeout_ms: u64,
+    /// Give up with an error after this long without progress (a dead peer or switch), s.
+    #[arg(long, default_value_t = 30.0, value_name = "SECS")]
+    timeout: f64,
+
+    /// DSCP of Data (first transmissions).
+    #[arg(long, default_value_t = 10)]
+    dscp_data: u8,
+    /// DSCP of Results and Acks.
+    #[arg(long, default_value_t = 34)]
+    dscp_result: u8,
+    /// DSCP of BlockDone / BlockAdvance and the probe.
+    #[arg(long, default_value_t = 46)]
+    dscp_control: u8,
+    /// DSCP of FetchReq, Bypass and resent Data.
+    #[arg(long, default_value_t = 26)]
+    dscp_recovery: u8,
+    /// DSCP of background traffic.
+    #[arg(long, default_value_t = 8)]
+    dscp_background: u8,
+    /// UDP socket buffer size, bytes (capped by the kernel unless run as root).
+    #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
+    socket_buffer: usize,
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(&args) {
+        eprintln!("error: worker {}: {e:#}", args.worker_id);
+        std::process::exit(1);
+    }
+}
+
+fn engine_config(a: &Args) -> Result<EngineConfig> {
+    let rate = RateConfig {
+        initial_mbps: a.rate_mbps,
+        min_mbps: a.min_rate_mbps,
+        max_mbps: a.max_rate_mbps,
+        increase_mbps: a.rate_increase_mbps,
+        increase_interval_ns: a.rate_increase_interval_us * 1000,
+        decrease_interval_ns: a.rate_decrease_interval_us * 1000,
+        burst_bytes: a.burst_bytes,
+    };
+    rate.validate().map_err(anyhow::Error::msg)?;
+    let dscp = DscpMap {
+        control: a.dscp_control,
+        result: a.dscp_result,
+        recovery: a.dscp_recovery,
+        data: a.dscp_data,
+        background: a.dscp_background,
+    };
+    dscp.validate().map_err(anyhow::Error::msg)?;
+    if !(a.timeout.is_finite() && a.timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds");
+    }
+    if a.fetch_timeout_ms == 0 || a.resend_timeout_ms == 0 || a.advance_timeout_ms == 0 {
+        bail!(
+            "--fetch-timeout-ms, --resend-timeout-ms and --advance-timeout-ms must be at least 1"
+        );
+    }
+    Ok(EngineConfig {
+        mode: match a.mode {
+            ModeArg::Switchgnn => Mode::SwitchGnn,
+            ModeArg::HostBased => Mode::HostBased,
+        },
+        dscp,
+        rate,
+        fetch_timeout_ns: a.fetch_timeout_ms * 1_000_000,
+        resend_timeout_ns: a.resend_timeout_ms * 1_000_000,
+        advance_timeout_ns: a.advance_timeout_ms * 1_000_000,
+        stall_timeout_ns: (a.timeout * 1e9) as u64,
+        probe: !a.no_probe,
+        ..EngineConfig::default()
+    })
+}
+
+/// Refuses a plan the switch cannot hold or the wire cannot carry.
+fn check_switch(plan: &Plan, a: &Args) -> Result<()> {
+    let agg = plan.manifest.config.agg_bytes;
+    if agg as usize != sgnn_wire::PAYLOAD_LEN {
+        bail!(
+            "the plan was made for {agg}-byte aggregators but a SwitchGNN packet carries {} bytes of lanes; re-plan with --agg-bytes {}",
+            sgnn_wire::PAYLOAD_LEN,
+            sgnn_wire::PAYLOAD_LEN
+        );
+    }
+    let segs = plan.manifest.segments as u64;
+    let needed = plan
+        .blocks
+        .iter()
+        .flat_map(|b| b.aggregators.iter().map(|s| s.base as u64 + segs))
+        .max()
+        .unwrap_or(0)
+        * agg as u64;
+    if let Some(mem) = a.switch_mem {
+        if needed > mem {
+            bail!(
+                "the plan needs {needed} bytes of switch aggregator memory but --switch-mem says the switch has {mem}; re-plan with `switch-ctl plan --switch-mem {mem}`"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn run(a: &Args) -> Result<()> {
+    let cfg = engine_config(a)?;
+    let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
+    let schedule = if a.worker_id < plan.workers() {
+        Some(
+            Plan::load_worker_schedule(&a.plan, a.worker_id)
+                .with_context(|| format!("loading worker {}'s schedule", a.worker_id))?,
+        )
+    } else {
+        None
+    };
+    let view = Arc::new(WorkerView::new(&plan, a.worker_id, schedule.as_ref())?);
+    check_switch(&plan, a)?;
+    let dim = a
+        .feature_dim
+        .unwrap_or(plan.manifest.config.feature_dim as usize);
+    view.segments_for(dim)?;
+    let dp = UdpDatapath::bind(a.bind, a.switch, a.socket_buffer)
+        .with_context(|| format!("binding {} (talking to the switch at {})", a.bind, a.switch))?;
+    let mut session = Session::new(view.clone(), cfg, dp);
+    let started = Instant::now();
+    let result = (|| -> Result<()> {
+        session.connect().context("checking the switch")?;
+        match &a.serve {
+            Some(path) => serve(&mut session, path),
+            None => standalone(&mut session, &plan, a, dim),
+        }
+    })();
+    if let Some(path) = &a.stats_json {
+        write_stats(
+            &session,
+            path,
+            a,
+            started.elapsed().as_secs_f64(),
+            result.is_ok(),
+        )?;
+    }
+    result
+}
+
+fn write_stats(
+    s: &Session<UdpDatapath>,
+    path: &Path,
+    a: &Args,
+    seconds: f64,
+    ok: bool,
+) -> Result<()> {
+    let stats = s.stats();
+    let v = serde_json::json!({
+        "worker": a.worker_id,
+        "mode": match a.mode { ModeArg::Switchgnn => "switchgnn", ModeArg::HostBased => "host-based" },
+        "ok": ok,
+        "seconds": seconds,
+        "udp_send_errors": s.datapath().send_errors,
+        "sent_total": stats.sent.total(),
+        "received_total": stats.received.total(),
+        "stats": stats,
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&v)? + "\n")
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+fn local_rows(global: &[f32], vertices: &[u32], dim: usize) -> Vec<f32> {
+    vertices
+        .iter()
+        .flat_map(|&v| {
+            global[v as usize * dim..(v as usize + 1) * dim]
+                .iter()
+                .copied()
+        })
+        .collect()
+}
+
+fn standalone(s: &mut Session<UdpDatapath>, plan: &Plan, a: &Args, dim: usize) -> Result<()> {
+    let n = plan.graph.num_vertices();
+    let forward = match &a.features {
+        Some(p) => {
+            let f = Features::load(p).with_context(|| format!("reading {}", p.display()))?;
+            if f.num_vertices != n {
+                bail!(
+                    "{} has {} rows but the plan's graph has {n} vertices; pass the features of this graph",
+                    p.display(),
+                    f.num_vertices
+                );
+            }
+            if f.dim != dim {
+                bail!(
+                    "{} has {} values per vertex but --feature-dim is {dim}; pass --feature-dim {}",
+                    p.display(),
+                    f.dim,
+                    f.dim
+                );
+            }
+            f.data
+        }
+        None => Features::random(n, dim, a.seed).data,
+    };
+    let view = s.view().clone();
+    let degrees: Vec<u32> = view.degree.clone();
+    let all_degrees: Vec<u32> = (0..n as u32).map(|v| plan.graph.degree(v) as u32).collect();
+    if let Some(d) = &a.output_dir {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        let p = d.join(format!("w{:03}_vertices.npy", a.worker_id));
+        write_npy(&p, &[view.local_vertices.len()], &view.local_vertices)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    let mut passes: Vec<(Vec<f32>, Vec<Layer>)> =
+        vec![(forward, (0..a.layers).map(Layer::forward).collect())];
+    if !a.no_backward {
+        let grads = Features::random(n, dim, a.seed.wrapping_add(1)).data;
+        passes.push((grads, (0..a.layers).rev().map(Layer::backward).collect()));
+    }
+    for (mut global_ref, layers) in passes {
+        let mut x = local_rows(&global_ref, &view.local_vertices, dim);
+        for layer in layers {
+            let t = Instant::now();
+            let before = s.stats().sent.total().wire_bytes;
+            let round = s.engine().round();
+            let sums = s.propagate(layer, dim, &x)?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let sent = s.stats().sent.total().wire_bytes - before;
+            eprintln!(
+                "worker {}: round {round} ({:?} layer {}): {ms:.1} ms, {sent} bytes sent",
+                a.worker_id, layer.direction, layer.index
+            );
+            if let Some(d) = &a.output_dir {
+                let p = d.join(format!("w{:03}_r{round:03}.npy", a.worker_id));
+                write_npy(&p, &[view.num_local(), dim], &sums)
+                    .with_context(|| format!("writing {}", p.display()))?;
+            }
+            if a.verify {
+                let want = reference_sums(&plan.graph, view.fixed, dim, &global_ref);
+                let want_local = local_rows(&want, &view.local_vertices, dim);
+                if let Some(i) =
+                    (0..sums.len()).find(|&i| sums[i].to_bits() != want_local[i].to_bits())
+                {
+                    bail!(
+                        "round {round}: vertex {} value {}: got {}, the reference says {}",
+                        view.local_vertices[i / dim],
+                        i % dim,
+                        sums[i],
+                        want_local[i]
+                    );
+                }
+                global_ref = next_layer(&want, &all_degrees, dim);
+            }
+            x = next_layer(&sums, &degrees, dim);
+        }
+    }
+    s.finish()?;
+    if a.verify {
+        eprintln!("worker {}: every round matched the reference", a.worker_id);
+    }
+    Ok(())
+}
+
+fn serve(s: &mut Session<UdpDatapath>, path: &Path) -> Result<()> {
+    if path.exists() {
+        std::fs::remove_file(path)
+            .with_context(|| format!("removing the stale socket {}", path.display()))?;
+    }
+    let listener =
+        UnixListener::bind(path).with_context(|| format!("listening on {}", path.display()))?;
+    eprintln!("serving on {}", path.display());
+    let (stream, _) = listener
+        .accept()
+        .context("accepting the training process")?;
+    let mut r = BufReader::new(stream.try_clone()?);
+    let mut w = BufWriter::new(stream);
+    loop {
+        let Some(req) = ipc::read_request(&mut r).context("reading a request")? else {
+            bail!("the training process closed the socket without CLOSE");
+        };
+        match req {
+            Request::Hello => {
+                let v = s.view();
+                ipc::write_reply(
+                    &mut w,
+                    &Reply::Info {
+                        worker: v.worker as u32,
+                        workers: v.workers as u32,
+                        max_dim: v.segments as u32 * sgnn_wire::LANES as u32,
+                        frac_bits: v.fixed.frac_bits as u32,
+                        vertices: v.local_vertices.clone(),
+                    },
+                )?;
+            }
+            Request::Propagate {
+                layer,
+                direction,
+                rows,
+                dim,
+                values,
+            } => {
+                let n = s.view().num_local();
+                if rows as usize != n {
+                    ipc::write_reply(
+                        &mut w,
+                        &Reply::Error(format!(
+                            "PROPAGATE has {rows} rows but worker {} has {n} vertices",
+                            s.view().worker
+                        )),
+                    )?;
+                    continue;
+                }
+                let round = s.engine().round() as u32;
+                let l = Layer {
+                    index: layer,
+                    direction,
+                };
+                match s.propagate(l, dim as usize, &values) {
+                    Ok(sums) => ipc::write_reply(
+                        &mut w,
+                        &Reply::Sums {
+                            round,
+                            rows,
+                            dim,
+                            values: sums,
+                        },
+                    )?,
+                    Err(e @ TransportError::BadInput(_)) => {
+                        ipc::write_reply(&mut w, &Reply::Error(e.to_string()))?
+                    }
+                    Err(e) => {
+                        let _ = ipc::write_reply(&mut w, &Reply::Error(e.to_string()));
+                        return Err(e.into());
+                    }
+                }
+            }
+            Request::Close => {
+                s.finish()?;
+                ipc::write_reply(&mut w, &Reply::Bye)?;
+                let _ = std::fs::remove_file(path);
+                return Ok(());
+            }
+        }
+    }
+}

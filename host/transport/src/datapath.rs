@@ -1,0 +1,160 @@
+//! Datapaths: how Ethernet frames leave and enter the host.
+//!
+//! The protocol ([`crate::engine::Engine`]) only sees frames. A datapath moves bursts of
+//! them. [`UdpDatapath`] carries one Ethernet frame per UDP datagram to and from the software
+//! switch (unprivileged, works on loopback). AF_PACKET and DPDK backends implement the same
+//! trait.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// Sends and receives bursts of Ethernet frames.
+pub trait Datapath {
+    /// Sends `frames` (each a whole Ethernet frame); returns how many were handed to the
+    /// device. Frames that could not be sent are lost, as on a congested link.
+    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize>;
+
+    /// Waits up to `timeout` for at least one frame, then passes every frame available (up to
+    /// a burst) to `deliver`. Returns how many were delivered (0 on timeout).
+    fn recv_burst(
+        &mut self,
+        timeout: Duration,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<usize>;
+}
+
+/// Frames received per [`Datapath::recv_burst`] at most.
+pub const RECV_BURST: usize = 256;
+
+/// Kernel UDP: one Ethernet frame per datagram, exchanged with the switch's UDP address.
+#[derive(Debug)]
+pub struct UdpDatapath {
+    socket: UdpSocket,
+    buf: Vec<u8>,
+    /// Datagrams the kernel refused (buffer full).
+    pub send_errors: u64,
+}
+
+impl UdpDatapath {
+    /// Binds `local` and connects to the switch at `switch` (only its datagrams are
+    /// received). Socket buffers are enlarged to `buffer_bytes` where the kernel allows.
+    pub fn bind(local: SocketAddr, switch: SocketAddr, buffer_bytes: usize) -> io::Result<Self> {
+        let socket = UdpSocket::bind(local)?;
+        socket.connect(switch)?;
+        socket.set_nonblocking(true)?;
+        for (force, plain) in [
+            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+        ] {
+            if set_int(&socket, force, buffer_bytes).is_err() {
+                let _ = set_int(&socket, plain, buffer_bytes);
+            }
+        }
+        Ok(UdpDatapath {
+            socket,
+            buf: vec![0u8; 9216],
+            send_errors: 0,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+}
+
+fn set_int(s: &UdpSocket, opt: libc::c_int, v: usize) -> io::Result<()> {
+    let v = v.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: a valid fd, a pointer to a c_int and its size.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn wait_readable(s: &UdpSocket, timeout: Duration) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: s.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(false);
+        }
+        return Err(e);
+    }
+    Ok(r > 0)
+}
+
+impl Datapath for UdpDatapath {
+    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
+        let mut sent = 0;
+        for f in frames {
+            match self.socket.send(f) {
+                Ok(_) => sent += 1,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                    ) || e.raw_os_error() == Some(libc::ENOBUFS) =>
+                {
+                    // Full buffer, or the switch's port is not open (yet): lost frame.
+                    self.send_errors += 1
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(sent)
+    }
+
+    fn recv_burst(
+        &mut self,
+        timeout: Duration,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        while n < RECV_BURST {
+            match self.socket.recv(&mut self.buf) {
+                Ok(len) => {
+                    deliver(&self.buf[..len]);
+                    n += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if n > 0 || timeout.is_zero() || !wait_readable(&self.socket, timeout)? {
+                        break;
+                    }
+                }
+                // An ICMP port-unreachable from an earlier send: the switch is not there.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    if n > 0 {
+                        break;
+                    }
+                    std::thread::sleep(timeout.min(Duration::from_millis(10)));
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
+}

@@ -1,0 +1,253 @@
+//! Per-worker pacing with DCQCN-like rate control (paper 3.4).
+//!
+//! A token bucket paces every frame the worker sends at the current rate (counted in bytes on
+//! the link, [`sgnn_wire::wire_bytes`]). On a congestion signal (an ECN-marked Result or Ack,
+//! or a recovery timeout, see `docs/host.md`) the rate is halved, at most once per
+//! `decrease_interval`; every `increase_interval` without a signal it grows by
+//! `increase_mbps`, up to `max_mbps`.
+
+use serde::Serialize;
+
+/// Rate-control parameters (all exposed as daemon flags).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RateConfig {
+    /// Starting rate, Mbit/s on the wire.
+    pub initial_mbps: f64,
+    /// Floor the rate never goes below, Mbit/s.
+    pub min_mbps: f64,
+    /// Ceiling (line rate), Mbit/s.
+    pub max_mbps: f64,
+    /// Additive increase per `increase_interval_ns` without congestion, Mbit/s.
+    pub increase_mbps: f64,
+    /// Period of additive increase, nanoseconds.
+    pub increase_interval_ns: u64,
+    /// At most one halving per this period, nanoseconds (one burst of marks counts once).
+    pub decrease_interval_ns: u64,
+    /// Bucket depth: bytes that may leave back to back after an idle period.
+    pub burst_bytes: u64,
+}
+
+impl Default for RateConfig {
+    fn default() -> Self {
+        RateConfig {
+            initial_mbps: 1000.0,
+            min_mbps: 10.0,
+            max_mbps: 10_000.0,
+            increase_mbps: 50.0,
+            increase_interval_ns: 1_000_000,
+            decrease_interval_ns: 200_000,
+            burst_bytes: 16 * 1024,
+        }
+    }
+}
+
+impl RateConfig {
+    /// Checks the parameters make sense together.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        if !(ok(self.min_mbps) && ok(self.max_mbps) && ok(self.initial_mbps)) {
+            return Err("rates must be positive numbers of Mbit/s".into());
+        }
+        if self.min_mbps > self.max_mbps {
+            return Err(format!(
+                "--min-rate-mbps {} is above --max-rate-mbps {}",
+                self.min_mbps, self.max_mbps
+            ));
+        }
+        if self.initial_mbps < self.min_mbps || self.initial_mbps > self.max_mbps {
+            return Err(format!(
+                "--rate-mbps {} must lie between --min-rate-mbps {} and --max-rate-mbps {}",
+                self.initial_mbps, self.min_mbps, self.max_mbps
+            ));
+        }
+        if !(self.increase_mbps >= 0.0 && self.increase_mbps.is_finite()) {
+            return Err("--rate-increase-mbps must be zero or positive".into());
+        }
+        if self.increase_interval_ns == 0 {
+            return Err("--rate-increase-interval-us must be at least 1".into());
+        }
+        if self.burst_bytes < sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN) {
+            return Err(format!(
+                "--burst-bytes must hold at least one data frame ({} bytes)",
+                sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The controller and its token bucket.
+#[derive(Debug, Clone)]
+pub struct RateController {
+    cfg: RateConfig,
+    /// Current rate, bits per second.
+    rate_bps: f64,
+    tokens: f64,
+    last_refill: u64,
+    last_increase: u64,
+    last_decrease: Option<u64>,
+    congested_since_increase: bool,
+    /// Halvings so far.
+    pub decreases: u64,
+    /// `(time ns, rate Mbit/s)` at every change (bounded).
+    pub samples: Vec<(u64, f64)>,
+}
+
+/// Most rate samples kept; later changes are recorded at most once per millisecond.
+const MAX_SAMPLES: usize = 4096;
+
+impl RateController {
+    /// A controller at `cfg.initial_mbps`, with a full bucket, starting at `now`.
+    pub fn new(cfg: RateConfig, now: u64) -> RateController {
+        RateController {
+            cfg,
+            rate_bps: cfg.initial_mbps * 1e6,
+            tokens: cfg.burst_bytes as f64,
+            last_refill: now,
+            last_increase: now,
+            last_decrease: None,
+            congested_since_increase: false,
+            decreases: 0,
+            samples: vec![(now, cfg.initial_mbps)],
+        }
+    }
+
+    /// Current rate, Mbit/s.
+    pub fn rate_mbps(&self) -> f64 {
+        self.rate_bps / 1e6
+    }
+
+    fn sample(&mut self, now: u64) {
+        let mbps = self.rate_mbps();
+        match self.samples.last() {
+            Some(&(t, _)) if self.samples.len() >= MAX_SAMPLES && now < t + 1_000_000 => {}
+            _ => self.samples.push((now, mbps)),
+        }
+    }
+
+    fn refill(&mut self, now: u64) {
+        if now > self.last_refill {
+            let dt = (now - self.last_refill) as f64 * 1e-9;
+            self.tokens = (self.tokens + dt * self.rate_bps / 8.0).min(self.cfg.burst_bytes as f64);
+            self.last_refill = now;
+        }
+        if now >= self.last_increase + self.cfg.increase_interval_ns {
+            let periods = (now - self.last_increase) / self.cfg.increase_interval_ns;
+            self.last_increase += periods * self.cfg.increase_interval_ns;
+            // The first period after a signal does not count: no increase right after a cut.
+            let grow = if self.congested_since_increase {
+                periods - 1
+            } else {
+                periods
+            };
+            self.congested_since_increase = false;
+            if grow > 0 && self.rate_bps < self.cfg.max_mbps * 1e6 {
+                self.rate_bps = (self.rate_bps + grow as f64 * self.cfg.increase_mbps * 1e6)
+                    .min(self.cfg.max_mbps * 1e6);
+                self.sample(now);
+            }
+        }
+    }
+
+    /// A congestion signal at `now`: halves the rate unless it was halved less than
+    /// `decrease_interval` ago. Returns whether it did.
+    pub fn on_congestion(&mut self, now: u64) -> bool {
+        self.refill(now);
+        self.congested_since_increase = true;
+        if self
+            .last_decrease
+            .is_some_and(|t| now < t + self.cfg.decrease_interval_ns)
+        {
+            return false;
+        }
+        self.last_decrease = Some(now);
+        let floor = self.cfg.min_mbps * 1e6;
+        if self.rate_bps > floor {
+            self.rate_bps = (self.rate_bps / 2.0).max(floor);
+            self.decreases += 1;
+            self.sample(now);
+        }
+        true
+    }
+
+    /// Whether `bytes` may leave at `now`; if so they are taken from the bucket.
+    pub fn try_send(&mut self, now: u64, bytes: u64) -> bool {
+        self.refill(now);
+        if self.tokens >= bytes as f64 {
+            self.tokens -= bytes as f64;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Earliest time at which `bytes` may leave.
+    pub fn ready_at(&self, now: u64, bytes: u64) -> u64 {
+        let missing = bytes as f64 - self.tokens;
+        if missing <= 0.0 {
+            return now;
+        }
+        let wait = missing * 8.0 / self.rate_bps * 1e9;
+        self.last_refill.max(now) + wait.ceil() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> RateConfig {
+        RateConfig {
+            initial_mbps: 800.0,
+            min_mbps: 100.0,
+            max_mbps: 1000.0,
+            increase_mbps: 10.0,
+            increase_interval_ns: 1000,
+            decrease_interval_ns: 500,
+            burst_bytes: 1000,
+        }
+    }
+
+    #[test]
+    fn halves_once_per_interval_and_never_below_the_floor() {
+        let mut r = RateController::new(cfg(), 0);
+        assert!(r.on_congestion(10));
+        assert_eq!(r.rate_mbps(), 400.0);
+        assert!(!r.on_congestion(20), "second mark of the same burst");
+        assert_eq!(r.rate_mbps(), 400.0);
+        assert!(r.on_congestion(600));
+        assert!(r.on_congestion(1200));
+        assert_eq!(r.rate_mbps(), 100.0);
+        assert!(r.on_congestion(1800));
+        assert_eq!(r.rate_mbps(), 100.0, "floor");
+        assert_eq!(r.decreases, 3);
+    }
+
+    #[test]
+    fn increases_additively_without_marks_up_to_the_ceiling() {
+        let mut r = RateController::new(cfg(), 0);
+        r.try_send(5_000, 0);
+        // 5 periods: 800 + 5 * 10.
+        assert_eq!(r.rate_mbps(), 850.0);
+        r.try_send(1_000_000, 0);
+        assert_eq!(r.rate_mbps(), 1000.0);
+        r.on_congestion(1_000_100);
+        r.try_send(1_001_500, 0);
+        assert_eq!(r.rate_mbps(), 500.0, "no increase in the period of the cut");
+        r.try_send(1_002_000, 0);
+        assert_eq!(r.rate_mbps(), 510.0);
+    }
+
+    #[test]
+    fn paces_at_the_rate() {
+        let mut r = RateController::new(cfg(), 0);
+        // 1000-byte bucket at 800 Mbit/s = 100 bytes per ns... per 1000 ns: 100 bytes.
+        assert!(r.try_send(0, 1000));
+        assert!(!r.try_send(0, 210));
+        let t = r.ready_at(0, 210);
+        // 210 bytes at 800 Mbit/s = 2100 ns.
+        assert_eq!(t, 2100);
+        assert!(!r.try_send(t - 100, 210));
+        assert!(r.try_send(t + 1, 210));
+    }
+}

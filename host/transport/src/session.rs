@@ -1,0 +1,150 @@
+//! The application API: an [`Engine`] driven over a [`Datapath`] with the system clock.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::datapath::Datapath;
+use crate::engine::{Engine, EngineConfig, Layer};
+use crate::stats::Stats;
+use crate::view::WorkerView;
+use crate::TransportError;
+
+/// Longest the driver sleeps in one receive call, so timers are checked regularly.
+const MAX_WAIT: Duration = Duration::from_millis(5);
+/// Frames handed to the datapath per send call at most.
+const SEND_BURST: usize = 64;
+
+/// One worker's session: the engine, the datapath and the clock.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use sgnn_transport::{datapath::UdpDatapath, EngineConfig, Layer, Session, WorkerView};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let plan = sgnn_plan::Plan::load("plan".as_ref())?;
+/// let view = Arc::new(WorkerView::new(&plan, 0, None)?);
+/// let dp = UdpDatapath::bind("127.0.0.1:9100".parse()?, "127.0.0.1:9000".parse()?, 1 << 22)?;
+/// let mut s = Session::new(view.clone(), EngineConfig::default(), dp);
+/// s.connect()?;
+/// let dim = 64;
+/// let x = vec![0.5f32; view.num_local() * dim];
+/// let sums = s.propagate(Layer::forward(0), dim, &x)?; // one row per local vertex
+/// # let _ = sums;
+/// s.finish()?;
+/// # Ok(()) }
+/// ```
+pub struct Session<D: Datapath> {
+    engine: Engine,
+    dp: D,
+    clock: Instant,
+    out: Vec<Vec<u8>>,
+}
+
+impl<D: Datapath> Session<D> {
+    /// A session for `view`'s worker over `dp`.
+    pub fn new(view: Arc<WorkerView>, cfg: EngineConfig, dp: D) -> Session<D> {
+        let clock = Instant::now();
+        Session {
+            engine: Engine::new(view, cfg, 0),
+            dp,
+            clock,
+            out: Vec::with_capacity(SEND_BURST),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.clock.elapsed().as_nanos() as u64
+    }
+
+    /// The worker's view of the plan (`local_vertices` is the row order of features and
+    /// sums).
+    pub fn view(&self) -> &WorkerView {
+        self.engine.view()
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.engine.stats()
+    }
+
+    /// The engine (for inspection).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The datapath (for its counters).
+    pub fn datapath(&self) -> &D {
+        &self.dp
+    }
+
+    /// Waits until the switch answered the start-up probe (routes this worker's address back
+    /// to it). Fails after the stall timeout with a message saying what to check.
+    pub fn connect(&mut self) -> Result<(), TransportError> {
+        self.drive(|e| e.connected())
+    }
+
+    /// Propagates one layer: `features` holds `dim` values for each local vertex (ascending
+    /// vertex id); returns, in the same layout, the sum over every neighbour (local and
+    /// remote) of its features, exact up to the fixed-point codec. Every worker must call
+    /// `propagate` the same number of times in the same order (each call is one round).
+    pub fn propagate(
+        &mut self,
+        layer: Layer,
+        dim: usize,
+        features: &[f32],
+    ) -> Result<Vec<f32>, TransportError> {
+        let now = self.now();
+        self.engine.start_round(now, layer, dim, features)?;
+        self.drive(|e| !e.busy())?;
+        self.engine
+            .take_sums()
+            .ok_or_else(|| TransportError::State("round ended without sums".into()))
+    }
+
+    /// Ends the session (the baseline runs its final barrier here).
+    pub fn finish(&mut self) -> Result<(), TransportError> {
+        let now = self.now();
+        self.engine.finish(now)?;
+        self.drive(|e| e.finished())
+    }
+
+    fn flush(&mut self) -> Result<(), TransportError> {
+        if !self.out.is_empty() {
+            self.dp.send_burst(&self.out)?;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    fn drive(&mut self, done: impl Fn(&Engine) -> bool) -> Result<(), TransportError> {
+        loop {
+            let now = self.now();
+            self.engine.handle_timeout(now)?;
+            while let Some((_, f)) = self.engine.poll_transmit(now) {
+                self.out.push(f);
+                if self.out.len() >= SEND_BURST {
+                    self.flush()?;
+                }
+            }
+            self.flush()?;
+            if let Some(e) = self.engine.take_error() {
+                return Err(e);
+            }
+            if done(&self.engine) {
+                return Ok(());
+            }
+            let wait = self
+                .engine
+                .poll_timeout(now)
+                .map_or(MAX_WAIT, |t| {
+                    Duration::from_nanos(t.saturating_sub(self.now()))
+                })
+                .min(MAX_WAIT);
+            let Session {
+                engine, dp, clock, ..
+            } = self;
+            dp.recv_burst(wait, &mut |f| {
+                engine.handle_frame(clock.elapsed().as_nanos() as u64, f)
+            })?;
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! What one worker needs to know about a plan, indexed for the state machine.
+//!
+//! Built once from a [`Plan`] (and checked against the worker's schedule files): the worker's
+//! local vertices, their local (same-worker) neighbours, and per block the sources it sends
+//! (with the destinations each recirculation pass feeds) and the destinations it receives
+//! (with the sources each one sums). Everything the protocol needs at run time is a lookup
+//! here, never a scan of the plan.
+
+use std::collections::HashMap;
+
+use sgnn_plan::{Plan, WorkerSchedule};
+use sgnn_wire::codec::FixedPoint;
+use sgnn_wire::LANES;
+
+use crate::TransportError;
+
+/// One of this worker's sources in a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceEntry {
+    /// Global vertex id.
+    pub vertex: u32,
+    /// Index among this worker's local vertices.
+    pub local: u32,
+    /// Its passes are `passes[pass_start..pass_start + pass_len]`, pass `p` at `pass_start + p`.
+    pub pass_start: u32,
+    /// Number of passes (in-block destinations), the Data packet's `count`.
+    pub pass_len: u32,
+}
+
+/// One recirculation pass of a source: the destination it feeds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassEntry {
+    /// Destination vertex.
+    pub dst: u32,
+    /// Worker owning the destination.
+    pub dst_worker: u16,
+}
+
+/// One of this worker's destinations in a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DestEntry {
+    /// Global vertex id.
+    pub vertex: u32,
+    /// Index among this worker's local vertices.
+    pub local: u32,
+    /// Contributions its aggregate sums (the Result's `count`).
+    pub expected: u32,
+    /// Its sources are `dest_sources[src_start..src_start + expected]`.
+    pub src_start: u32,
+}
+
+/// A source feeding one of this worker's destinations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteSource {
+    /// Global vertex id.
+    pub vertex: u32,
+    /// Worker owning it.
+    pub worker: u16,
+}
+
+/// One block from this worker's side.
+#[derive(Debug, Clone, Default)]
+pub struct BlockView {
+    /// Sources this worker sends, in the planned order.
+    pub sources: Vec<SourceEntry>,
+    /// Passes of those sources, flat.
+    pub passes: Vec<PassEntry>,
+    /// Destination vertex -> flat indexes into `passes` of this worker's passes feeding it
+    /// (what an Ack for that destination acknowledges).
+    pub acked_by: HashMap<u32, Vec<u32>>,
+    /// Destinations this worker receives.
+    pub dests: Vec<DestEntry>,
+    /// Sources of those destinations, flat.
+    pub dest_sources: Vec<RemoteSource>,
+    /// Destination vertex -> index into `dests`.
+    pub dest_index: HashMap<u32, u32>,
+    /// Source vertex -> indexes into `dests` it feeds (who can use a raw copy of it).
+    pub feeds: HashMap<u32, Vec<u32>>,
+    /// Source vertex -> index into `sources`.
+    pub source_index: HashMap<u32, u32>,
+}
+
+impl BlockView {
+    /// Sources of destination `i`.
+    pub fn sources_of(&self, i: usize) -> &[RemoteSource] {
+        let d = &self.dests[i];
+        &self.dest_sources[d.src_start as usize..(d.src_start + d.expected) as usize]
+    }
+
+    /// Passes of source `i`.
+    pub fn passes_of(&self, i: usize) -> &[PassEntry] {
+        let s = &self.sources[i];
+        &self.passes[s.pass_start as usize..(s.pass_start + s.pass_len) as usize]
+    }
+}
+
+/// What the host-based baseline exchanges: every boundary vertex goes once to every remote
+/// worker with a neighbour of it.
+#[derive(Debug, Clone, Default)]
+pub struct HostBasedView {
+    /// `(local index, worker)` pairs to send, in vertex order.
+    pub sends: Vec<(u32, u16)>,
+    /// Remote vertices this worker needs, with their owners, sorted by vertex.
+    pub needs: Vec<RemoteSource>,
+    /// Remote vertex -> local indexes of its neighbours here.
+    pub consumers: HashMap<u32, Vec<u32>>,
+}
+
+/// Everything one worker needs from a plan.
+#[derive(Debug, Clone)]
+pub struct WorkerView {
+    /// This worker.
+    pub worker: u16,
+    /// Workers in the plan.
+    pub workers: u16,
+    /// Vertices in the graph.
+    pub num_vertices: u32,
+    /// This worker's vertices, ascending (the row order of features and sums).
+    pub local_vertices: Vec<u32>,
+    /// Global id -> local index (only for local vertices).
+    pub local_index: HashMap<u32, u32>,
+    /// Local neighbours of local vertex `i`: `local_nbrs[local_ptr[i]..local_ptr[i+1]]`.
+    pub local_ptr: Vec<u32>,
+    /// Local neighbour indexes.
+    pub local_nbrs: Vec<u32>,
+    /// Degree of every local vertex (all neighbours).
+    pub degree: Vec<u32>,
+    /// Blocks in order.
+    pub blocks: Vec<BlockView>,
+    /// The baseline's exchange.
+    pub host_based: HostBasedView,
+    /// Segments (aggregators per vertex) the plan allocated.
+    pub segments: u16,
+    /// The plan's feature dimension.
+    pub feature_dim: u32,
+    /// Fixed-point format of the lanes (the plan's fraction bits, clamped for the maximum
+    /// degree of the graph).
+    pub fixed: FixedPoint,
+    /// Largest degree in the graph (terms of the largest sum).
+    pub max_degree: u32,
+}
+
+impl WorkerView {
+    /// Derives worker `worker`'s view of `plan`. If `schedule` is given (the worker's
+    /// `sends.npy`/`receives.npy`), it must match what the blocks imply and its send order is
+    /// used.
+    pub fn new(
+        plan: &Plan,
+        worker: u32,
+        schedule: Option<&WorkerSchedule>,
+    ) -> Result<WorkerView, TransportError> {
+        let workers = plan.workers();
+        if worker >= workers {
+            return Err(TransportError::Plan(format!(
+                "worker id {worker} is not in this plan: it has {workers} workers (ids 0..={}); pass a --worker-id below {workers} or use a plan made with --workers {}",
+                workers - 1,
+                worker + 1
+            )));
+        }
+        if workers > u16::MAX as u32 + 1 {
+            return Err(TransportError::Plan(format!(
+                "the plan has {workers} workers but the Worker_id field holds 65536"
+            )));
+        }
+        let n = plan.graph.num_vertices();
+        if plan.partition.len() != n {
+            return Err(TransportError::Plan(format!(
+                "partition.npy has {} entries but the graph has {n} vertices: the plan is inconsistent, re-run `switch-ctl plan`",
+                plan.partition.len()
+            )));
+        }
+        let part = &plan.partition;
+        let local_vertices: Vec<u32> = (0..n as u32)
+            .filter(|&v| part[v as usize] == worker)
+            .collect();
+        let local_index: HashMap<u32, u32> = local_vertices
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v, i as u32))
+            .collect();
+        let mut local_ptr = Vec::with_capacity(local_vertices.len() + 1);
+        let mut local_nbrs = Vec::new();
+        let mut degree = Vec::with_capacity(local_vertices.len());
+        local_ptr.push(0u32);
+        let mut hb_needs: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut hb_sends = Vec::new();
+        for (i, &v) in local_vertices.iter().enumerate() {
+            let nb = plan.graph.neighbors(v);
+            degree.push(nb.len() as u32);
+            let mut targets: Vec<u16> = Vec::new();
+            for &u in nb {
+                let pu = part[u as usize];
+                if pu == worker {
+                    local_nbrs.push(local_index[&u]);
+                } else {
+                    hb_needs.entry(u).or_default().push(i as u32);
+                    targets.push(pu as u16);
+                }
+            }
+            targets.sort_unstable();
+            targets.dedup();
+            hb_sends.extend(targets.into_iter().map(|t| (i as u32, t)));
+            local_ptr.push(local_nbrs.len() as u32);
+        }
+        let mut needs: Vec<RemoteSource> = hb_needs
+            .keys()
+            .map(|&u| RemoteSource {
+                vertex: u,
+                worker: part[u as usize] as u16,
+            })
+            .collect();
+        needs.sort_unstable_by_key(|r| r.vertex);
+        let host_based = HostBasedView {
+            sends: hb_sends,
+            needs,
+            consumers: hb_needs,
+        };
+
+        let mut blocks = Vec::with_capacity(plan.blocks.len());
+        for (b, block) in plan.blocks.iter().enumerate() {
+            let mut bv = BlockView::default();
+            // Destinations first (their rows), then walk the sources filling both sides.
+            let mut row_dest: HashMap<u32, u32> = HashMap::new();
+            for (row, slot) in block.aggregators.iter().enumerate() {
+                if part[slot.dst as usize] == worker {
+                    row_dest.insert(row as u32, bv.dests.len() as u32);
+                    bv.dest_index.insert(slot.dst, bv.dests.len() as u32);
+                    bv.dests.push(DestEntry {
+                        vertex: slot.dst,
+                        local: local_index[&slot.dst],
+                        expected: slot.expected,
+                        src_start: 0,
+                    });
+                }
+            }
+            let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
+            for (i, &src) in block.sources.iter().enumerate() {
+                let owner = part[src as usize];
+                let passes = block.passes(i);
+                if owner == worker {
+                    let start = bv.passes.len() as u32;
+                    for &row in passes {
+                        let slot = block.aggregators.get(row as usize).ok_or_else(|| {
+                            TransportError::Plan(format!(
+                                "block {b}: source {src} feeds aggregator row {row}, beyond the block's {} rows; run `switch-ctl plan --verify`",
+                                block.aggregators.len()
+                            ))
+                        })?;
+                        bv.acked_by
+                            .entry(slot.dst)
+                            .or_default()
+                            .push(bv.passes.len() as u32);
+                        bv.passes.push(PassEntry {
+                            dst: slot.dst,
+                            dst_worker: part[slot.dst as usize] as u16,
+                        });
+                    }
+                    bv.source_index.insert(src, bv.sources.len() as u32);
+                    bv.sources.push(SourceEntry {
+                        vertex: src,
+                        local: local_index[&src],
+                        pass_start: start,
+                        pass_len: passes.len() as u32,
+                    });
+                }
+                for &row in passes {
+                    if let Some(&d) = row_dest.get(&row) {
+                        if owner == worker {
+                            return Err(TransportError::Plan(format!(
+                                "block {b}: vertex {src} feeds {} on its own worker {worker} through the switch; local edges must not be in blocks (run `switch-ctl plan --verify`)",
+                                bv.dests[d as usize].vertex
+                            )));
+                        }
+                        per_dest[d as usize].push(RemoteSource {
+                            vertex: src,
+                            worker: owner as u16,
+                        });
+                        bv.feeds.entry(src).or_default().push(d);
+                    }
+                }
+            }
+            for (d, srcs) in per_dest.into_iter().enumerate() {
+                let e = &mut bv.dests[d];
+                if srcs.len() as u32 != e.expected {
+                    return Err(TransportError::Plan(format!(
+                        "block {b}: destination {} expects {} contributions but {} sources feed it; run `switch-ctl plan --verify`",
+                        e.vertex,
+                        e.expected,
+                        srcs.len()
+                    )));
+                }
+                e.src_start = bv.dest_sources.len() as u32;
+                bv.dest_sources.extend(srcs);
+            }
+            blocks.push(bv);
+        }
+
+        if let Some(s) = schedule {
+            check_schedule(s, &mut blocks, worker)?;
+        }
+
+        let lanes = LANES as u32;
+        let segments = plan.manifest.segments;
+        if segments == 0 || segments > u16::MAX as u32 {
+            return Err(TransportError::Plan(format!(
+                "the plan's segment count {segments} does not fit the Segment field"
+            )));
+        }
+        if plan.manifest.config.feature_dim.div_ceil(lanes) != segments {
+            return Err(TransportError::Plan(format!(
+                "plan.json says {segments} segments but feature_dim {} needs {}",
+                plan.manifest.config.feature_dim,
+                plan.manifest.config.feature_dim.div_ceil(lanes)
+            )));
+        }
+        let max_degree = (0..n as u32)
+            .map(|v| plan.graph.degree(v) as u32)
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        Ok(WorkerView {
+            worker: worker as u16,
+            workers: workers as u16,
+            num_vertices: n as u32,
+            local_vertices,
+            local_index,
+            local_ptr,
+            local_nbrs,
+            degree,
+            blocks,
+            host_based,
+            segments: segments as u16,
+            feature_dim: plan.manifest.config.feature_dim,
+            fixed: FixedPoint::new(plan.manifest.frac_bits, max_degree),
+            max_degree,
+        })
+    }
+
+    /// Number of local vertices.
+    pub fn num_local(&self) -> usize {
+        self.local_vertices.len()
+    }
+
+    /// Local neighbours of local vertex `i`.
+    pub fn local_neighbors(&self, i: usize) -> &[u32] {
+        &self.local_nbrs[self.local_ptr[i] as usize..self.local_ptr[i + 1] as usize]
+    }
+
+    /// Segments a feature vector of `dim` values needs, or an error if the plan's aggregators
+    /// cannot hold it.
+    pub fn segments_for(&self, dim: usize) -> Result<u16, TransportError> {
+        if dim == 0 {
+            return Err(TransportError::BadInput(
+                "feature dimension must be at least 1".into(),
+            ));
+        }
+        let need = dim.div_ceil(LANES);
+        if need > self.segments as usize {
+            return Err(TransportError::BadInput(format!(
+                "a feature vector of {dim} values needs {need} aggregators per vertex but the plan allocated {} ({} values, planned for --feature-dim {}); re-plan with `switch-ctl plan --feature-dim {dim}` or use at most {} values",
+                self.segments,
+                self.segments as usize * LANES,
+                self.feature_dim,
+                self.segments as usize * LANES
+            )));
+        }
+        Ok(need as u16)
+    }
+}
+
+/// Checks the schedule files against the blocks and adopts their send order.
+fn check_schedule(
+    s: &WorkerSchedule,
+    blocks: &mut [BlockView],
+    worker: u32,
+) -> Result<(), TransportError> {
+    let mismatch = |what: &str| {
+        TransportError::Plan(format!(
+            "workers/{worker:03}/{what} does not match the plan's blocks: the directory mixes files of different plans; re-run `switch-ctl plan` (or `switch-ctl plan --verify` to see the first difference)"
+        ))
+    };
+    let mut by_block: Vec<Vec<u32>> = vec![Vec::new(); blocks.len()];
+    for &(b, v) in &s.sends {
+        by_block
+            .get_mut(b as usize)
+            .ok_or_else(|| mismatch("sends.npy"))?
+            .push(v);
+    }
+    for (b, order) in by_block.into_iter().enumerate() {
+        let bv = &mut blocks[b];
+        if order.len() != bv.sources.len() {
+            return Err(mismatch("sends.npy"));
+        }
+        let mut reordered = Vec::with_capacity(order.len());
+        for v in order {
+            let &i = bv
+                .source_index
+                .get(&v)
+                .ok_or_else(|| mismatch("sends.npy"))?;
+            reordered.push(bv.sources[i as usize]);
+        }
+        bv.source_index = reordered
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.vertex, i as u32))
+            .collect();
+        if bv.source_index.len() != reordered.len() {
+            return Err(mismatch("sends.npy"));
+        }
+        bv.sources = reordered;
+    }
+    let mut count = vec![0usize; blocks.len()];
+    for &(b, v, e) in &s.receives {
+        let bv = blocks
+            .get(b as usize)
+            .ok_or_else(|| mismatch("receives.npy"))?;
+        let &d = bv
+            .dest_index
+            .get(&v)
+            .ok_or_else(|| mismatch("receives.npy"))?;
+        if bv.dests[d as usize].expected != e {
+            return Err(mismatch("receives.npy"));
+        }
+        count[b as usize] += 1;
+    }
+    if count
+        .iter()
+        .zip(blocks.iter())
+        .any(|(&c, b)| c != b.dests.len())
+    {
+        return Err(mismatch("receives.npy"));
+    }
+    Ok(())
+}

@@ -1,0 +1,527 @@
+//! The engines of N workers and the software switch's pipeline in one process, in virtual
+//! time, over a seeded channel that drops, delays (reorders) and duplicates frames. Every
+//! worker's sums must equal the single-process reference, bit for bit, and lie within the
+//! codec's error bound of the real sums.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use sgnn_graph::Features;
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
+use sgnn_transport::reference::{next_layer, reference_sums};
+use sgnn_transport::{TransportError, WorkerView};
+use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::{FrameRepr, PacketType};
+use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
+    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8,seed=3")).unwrap();
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers,
+            partitioner: "metis".into(),
+            switch_mem_bytes: mem,
+            agg_bytes: 128,
+            feature_dim: dim,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes: 256,
+        },
+        graph_source: "rmat".into(),
+        max_abs_value: 8.0,
+    };
+    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
+}
+
+/// What the channel does to frames.
+#[derive(Clone, Copy)]
+struct Channel {
+    drop: f64,
+    dup: f64,
+    /// Uniform extra delay in ns (reordering).
+    jitter: u64,
+    seed: u64,
+}
+
+const LATENCY: u64 = 2_000;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum To {
+    Switch,
+    Host(u16),
+}
+
+/// (delivery time, sequence number, destination, frame).
+type Event = (u64, u64, To, Vec<u8>);
+
+struct Sim {
+    plan: Plan,
+    sw: Pipeline,
+    engines: Vec<Engine>,
+    alive: Vec<bool>,
+    chan: Channel,
+    rng: ChaCha8Rng,
+    heap: BinaryHeap<Reverse<Event>>,
+    seq: u64,
+    now: u64,
+    /// Drop this many BlockAdvances to this worker (tests the implicit advance and the
+    /// BlockDone resend).
+    drop_advances_to: Option<(u16, usize)>,
+}
+
+impl Sim {
+    fn new(plan: Plan, cfg: EngineConfig, chan: Channel) -> Sim {
+        let workers = plan.workers() as u16;
+        let ports: Vec<WorkerPort> = (0..workers)
+            .map(|w| WorkerPort {
+                port: w,
+                mac: worker_mac(w),
+                ip: worker_ip(w),
+            })
+            .collect();
+        let sw = Pipeline::new(
+            SwitchConfig {
+                aggregators: plan.manifest.aggregators as u32,
+                workers,
+                blocks_per_round: plan.blocks.len() as u16,
+                mac: SWITCH_MAC,
+                ip: SWITCH_IP,
+                ..SwitchConfig::default()
+            },
+            Tables::from_plan(&plan, &ports),
+        );
+        let engines = (0..workers as u32)
+            .map(|w| {
+                let view = Arc::new(WorkerView::new(&plan, w, None).unwrap());
+                Engine::new(view, cfg.clone(), 0)
+            })
+            .collect();
+        Sim {
+            plan,
+            sw,
+            engines,
+            alive: vec![true; workers as usize],
+            rng: ChaCha8Rng::seed_from_u64(chan.seed),
+            chan,
+            heap: BinaryHeap::new(),
+            seq: 0,
+            now: 0,
+            drop_advances_to: None,
+        }
+    }
+
+    fn send(&mut self, to: To, frame: Vec<u8>) {
+        if self.rng.gen::<f64>() < self.chan.drop {
+            return;
+        }
+        // A count-based aggregator cannot tell a network duplicate of a first transmission
+        // from a new contribution (paper section 4); links do not duplicate frames, only
+        // hosts do, and they mark theirs RESEND. Everything else may be duplicated.
+        let first_data = matches!(FrameRepr::parse(&frame), Ok((r, _)) if r.sgnn.packet_type == PacketType::Data && !r.sgnn.flags.resend);
+        let copies = if !first_data && self.rng.gen::<f64>() < self.chan.dup {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let delay = LATENCY + self.rng.gen_range(0..=self.chan.jitter);
+            self.seq += 1;
+            self.heap
+                .push(Reverse((self.now + delay, self.seq, to, frame.clone())));
+        }
+    }
+
+    /// Runs until `until` says stop (checked after every step); returns the first engine error.
+    fn run(
+        &mut self,
+        limit: u64,
+        mut step: impl FnMut(&mut Sim) -> bool,
+    ) -> Result<(), (u16, TransportError)> {
+        loop {
+            // Transmit and fire timers at `now`.
+            for w in 0..self.engines.len() {
+                if !self.alive[w] {
+                    continue;
+                }
+                if let Err(e) = self.engines[w].handle_timeout(self.now) {
+                    return Err((w as u16, e));
+                }
+                while let Some((_, f)) = self.engines[w].poll_transmit(self.now) {
+                    self.send(To::Switch, f);
+                }
+                if let Some(e) = self.engines[w].take_error() {
+                    return Err((w as u16, e));
+                }
+            }
+            if step(self) {
+                return Ok(());
+            }
+            let mut next = self.heap.peek().map(|Reverse((t, ..))| *t);
+            for w in 0..self.engines.len() {
+                if self.alive[w] {
+                    if let Some(t) = self.engines[w].poll_timeout(self.now) {
+                        next = Some(next.map_or(t, |n: u64| n.min(t)));
+                    }
+                }
+            }
+            let next = next.expect("something to wait for");
+            assert!(
+                next <= limit,
+                "virtual time limit reached: nothing finished"
+            );
+            self.now = self.now.max(next);
+            while let Some(Reverse((t, ..))) = self.heap.peek() {
+                if *t > self.now {
+                    break;
+                }
+                let Reverse((_, _, to, frame)) = self.heap.pop().unwrap();
+                match to {
+                    To::Switch => {
+                        let mut out = Vec::new();
+                        self.sw.process(0, &frame, &mut out);
+                        for e in out {
+                            if let Some((w, left)) = self.drop_advances_to.as_mut() {
+                                if e.port == *w
+                                    && *left > 0
+                                    && matches!(FrameRepr::parse(&e.frame), Ok((r, _)) if r.sgnn.packet_type == PacketType::BlockAdvance)
+                                {
+                                    *left -= 1;
+                                    continue;
+                                }
+                            }
+                            self.send(To::Host(e.port), e.frame);
+                        }
+                    }
+                    To::Host(w) => {
+                        if self.alive[w as usize] {
+                            self.engines[w as usize].handle_frame(self.now, &frame);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Runs `rounds` rounds (chained like the daemon's stand-alone mode) and checks every
+/// worker's sums against the reference. Returns the engines' stats.
+fn run_and_check(
+    plan: Plan,
+    cfg: EngineConfig,
+    chan: Channel,
+    dim: usize,
+    rounds: usize,
+) -> (Vec<sgnn_transport::Stats>, Sim) {
+    let n = plan.graph.num_vertices();
+    let mut global = Features::random(n, dim, 7).data;
+    // A few values beyond the plan's range: clamped identically everywhere.
+    global[3] = 100.0;
+    let mut sim = Sim::new(plan, cfg, chan);
+    let views: Vec<Arc<WorkerView>> = (0..sim.engines.len())
+        .map(|w| Arc::new(sim.engines[w].view().clone()))
+        .collect();
+    let fixed = views[0].fixed;
+    let degrees: Vec<u32> = (0..n as u32)
+        .map(|v| sim.plan.graph.degree(v) as u32)
+        .collect();
+    for r in 0..rounds {
+        let want = reference_sums(&sim.plan.graph, fixed, dim, &global);
+        let layer = Layer::forward(r as u32);
+        let now = sim.now;
+        for (w, e) in sim.engines.iter_mut().enumerate() {
+            let x: Vec<f32> = views[w]
+                .local_vertices
+                .iter()
+                .flat_map(|&v| global[v as usize * dim..(v as usize + 1) * dim].to_vec())
+                .collect();
+            e.start_round(now, layer, dim, &x).unwrap();
+        }
+        let mut got: Vec<Option<Vec<f32>>> = vec![None; views.len()];
+        let limit = sim.now + 600_000_000_000;
+        sim.run(limit, |s| {
+            for (w, e) in s.engines.iter_mut().enumerate() {
+                if let Some(x) = e.take_sums() {
+                    got[w] = Some(x);
+                }
+            }
+            got.iter().all(|g| g.is_some())
+        })
+        .unwrap_or_else(|(w, e)| panic!("worker {w}: {e}"));
+        let mut sums = vec![0f32; n * dim];
+        for (w, g) in got.into_iter().enumerate() {
+            let g = g.unwrap();
+            for (i, &v) in views[w].local_vertices.iter().enumerate() {
+                sums[v as usize * dim..(v as usize + 1) * dim]
+                    .copy_from_slice(&g[i * dim..(i + 1) * dim]);
+            }
+        }
+        // Independent check: f64 sums of the real features, within the codec's bound.
+        for v in 0..n {
+            let nb = sim.plan.graph.neighbors(v as u32);
+            let bound = fixed.error_bound(nb.len() as u32) as f64;
+            for k in 0..dim {
+                let exact: f64 = nb
+                    .iter()
+                    .map(|&u| global[u as usize * dim + k] as f64)
+                    .sum();
+                let got = sums[v * dim + k] as f64;
+                if global[3] == 100.0 && nb.contains(&0) && k == 3 {
+                    continue; // the clamped value: compared bitwise below
+                }
+                assert!(
+                    (got - exact).abs() <= bound,
+                    "round {r} vertex {v} lane {k}: {got} vs {exact} (bound {bound})"
+                );
+            }
+        }
+        for (i, (a, b)) in sums.iter().zip(&want).enumerate() {
+            assert_eq!(
+                a.to_bits(),
+                b.to_bits(),
+                "round {r}: vertex {} value {}: got {a}, reference {b}",
+                i / dim,
+                i % dim
+            );
+        }
+        global = next_layer(&sums, &degrees, dim);
+    }
+    let stats = sim.engines.iter().map(|e| e.stats()).collect();
+    (stats, sim)
+}
+
+fn small_plan() -> Plan {
+    // 2 segments, 64 destinations per block: several blocks.
+    plan(8, 4, 16 << 10, 64)
+}
+
+fn quick_cfg() -> EngineConfig {
+    EngineConfig {
+        fetch_timeout_ns: 2_000_000,
+        resend_timeout_ns: 8_000_000,
+        advance_timeout_ns: 2_000_000,
+        max_backoff_ns: 50_000_000,
+        stall_timeout_ns: 5_000_000_000,
+        ..EngineConfig::default()
+    }
+}
+
+#[test]
+fn lossless_run_is_exact_and_uses_the_switch_only() {
+    let p = small_plan();
+    assert!(p.blocks.len() >= 2, "the test wants several blocks");
+    let chan = Channel {
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+        seed: 1,
+    };
+    let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
+    for s in &stats {
+        assert_eq!(s.cells_by_raw, 0, "nothing lost, nothing raw");
+        assert_eq!(s.fetches_sent + s.retransmissions, 0);
+        assert_eq!(s.rounds.len(), 3);
+    }
+    assert_eq!(sim.sw.counters.bypassed, 0);
+    assert!(sim.sw.counters.results > 0);
+}
+
+#[test]
+fn lossy_reordering_duplicating_channel_still_gives_exact_sums() {
+    for seed in 1..=3 {
+        let chan = Channel {
+            drop: 0.05,
+            dup: 0.05,
+            jitter: 30_000,
+            seed,
+        };
+        let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
+        let raw: u64 = stats.iter().map(|s| s.cells_by_raw).sum();
+        let fetched: u64 = stats.iter().map(|s| s.fetches_sent).sum();
+        assert!(raw > 0 && fetched > 0, "5% loss must need recovery");
+    }
+}
+
+#[test]
+fn heavy_loss_and_odd_feature_sizes() {
+    let chan = Channel {
+        drop: 0.25,
+        dup: 0.1,
+        jitter: 100_000,
+        seed: 9,
+    };
+    // 40 values: the second segment is partly padding.
+    let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 40, 2);
+    let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
+    assert!(resent > 0, "lost acks make senders resend with RESEND");
+}
+
+#[test]
+fn lost_block_advances_are_recovered() {
+    let p = small_plan();
+    let chan = Channel {
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+        seed: 1,
+    };
+    let n = p.graph.num_vertices();
+    let mut sim = Sim::new(p, quick_cfg(), chan);
+    sim.drop_advances_to = Some((2, 4));
+    let dim = 32;
+    let x = Features::random(n, dim, 1).data;
+    for e in sim.engines.iter_mut() {
+        let f: Vec<f32> = e
+            .view()
+            .local_vertices
+            .iter()
+            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
+            .collect();
+        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
+    }
+    let mut done = [false; 4];
+    sim.run(60_000_000_000, |s| {
+        for (w, e) in s.engines.iter_mut().enumerate() {
+            done[w] |= e.take_sums().is_some();
+        }
+        done.iter().all(|&d| d)
+    })
+    .unwrap_or_else(|(w, e)| panic!("worker {w}: {e}"));
+    let s = sim.engines[2].stats();
+    assert!(s.implicit_advances + s.block_done_resent > 0);
+}
+
+#[test]
+fn ecn_marks_halve_the_rate_and_sums_stay_exact() {
+    let p = small_plan();
+    let chan = Channel {
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+        seed: 1,
+    };
+    let mut sim = Sim::new(p.clone(), quick_cfg(), chan);
+    // Every egress queue looks congested.
+    sim.sw.config.ecn_threshold = 0;
+    sim.sw.queue_depth = vec![10; 4];
+    let dim = 32;
+    let n = p.graph.num_vertices();
+    let x = Features::random(n, dim, 1).data;
+    for e in sim.engines.iter_mut() {
+        let f: Vec<f32> = e
+            .view()
+            .local_vertices
+            .iter()
+            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
+            .collect();
+        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
+    }
+    let mut got = vec![None; 4];
+    sim.run(60_000_000_000, |s| {
+        for (w, e) in s.engines.iter_mut().enumerate() {
+            if let Some(g) = e.take_sums() {
+                got[w] = Some(g);
+            }
+        }
+        got.iter().all(|g| g.is_some())
+    })
+    .unwrap_or_else(|(w, e)| panic!("worker {w}: {e}"));
+    let want = reference_sums(&p.graph, sim.engines[0].view().fixed, dim, &x);
+    for (w, g) in got.iter().enumerate() {
+        let view = sim.engines[w].view();
+        for (i, &v) in view.local_vertices.iter().enumerate() {
+            assert_eq!(
+                &g.as_ref().unwrap()[i * dim..(i + 1) * dim],
+                &want[v as usize * dim..(v as usize + 1) * dim]
+            );
+        }
+        let s = sim.engines[w].stats();
+        assert!(s.ecn_marks > 0);
+        assert!(s.rate_decreases > 0);
+        assert!(sim.engines[w].rate_mbps() < 1000.0);
+    }
+}
+
+#[test]
+fn host_based_baseline_is_exact_under_loss() {
+    let cfg = EngineConfig {
+        mode: Mode::HostBased,
+        ..quick_cfg()
+    };
+    let chan = Channel {
+        drop: 0.05,
+        dup: 0.05,
+        jitter: 30_000,
+        seed: 4,
+    };
+    let (stats, mut sim) = run_and_check(small_plan(), cfg, chan, 64, 3);
+    for s in &stats {
+        assert_eq!(s.cells_by_result, 0, "the baseline never uses aggregators");
+    }
+    // Final barrier through the switch.
+    let now = sim.now;
+    for e in sim.engines.iter_mut() {
+        e.finish(now).unwrap();
+    }
+    sim.run(sim.now + 60_000_000_000, |s| {
+        s.engines.iter().all(|e| e.finished())
+    })
+    .unwrap_or_else(|(w, e)| panic!("worker {w}: {e}"));
+    assert_eq!(sim.sw.counters.aggregated, 0);
+}
+
+#[test]
+fn a_dead_worker_stops_the_others_with_an_error_naming_it() {
+    let p = small_plan();
+    let chan = Channel {
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+        seed: 1,
+    };
+    let cfg = EngineConfig {
+        stall_timeout_ns: 1_000_000_000,
+        ..quick_cfg()
+    };
+    let n = p.graph.num_vertices();
+    let mut sim = Sim::new(p, cfg, chan);
+    sim.alive[3] = false;
+    let dim = 32;
+    let x = Features::random(n, dim, 1).data;
+    for e in sim.engines.iter_mut() {
+        let f: Vec<f32> = e
+            .view()
+            .local_vertices
+            .iter()
+            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
+            .collect();
+        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
+    }
+    let err = sim.run(60_000_000_000, |_| false).unwrap_err();
+    let msg = err.1.to_string();
+    assert!(matches!(err.1, TransportError::Stalled(_)), "{msg}");
+    assert!(msg.contains("worker 3"), "{msg}");
+    assert!(sim.now < 10_000_000_000, "gave up after the stall timeout");
+}
+
+#[test]
+fn views_refuse_what_does_not_fit() {
+    let p = small_plan();
+    let e = WorkerView::new(&p, 4, None).unwrap_err().to_string();
+    assert!(e.contains("worker id 4 is not in this plan"), "{e}");
+    let v = WorkerView::new(&p, 0, None).unwrap();
+    let e = v.segments_for(65).unwrap_err().to_string();
+    assert!(e.contains("re-plan"), "{e}");
+    assert_eq!(v.segments_for(64).unwrap(), 2);
+    // The schedule files must match the blocks.
+    let mut s = p.worker_schedule(1);
+    assert!(WorkerView::new(&p, 1, Some(&s)).is_ok());
+    s.receives.pop();
+    let e = WorkerView::new(&p, 1, Some(&s)).unwrap_err().to_string();
+    assert!(e.contains("receives.npy"), "{e}");
+}
