@@ -120,11 +120,9 @@ impl Sim {
         if self.rng.gen::<f64>() < self.chan.drop {
             return;
         }
-        // A count-based aggregator cannot tell a network duplicate of a first transmission
-        // from a new contribution (paper section 4); links do not duplicate frames, only
-        // hosts do, and they mark theirs RESEND. Everything else may be duplicated.
-        let first_data = matches!(FrameRepr::parse(&frame), Ok((r, _)) if r.sgnn.packet_type == PacketType::Data && !r.sgnn.flags.resend);
-        let copies = if !first_data && self.rng.gen::<f64>() < self.chan.dup {
+        // Any frame may be duplicated, first transmissions of Data included: the switch drops
+        // a second first-pass copy (`src_seen`, docs/switch-interface.md).
+        let copies = if self.rng.gen::<f64>() < self.chan.dup {
             2
         } else {
             1
