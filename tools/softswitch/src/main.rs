@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
-use softswitch::ports::{serve, AfPacketPorts, DatapathStats, EgressQueues, Ports, UdpPorts};
+use softswitch::ports::{
+    serve, AfPacketPorts, DatapathStats, EgressFaults, EgressQueues, Ports, UdpPorts,
+};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 const ABOUT: &str =
@@ -62,7 +64,17 @@ struct Args {
     /// Drop simulator: drop every n-th SwitchGNN packet from a host (0: off).
     #[arg(long, default_value_t = 0)]
     drop_every: u64,
-    /// Drop simulator seed.
+    /// Egress faults (for loss tests over UDP): drop each frame the switch sends with this
+    /// probability.
+    #[arg(long, default_value_t = 0.0)]
+    egress_loss: f64,
+    /// Egress faults: send a frame twice with this probability.
+    #[arg(long, default_value_t = 0.0)]
+    egress_duplicate: f64,
+    /// Egress faults: hold a frame back behind the next one to its port with this probability.
+    #[arg(long, default_value_t = 0.0)]
+    egress_reorder: f64,
+    /// Seed of the drop simulator and the egress faults.
     #[arg(long, default_value_t = 1)]
     drop_seed: u64,
     /// Exit after this many block advances (default: run until stdin closes).
@@ -144,8 +156,25 @@ fn main() -> ExitCode {
         });
     }
     let limit = a.exit_after_blocks;
+    for (name, p) in [
+        ("--drop-prob", a.drop_prob),
+        ("--egress-loss", a.egress_loss),
+        ("--egress-duplicate", a.egress_duplicate),
+        ("--egress-reorder", a.egress_reorder),
+    ] {
+        if !(0.0..=1.0).contains(&p) {
+            eprintln!("error: {name} is a probability in 0..1, got {p}");
+            return ExitCode::FAILURE;
+        }
+    }
     let mut queues = EgressQueues::new(nports, a.port_rate, a.queue_capacity);
-    let result = serve(&mut *datapath, &pipeline, &mut queues, |p| {
+    let mut faults = EgressFaults::new(
+        a.egress_loss,
+        a.egress_duplicate,
+        a.egress_reorder,
+        a.drop_seed ^ 0x5eed,
+    );
+    let result = serve(&mut *datapath, &pipeline, &mut queues, &mut faults, |p| {
         closed.load(Ordering::Relaxed) || limit.is_some_and(|l| p.counters.block_advance >= l)
     });
     let dp = result.as_ref().copied().unwrap_or_default();
@@ -174,6 +203,9 @@ fn counters_json(p: &Pipeline, dp: &DatapathStats) -> String {
     v["tx_errors"] = dp.tx_errors.into();
     v["queue_drops"] = dp.queue_drops.into();
     v["max_queue_depth"] = dp.max_queue_depth.into();
+    v["fault_dropped"] = dp.fault_dropped.into();
+    v["fault_duplicated"] = dp.fault_duplicated.into();
+    v["fault_reordered"] = dp.fault_reordered.into();
     let ports = |c: &[softswitch::PortCount]| -> serde_json::Value {
         c.iter()
             .enumerate()

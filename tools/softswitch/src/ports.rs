@@ -160,9 +160,88 @@ impl Ports for AfPacketPorts {
     }
 }
 
+/// Faults the datapath injects on frames leaving the switch, for loss tests over UDP where
+/// `tc netem` cannot reach (the drop simulator covers frames entering the pipeline).
+#[derive(Debug, Clone)]
+pub struct EgressFaults {
+    /// Probability of dropping a frame.
+    pub loss: f64,
+    /// Probability of sending a frame twice.
+    pub duplicate: f64,
+    /// Probability of holding a frame back until the next frame to the same port has left.
+    pub reorder: f64,
+    rng: rand_chacha::ChaCha8Rng,
+    held: Vec<Option<Vec<u8>>>,
+}
+
+impl EgressFaults {
+    /// Faults with these probabilities (each in 0..=1) and seed.
+    pub fn new(loss: f64, duplicate: f64, reorder: f64, seed: u64) -> EgressFaults {
+        use rand::SeedableRng;
+        EgressFaults {
+            loss,
+            duplicate,
+            reorder,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            held: Vec::new(),
+        }
+    }
+
+    /// No faults.
+    pub fn none() -> EgressFaults {
+        EgressFaults::new(0.0, 0.0, 0.0, 0)
+    }
+
+    fn active(&self) -> bool {
+        self.loss > 0.0 || self.duplicate > 0.0 || self.reorder > 0.0
+    }
+
+    /// The frames to send in place of `frame` (none, one, two, or a held one and this one).
+    fn apply(&mut self, port: PortId, frame: &[u8], stats: &mut DatapathStats) -> Vec<Vec<u8>> {
+        use rand::Rng;
+        if self.rng.gen::<f64>() < self.loss {
+            stats.fault_dropped += 1;
+            return Vec::new();
+        }
+        let mut out = Vec::with_capacity(2);
+        if self.held.len() <= port as usize {
+            self.held.resize(port as usize + 1, None);
+        }
+        if self.rng.gen::<f64>() < self.reorder && self.held[port as usize].is_none() {
+            stats.fault_reordered += 1;
+            self.held[port as usize] = Some(frame.to_vec());
+            return out;
+        }
+        out.push(frame.to_vec());
+        if self.rng.gen::<f64>() < self.duplicate {
+            stats.fault_duplicated += 1;
+            out.push(frame.to_vec());
+        }
+        if let Some(h) = self.held[port as usize].take() {
+            out.push(h);
+        }
+        out
+    }
+
+    /// Frames still held back (sent when the switch stops).
+    fn flush(&mut self) -> Vec<(PortId, Vec<u8>)> {
+        self.held
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(p, h)| h.take().map(|f| (p as PortId, f)))
+            .collect()
+    }
+}
+
 /// Frames the datapath could not send.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DatapathStats {
+    /// Frames dropped by [`EgressFaults`].
+    pub fault_dropped: u64,
+    /// Frames sent twice by [`EgressFaults`].
+    pub fault_duplicated: u64,
+    /// Frames held back by [`EgressFaults`].
+    pub fault_reordered: u64,
     /// Sends that failed (no such port, or a socket error).
     pub tx_errors: u64,
     /// Frames dropped because their egress queue was full.
@@ -263,6 +342,7 @@ pub fn serve(
     ports: &mut dyn Ports,
     pipeline: &Mutex<Pipeline>,
     queues: &mut EgressQueues,
+    faults: &mut EgressFaults,
     mut stop: impl FnMut(&Pipeline) -> bool,
 ) -> io::Result<DatapathStats> {
     let mut stats = DatapathStats::default();
@@ -270,6 +350,9 @@ pub fn serve(
     let mut out: Vec<Emitted> = Vec::with_capacity(64);
     loop {
         if stop(&pipeline.lock().expect("pipeline lock")) {
+            for (port, f) in faults.flush() {
+                queues.push(port, &f, ports, &mut stats);
+            }
             // Let the queues empty at their rate: the last frames (block-advance) matter.
             while let Some(w) = queues.drain(ports, &mut stats) {
                 std::thread::sleep(w);
@@ -293,7 +376,13 @@ pub fn serve(
             p.process(port, &buf[..n], &mut out);
         }
         for e in &out {
-            queues.push(e.port, &e.frame, ports, &mut stats);
+            if faults.active() {
+                for f in faults.apply(e.port, &e.frame, &mut stats) {
+                    queues.push(e.port, &f, ports, &mut stats);
+                }
+            } else {
+                queues.push(e.port, &e.frame, ports, &mut stats);
+            }
         }
     }
 }
