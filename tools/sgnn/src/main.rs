@@ -30,6 +30,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Run a whole SwitchGNN cluster on this machine (software switch + N sgnn-hostd over
+    /// loopback UDP), verify every sum, and compare with the host-based baseline.
+    Testbed(testbed::TestbedArgs),
     /// Inspect, generate and convert graphs.
     #[command(subcommand)]
     Dataset(DatasetCmd),
@@ -72,8 +75,14 @@ enum DatasetCmd {
     },
 }
 
+mod testbed;
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Cmd::Testbed(a) = cli.command {
+        return testbed::main(a);
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
@@ -97,6 +106,7 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Cmd::Testbed(_) => unreachable!("handled in main"),
         Cmd::Dataset(DatasetCmd::List { datasets }) => {
             let mut names: Vec<_> = std::fs::read_dir(&datasets)
                 .with_context(|| format!("reading datasets directory {}", datasets.display()))?

@@ -1,5 +1,6 @@
 //! `softswitch`: the SwitchGNN software switch on UDP (one Ethernet frame per datagram).
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -180,7 +181,8 @@ fn main() -> ExitCode {
     let dp = result.as_ref().copied().unwrap_or_default();
     let p = pipeline.lock().unwrap();
     let json = counters_json(&p, &dp);
-    println!("counters: {}", json.trim_end());
+    // Whoever started the switch may have stopped reading its stdout; that is not an error.
+    let _ = writeln!(std::io::stdout(), "counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {
         if let Err(e) = std::fs::write(path, json) {
             eprintln!("error: writing {}: {e}", path.display());

@@ -44,6 +44,29 @@ impl UdpPorts {
     /// Binds `listen`; port `i` is `peers[i]`.
     pub fn bind(listen: SocketAddr, peers: Vec<SocketAddr>) -> io::Result<UdpPorts> {
         let socket = UdpSocket::bind(listen)?;
+        // Every worker sends to this one socket: the kernel's default buffer (about 200 KB)
+        // overflows in a burst. Root may exceed rmem_max (FORCE); others get what it allows.
+        let size: libc::c_int = 16 << 20;
+        for (force, plain) in [
+            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+        ] {
+            for opt in [force, plain] {
+                // SAFETY: setsockopt on an open socket with a c_int value.
+                let r = unsafe {
+                    libc::setsockopt(
+                        socket.as_raw_fd(),
+                        libc::SOL_SOCKET,
+                        opt,
+                        &size as *const _ as *const libc::c_void,
+                        std::mem::size_of::<libc::c_int>() as u32,
+                    )
+                };
+                if r == 0 {
+                    break;
+                }
+            }
+        }
         Ok(UdpPorts { socket, peers })
     }
 }

@@ -1,0 +1,544 @@
+//! `sgnn testbed`: a whole SwitchGNN cluster on this machine.
+//!
+//! Plans the graph, starts the software switch and one `sgnn-hostd` per worker (over UDP on
+//! loopback), runs L layers forward and backward with real feature values, checks every
+//! worker's sums against a single-process reference, runs the host-based baseline the same
+//! way, and reports both side by side. Children are killed on any failure and on Ctrl-C. The
+//! last line printed starts with `verified:` or `FAILED:`, and the exit code agrees.
+
+mod procs;
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use sgnn_graph::npy::read_npy;
+use sgnn_graph::Features;
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_wire::codec::FixedPoint;
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+use procs::{binary, install_interrupt_handler, Supervisor, INTERRUPTED};
+
+/// Options of `sgnn testbed`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TestbedArgs {
+    /// Graph: SNAP edge list (.txt/.gz), .npy [E,2] edges, a dataset name, or
+    /// rmat:scale=S,edge_factor=F[,seed=..].
+    #[arg(long, default_value = "rmat:scale=12,edge_factor=8,seed=1")]
+    pub graph: String,
+    /// Workers (one sgnn-hostd each).
+    #[arg(long, default_value_t = 4)]
+    pub workers: u32,
+    /// Values per vertex (feature and gradient width).
+    #[arg(long, default_value_t = 64)]
+    pub feature_dim: u32,
+    /// Layers: L forward rounds, then L backward rounds.
+    #[arg(long, default_value_t = 2)]
+    pub layers: u32,
+    /// Switch aggregator memory, e.g. 256KB, 10MB.
+    #[arg(long, default_value = "4MB")]
+    pub switch_mem: String,
+    /// Graph partitioner: metis, random, chunk or g3.
+    #[arg(long, default_value = "metis")]
+    pub partitioner: String,
+    /// Seed of the plan and the features.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Loss probability of every frame, each way between a host and the switch.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Probability a frame from the switch is held back behind the next one (reordering).
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    /// Probability a frame from the switch is sent twice.
+    #[arg(long, default_value_t = 0.0)]
+    pub duplicate: f64,
+    /// Kill this worker (SIGKILL) mid-run, --kill-after-ms after the workers start; the run
+    /// must then fail with a clear error from the others (not hang).
+    #[arg(long, value_name = "W")]
+    pub kill_worker: Option<u32>,
+    /// When --kill-worker strikes, in milliseconds after the workers start.
+    #[arg(long, default_value_t = 30, value_name = "MS")]
+    pub kill_after_ms: u64,
+    /// Skip the host-based baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+    /// Starting send rate of each worker, Mbit/s (ECN and losses adjust it).
+    #[arg(long, default_value_t = 400.0)]
+    pub rate_mbps: f64,
+    /// A worker gives up after this long without progress, seconds.
+    #[arg(long, default_value_t = 20.0)]
+    pub timeout: f64,
+    /// Output directory: plan, logs, sums, stats and report.json.
+    #[arg(long, default_value = "testbed-out")]
+    pub out: PathBuf,
+}
+
+/// What one mode's run measured.
+#[derive(Debug, Clone)]
+struct ModeRun {
+    mode: &'static str,
+    seconds: f64,
+    round_seconds: Vec<f64>,
+    switch: Value,
+    workers: Vec<Value>,
+}
+
+impl ModeRun {
+    fn worker_sum(&self, key: &str) -> u64 {
+        self.workers
+            .iter()
+            .map(|w| w["stats"][key].as_u64().unwrap_or(0))
+            .sum()
+    }
+
+    fn link_bytes(&self, dir: &str) -> Vec<u64> {
+        (0..self.workers.len())
+            .map(|p| {
+                self.switch[dir][p.to_string()]["bytes"]
+                    .as_u64()
+                    .unwrap_or(0)
+            })
+            .collect()
+    }
+}
+
+/// Runs the testbed; prints the report and the final `verified:`/`FAILED:` line.
+pub fn main(args: TestbedArgs) -> ExitCode {
+    install_interrupt_handler();
+    let sup = Supervisor::default();
+    let result = run(&args, &sup);
+    sup.kill_all();
+    match result {
+        Ok(summary) => {
+            println!("verified: {summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " | ");
+            println!("FAILED: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn check_args(a: &TestbedArgs) -> Result<()> {
+    for (name, p) in [
+        ("--loss", a.loss),
+        ("--reorder", a.reorder),
+        ("--duplicate", a.duplicate),
+    ] {
+        if !(0.0..1.0).contains(&p) {
+            bail!("{name} is a probability in [0, 1), got {p}");
+        }
+    }
+    if a.workers < 2 {
+        bail!("--workers must be at least 2");
+    }
+    if let Some(w) = a.kill_worker {
+        if w >= a.workers {
+            bail!("--kill-worker {w}: there are only {} workers", a.workers);
+        }
+    }
+    if a.layers == 0 {
+        bail!("--layers must be at least 1");
+    }
+    Ok(())
+}
+
+fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    spinner.set_message(format!("loading {}", a.graph));
+    let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers: a.workers,
+            partitioner: a.partitioner.clone(),
+            switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
+                .map_err(|e| anyhow!("--switch-mem: {e}"))?,
+            agg_bytes: 128,
+            feature_dim: a.feature_dim,
+            order: "gamr".into(),
+            seed: a.seed,
+            max_passes: 256,
+        },
+        graph_source: a.graph.clone(),
+        max_abs_value: 1.0,
+    };
+    let (plan, _report) = make_plan(g.csr, g.stats, &req, &mut |e| {
+        if let switch_ctl::planner::Event::Start { stage, .. } = e {
+            spinner.set_message(stage.to_string());
+        }
+    })?;
+    plan.save(dir)
+        .with_context(|| format!("writing the plan to {}", dir.display()))?;
+    spinner.finish_and_clear();
+    eprintln!(
+        "plan: {} vertices, {} workers, {} blocks, {} segments per vertex -> {}",
+        plan.graph.num_vertices(),
+        plan.workers(),
+        plan.blocks.len(),
+        plan.manifest.segments,
+        dir.display()
+    );
+    Ok(plan)
+}
+
+fn free_udp_addrs(n: usize) -> Result<Vec<String>> {
+    let socks: Vec<UdpSocket> = (0..n)
+        .map(|_| UdpSocket::bind("127.0.0.1:0"))
+        .collect::<Result<_, _>>()?;
+    Ok(socks
+        .iter()
+        .map(|s| s.local_addr().map(|a| a.to_string()))
+        .collect::<Result<_, _>>()?)
+}
+
+fn count_rounds(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .map(|t| t.lines().filter(|l| l.contains(": round ")).count())
+        .unwrap_or(0)
+}
+
+fn run_mode(
+    a: &TestbedArgs,
+    sup: &Supervisor,
+    plan_dir: &Path,
+    mode: &'static str,
+    out: &Path,
+) -> Result<ModeRun> {
+    std::fs::create_dir_all(out.join("sums"))?;
+    let workers = a.workers as usize;
+    let rounds = 2 * a.layers as usize;
+    let addrs = free_udp_addrs(workers)?;
+    let softswitch = binary("softswitch", "SGNN_SOFTSWITCH")?;
+    let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
+
+    let mut sw = Command::new(&softswitch);
+    sw.arg("--plan").arg(plan_dir);
+    for ad in &addrs {
+        sw.args(["--worker", ad]);
+    }
+    sw.arg("--stats-json").arg(out.join("switch.json"));
+    sw.args(["--drop-prob", &a.loss.to_string()]);
+    sw.args(["--egress-loss", &a.loss.to_string()]);
+    sw.args(["--egress-duplicate", &a.duplicate.to_string()]);
+    sw.args(["--egress-reorder", &a.reorder.to_string()]);
+    sw.args(["--drop-seed", &a.seed.to_string()]);
+    let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
+    let mut line = String::new();
+    let mut reader = BufReader::new(sw_out.expect("piped"));
+    reader
+        .read_line(&mut line)
+        .context("reading the switch's first line")?;
+    // Keep reading so the switch never writes into a closed pipe.
+    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let switch_addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .ok_or_else(|| {
+            anyhow!(
+                "the software switch did not start: {}",
+                sup.log_tail(sw_i, 5)
+            )
+        })?
+        .to_string();
+
+    let started = Instant::now();
+    let mut ws = Vec::new();
+    for (w, ad) in addrs.iter().enumerate() {
+        let mut c = Command::new(&hostd);
+        c.arg("--plan").arg(plan_dir);
+        c.args([
+            "--worker-id",
+            &w.to_string(),
+            "--switch",
+            &switch_addr,
+            "--bind",
+            ad,
+        ]);
+        c.args(["--mode", mode]);
+        c.args(["--layers", &a.layers.to_string()]);
+        c.args(["--feature-dim", &a.feature_dim.to_string()]);
+        c.args(["--seed", &a.seed.to_string()]);
+        c.args(["--rate-mbps", &a.rate_mbps.to_string()]);
+        c.args(["--timeout", &a.timeout.to_string()]);
+        c.arg("--output-dir").arg(out.join("sums"));
+        c.arg("--stats-json").arg(out.join(format!("w{w}.json")));
+        let log = out.join(format!("w{w}.log"));
+        let (i, _) = sup.spawn(&format!("worker {w}"), c, &log, false)?;
+        ws.push((i, log));
+    }
+
+    let bar = ProgressBar::new((workers * rounds) as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>12} [{bar:30}] {pos}/{len} worker-rounds {elapsed}")
+            .unwrap()
+            .progress_chars("=> "),
+    );
+    bar.set_message(mode);
+    let mut killed = false;
+    let limit = Duration::from_secs_f64(a.timeout * (rounds as f64 + 2.0) + 30.0);
+    let mut failures = Vec::new();
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            bar.abandon();
+            bail!("interrupted (Ctrl-C); every process was stopped");
+        }
+        let done: usize = ws.iter().map(|(_, l)| count_rounds(l).min(rounds)).sum();
+        bar.set_position(done as u64);
+        if let Some(k) = a.kill_worker {
+            let (i, log) = &ws[k as usize];
+            let _ = log;
+            if !killed && started.elapsed() >= Duration::from_millis(a.kill_after_ms) {
+                sup.kill(*i);
+                killed = true;
+                eprintln!(
+                    "killed worker {k} {} ms after the start",
+                    started.elapsed().as_millis()
+                );
+            }
+        }
+        let mut running = 0;
+        failures.clear();
+        for (w, (i, _)) in ws.iter().enumerate() {
+            match sup.try_wait(*i) {
+                None => running += 1,
+                Some(s) if s.success() => {}
+                Some(s) => failures.push((w, s, sup.log_tail(*i, 3))),
+            }
+        }
+        if running == 0 {
+            break;
+        }
+        if started.elapsed() > limit {
+            bar.abandon();
+            bail!(
+                "{mode}: {running} workers still running after {:.0} s",
+                limit.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    bar.finish_and_clear();
+    let seconds = started.elapsed().as_secs_f64();
+    sup.close_stdin(sw_i);
+    let t = Instant::now();
+    while sup.try_wait(sw_i).is_none() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if !failures.is_empty() {
+        let msgs: Vec<String> = failures
+            .iter()
+            .map(|(w, s, tail)| {
+                let last = tail.lines().last().unwrap_or("").trim().to_string();
+                if killed && Some(*w as u32) == a.kill_worker {
+                    format!("worker {w} was killed by --kill-worker")
+                } else {
+                    format!("worker {w} exited with {s}: {last}")
+                }
+            })
+            .collect();
+        bail!("{mode}: {}", msgs.join("; "));
+    }
+    let read_json = |p: PathBuf| -> Result<Value> {
+        let t = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+        Ok(serde_json::from_str(&t)?)
+    };
+    let switch = read_json(out.join("switch.json"))?;
+    let workers_json: Vec<Value> = (0..workers)
+        .map(|w| read_json(out.join(format!("w{w}.json"))))
+        .collect::<Result<_>>()?;
+    let mut round_seconds = vec![0f64; rounds];
+    for w in &workers_json {
+        for (r, st) in w["stats"]["rounds"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if r < rounds {
+                round_seconds[r] = round_seconds[r].max(st["seconds"].as_f64().unwrap_or(0.0));
+            }
+        }
+    }
+    Ok(ModeRun {
+        mode,
+        seconds,
+        round_seconds,
+        switch,
+        workers: workers_json,
+    })
+}
+
+/// Checks every worker's sums of every round against a single-process reference computed
+/// here from the same features. Returns the number of values checked.
+fn verify(plan: &Plan, a: &TestbedArgs, out: &Path) -> Result<u64> {
+    use sgnn_transport::reference::{next_layer, reference_sums};
+    let n = plan.graph.num_vertices();
+    let dim = a.feature_dim as usize;
+    let max_degree = (0..n as u32)
+        .map(|v| plan.graph.degree(v) as u32)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let fixed = FixedPoint::new(plan.manifest.frac_bits, max_degree);
+    let degrees: Vec<u32> = (0..n as u32).map(|v| plan.graph.degree(v) as u32).collect();
+    let mut checked = 0u64;
+    let mut round = 0usize;
+    for (seed, _) in [(a.seed, "forward"), (a.seed.wrapping_add(1), "backward")] {
+        let mut x = Features::random(n, dim, seed).data;
+        for _ in 0..a.layers {
+            let want = reference_sums(&plan.graph, fixed, dim, &x);
+            for w in 0..a.workers {
+                let vp = out.join(format!("sums/w{w:03}_vertices.npy"));
+                let sp = out.join(format!("sums/w{w:03}_r{round:03}.npy"));
+                let vertices: Vec<u32> = match read_npy(&vp)
+                    .with_context(|| format!("reading {}", vp.display()))?
+                    .data
+                {
+                    sgnn_graph::npy::NpyData::U32(v) => v,
+                    d => bail!("{} holds {}, not uint32", vp.display(), d.dtype_name()),
+                };
+                let sums: Vec<f32> = match read_npy(&sp)
+                    .with_context(|| format!("reading {}", sp.display()))?
+                    .data
+                {
+                    sgnn_graph::npy::NpyData::F32(v) => v,
+                    d => bail!("{} holds {}, not float32", sp.display(), d.dtype_name()),
+                };
+                if sums.len() != vertices.len() * dim {
+                    bail!(
+                        "{}: {} values for {} vertices",
+                        sp.display(),
+                        sums.len(),
+                        vertices.len()
+                    );
+                }
+                for (k, &v) in vertices.iter().enumerate() {
+                    for j in 0..dim {
+                        let got = sums[k * dim + j];
+                        let exp = want[v as usize * dim + j];
+                        if got.to_bits() != exp.to_bits() {
+                            bail!("worker {w}, round {round}: vertex {v} value {j} is {got}, the single-process reference says {exp}");
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+            x = next_layer(&want, &degrees, dim);
+            round += 1;
+        }
+    }
+    Ok(checked)
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.2} MB", b as f64 / 1e6)
+}
+
+fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
+    check_args(a)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let plan_dir = a.out.join("plan");
+    let plan = make_the_plan(a, &plan_dir)?;
+    let mut runs = Vec::new();
+    let mut modes = vec!["switchgnn"];
+    if !a.no_baseline {
+        modes.push("host-based");
+    }
+    let mut checked = 0;
+    for mode in modes {
+        let out = a.out.join(mode);
+        let _ = std::fs::remove_dir_all(&out);
+        let r = run_mode(a, sup, &plan_dir, mode, &out)?;
+        checked += verify(&plan, a, &out).with_context(|| format!("{mode} sums"))?;
+        runs.push(r);
+    }
+    // Report.
+    let mut rows = Vec::new();
+    let mut table = String::new();
+    table += &format!(
+        "{:<12} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+        "mode", "time", "ms/layer", "link bytes", "switch rx", "retx", "fetches", "ecn"
+    );
+    for r in &runs {
+        let up: u64 = r.link_bytes("port_rx").iter().sum();
+        let down: u64 = r.link_bytes("port_tx").iter().sum();
+        let per_layer = r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
+        table += &format!(
+            "{:<12} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+            r.mode,
+            r.seconds,
+            per_layer,
+            mb(up + down),
+            r.switch["rx"].as_u64().unwrap_or(0),
+            r.worker_sum("retransmissions"),
+            r.worker_sum("fetches_sent"),
+            r.worker_sum("ecn_marks"),
+        );
+        rows.push(json!({
+            "mode": r.mode,
+            "seconds": r.seconds,
+            "round_seconds": r.round_seconds,
+            "ms_per_layer": per_layer,
+            "link_bytes_up": r.link_bytes("port_rx"),
+            "link_bytes_down": r.link_bytes("port_tx"),
+            "retransmissions": r.worker_sum("retransmissions"),
+            "fetches": r.worker_sum("fetches_sent"),
+            "ecn_marks": r.worker_sum("ecn_marks"),
+            "switch": r.switch,
+        }));
+    }
+    eprintln!("\n{table}");
+    for r in &runs {
+        let up = r.link_bytes("port_rx");
+        let down = r.link_bytes("port_tx");
+        let links: Vec<String> = (0..up.len())
+            .map(|w| format!("w{w} up {} down {}", mb(up[w]), mb(down[w])))
+            .collect();
+        eprintln!("{} links: {}", r.mode, links.join(", "));
+    }
+    let report = json!({
+        "graph": a.graph,
+        "workers": a.workers,
+        "feature_dim": a.feature_dim,
+        "layers": a.layers,
+        "blocks": plan.blocks.len(),
+        "loss": a.loss, "reorder": a.reorder, "duplicate": a.duplicate,
+        "values_checked": checked,
+        "runs": rows,
+    });
+    let rp = a.out.join("report.json");
+    std::fs::write(&rp, serde_json::to_string_pretty(&report)? + "\n")?;
+    eprintln!("report: {}", rp.display());
+    let sg = &runs[0];
+    let mut summary = format!(
+        "{} workers x {} rounds exact ({} values); switchgnn {:.1} ms/layer, {} on links",
+        a.workers,
+        2 * a.layers,
+        checked,
+        sg.round_seconds.iter().sum::<f64>() / sg.round_seconds.len() as f64 * 1e3,
+        mb(sg.link_bytes("port_rx").iter().sum::<u64>()
+            + sg.link_bytes("port_tx").iter().sum::<u64>())
+    );
+    if let Some(hb) = runs.get(1) {
+        summary += &format!(
+            "; host-based {:.1} ms/layer, {}",
+            hb.round_seconds.iter().sum::<f64>() / hb.round_seconds.len() as f64 * 1e3,
+            mb(hb.link_bytes("port_rx").iter().sum::<u64>()
+                + hb.link_bytes("port_tx").iter().sum::<u64>())
+        );
+    }
+    Ok(summary)
+}

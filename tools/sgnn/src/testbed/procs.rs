@@ -1,0 +1,146 @@
+//! Child processes that are killed when the testbed stops, whatever way it stops.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Set by Ctrl-C: every wait loop checks it and the testbed fails cleanly.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler once.
+pub fn install_interrupt_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+    });
+}
+
+/// A started process and its log file.
+pub struct Proc {
+    /// The child.
+    pub child: Child,
+    /// Where its stderr goes.
+    pub log: PathBuf,
+}
+
+/// Owns every child; kills the ones still running on drop.
+#[derive(Default, Clone)]
+pub struct Supervisor {
+    procs: Arc<Mutex<Vec<Proc>>>,
+}
+
+impl Supervisor {
+    /// Starts `cmd` with stderr to `log` (and stdout piped when `stdout` is set); returns its
+    /// index.
+    pub fn spawn(
+        &self,
+        name: &str,
+        mut cmd: Command,
+        log: &Path,
+        stdout: bool,
+    ) -> anyhow::Result<(usize, Option<std::process::ChildStdout>)> {
+        let f = std::fs::File::create(log)?;
+        cmd.stderr(f).stdin(Stdio::piped());
+        cmd.stdout(if stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("starting {name} ({:?}): {e}", cmd.get_program()))?;
+        let out = child.stdout.take();
+        let mut p = self.procs.lock().unwrap();
+        p.push(Proc {
+            child,
+            log: log.to_path_buf(),
+        });
+        Ok((p.len() - 1, out))
+    }
+
+    /// Non-blocking: the exit status of process `i` if it has exited.
+    pub fn try_wait(&self, i: usize) -> Option<std::process::ExitStatus> {
+        self.procs.lock().unwrap()[i]
+            .child
+            .try_wait()
+            .ok()
+            .flatten()
+    }
+
+    /// Closes process `i`'s stdin (the software switch exits on that).
+    pub fn close_stdin(&self, i: usize) {
+        self.procs.lock().unwrap()[i].child.stdin.take();
+    }
+
+    /// Kills process `i` (SIGKILL).
+    pub fn kill(&self, i: usize) {
+        let mut p = self.procs.lock().unwrap();
+        let _ = p[i].child.kill();
+        let _ = p[i].child.wait();
+    }
+
+    /// Last lines of process `i`'s log.
+    pub fn log_tail(&self, i: usize, lines: usize) -> String {
+        let path = self.procs.lock().unwrap()[i].log.clone();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let v: Vec<&str> = text.lines().collect();
+        v[v.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// Kills everything still running.
+    pub fn kill_all(&self) {
+        for p in self.procs.lock().unwrap().iter_mut() {
+            if p.child.try_wait().ok().flatten().is_none() {
+                let _ = p.child.kill();
+                let _ = p.child.wait();
+            }
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.procs) == 1 {
+            self.kill_all();
+        }
+    }
+}
+
+/// Finds a sibling binary of the running executable (cargo puts every workspace binary in the
+/// same directory), or `$ENV`. Under `cargo run`, a missing sibling is built first with the
+/// same profile, so `cargo run --release -p sgnn -- testbed` works on a fresh checkout.
+pub fn binary(name: &str, env: &str) -> anyhow::Result<PathBuf> {
+    if let Some(p) = std::env::var_os(env) {
+        return Ok(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().expect("an executable lives in a directory");
+    let candidate = dir.join(name);
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    if let (Some(cargo), Some(profile)) = (
+        std::env::var_os("CARGO"),
+        dir.file_name().and_then(|p| p.to_str()),
+    ) {
+        // Each binary has the name of its package.
+        let package = name;
+        eprintln!("building {name} ({profile}) ...");
+        let mut c = Command::new(cargo);
+        c.args(["build", "--quiet", "-p", package]);
+        if profile == "release" {
+            c.arg("--release");
+        } else if profile != "debug" {
+            c.args(["--profile", profile]);
+        }
+        let ok = c.status().map(|s| s.success()).unwrap_or(false);
+        if ok && candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    anyhow::bail!(
+        "cannot find `{name}` next to {}; build the workspace first (`cargo build --release --workspace`) or set {env}",
+        exe.display()
+    )
+}
