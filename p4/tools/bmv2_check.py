@@ -143,6 +143,8 @@ class Switch:
         self.proc = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT)
         for _ in range(100):
             time.sleep(0.2)
+            if self.proc.poll() is not None:
+                raise RuntimeError("simple_switch exited (port in use?), see " + log)
             try:
                 cli("show_ports")
                 return
@@ -956,11 +958,16 @@ SCENARIOS = {
 
 
 def main():
+    global THRIFT_PORT
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", required=True, help="bmv2 JSON of p4/v1model/switchgnn.p4")
+    ap.add_argument("--thrift-port", type=int, default=9191,
+                    help="Thrift port of the switch it starts (default %(default)s); pick a "
+                         "free one when other switches run on the machine")
     ap.add_argument("scenarios", nargs="*", metavar="scenario",
                     help="any of %s (default: all)" % ", ".join(SCENARIOS))
     a = ap.parse_args()
+    THRIFT_PORT = a.thrift_port
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error("unknown scenario %s" % ", ".join(unknown))
