@@ -1,0 +1,294 @@
+/* aggregation.p4: agg_table and the aggregators (softswitch::Pipeline::data/aggregate).
+ *
+ * One pass of a Data packet: agg_table[(block, src, pass)] says aggregate into aggregator
+ * agg_base + segment, or deliver (no aggregator: the values go to the destination's
+ * worker as Bypass). The aggregator is 32 lane registers plus count, state, tag (round
+ * and block it belongs to) and a sticky ECN bit, all indexed by the same slot.
+ *
+ * A source that feeds several aggregators (more = 1) needs one pass per aggregator, each
+ * adding the ORIGINAL values. The pass requests an I2E clone (session 100): bmv2 makes it
+ * from the packet buffer as it entered ingress and parses it again, so whatever this pass
+ * wrote into hdr (a Result's sums, a Bypass header) is not in it. Egress gives the clone
+ * pass + 1 and recirculates it. This pass's own packet becomes the Result or Bypass, or is
+ * dropped. A RESEND never recirculates: it names the one pass it is resent for. */
+#ifndef SGNN_AGGREGATION_P4
+#define SGNN_AGGREGATION_P4
+
+/* acc + x on signed 32-bit lanes, saturating at i32::MAX / i32::MIN exactly as
+ * sgnn_wire::codec::accumulate: the sum overflowed iff both operands have the sign the
+ * sum does not; then the result is MAX if acc >= 0, else MIN. */
+bit<32> sat_add(in bit<32> acc, in bit<32> x, inout bit<1> saturated) {
+    bit<32> s = acc + x;
+    bit<1> overflow = ((acc ^ s) & (x ^ s))[31:31];
+    saturated = saturated | overflow;
+    bit<32> limit = (acc[31:31] == 1) ? 32w0x80000000 : 32w0x7fffffff;
+    return (overflow == 1) ? limit : s;
+}
+
+/* Lane i: read, add, write the sum back (or 0 when the aggregate completes and the slot
+ * is freed), and put the sum in the packet, which becomes the Result if complete. */
+#define ADD_LANE(i) \
+        agg_value_##i.read(acc, idx); \
+        sum = sat_add(acc, hdr.lanes.v##i, meta.saturated); \
+        hdr.lanes.v##i = sum; \
+        agg_value_##i.write(idx, (meta.complete == 1) ? 32w0 : sum);
+
+control Aggregation(inout headers_t hdr,
+                    inout metadata_t meta,
+                    inout standard_metadata_t sm) {
+    @name(".agg_value_0") @id(1) register<bit<32>>(AGGREGATORS) agg_value_0;
+    @name(".agg_value_1") @id(2) register<bit<32>>(AGGREGATORS) agg_value_1;
+    @name(".agg_value_2") @id(3) register<bit<32>>(AGGREGATORS) agg_value_2;
+    @name(".agg_value_3") @id(4) register<bit<32>>(AGGREGATORS) agg_value_3;
+    @name(".agg_value_4") @id(5) register<bit<32>>(AGGREGATORS) agg_value_4;
+    @name(".agg_value_5") @id(6) register<bit<32>>(AGGREGATORS) agg_value_5;
+    @name(".agg_value_6") @id(7) register<bit<32>>(AGGREGATORS) agg_value_6;
+    @name(".agg_value_7") @id(8) register<bit<32>>(AGGREGATORS) agg_value_7;
+    @name(".agg_value_8") @id(9) register<bit<32>>(AGGREGATORS) agg_value_8;
+    @name(".agg_value_9") @id(10) register<bit<32>>(AGGREGATORS) agg_value_9;
+    @name(".agg_value_10") @id(11) register<bit<32>>(AGGREGATORS) agg_value_10;
+    @name(".agg_value_11") @id(12) register<bit<32>>(AGGREGATORS) agg_value_11;
+    @name(".agg_value_12") @id(13) register<bit<32>>(AGGREGATORS) agg_value_12;
+    @name(".agg_value_13") @id(14) register<bit<32>>(AGGREGATORS) agg_value_13;
+    @name(".agg_value_14") @id(15) register<bit<32>>(AGGREGATORS) agg_value_14;
+    @name(".agg_value_15") @id(16) register<bit<32>>(AGGREGATORS) agg_value_15;
+    @name(".agg_value_16") @id(17) register<bit<32>>(AGGREGATORS) agg_value_16;
+    @name(".agg_value_17") @id(18) register<bit<32>>(AGGREGATORS) agg_value_17;
+    @name(".agg_value_18") @id(19) register<bit<32>>(AGGREGATORS) agg_value_18;
+    @name(".agg_value_19") @id(20) register<bit<32>>(AGGREGATORS) agg_value_19;
+    @name(".agg_value_20") @id(21) register<bit<32>>(AGGREGATORS) agg_value_20;
+    @name(".agg_value_21") @id(22) register<bit<32>>(AGGREGATORS) agg_value_21;
+    @name(".agg_value_22") @id(23) register<bit<32>>(AGGREGATORS) agg_value_22;
+    @name(".agg_value_23") @id(24) register<bit<32>>(AGGREGATORS) agg_value_23;
+    @name(".agg_value_24") @id(25) register<bit<32>>(AGGREGATORS) agg_value_24;
+    @name(".agg_value_25") @id(26) register<bit<32>>(AGGREGATORS) agg_value_25;
+    @name(".agg_value_26") @id(27) register<bit<32>>(AGGREGATORS) agg_value_26;
+    @name(".agg_value_27") @id(28) register<bit<32>>(AGGREGATORS) agg_value_27;
+    @name(".agg_value_28") @id(29) register<bit<32>>(AGGREGATORS) agg_value_28;
+    @name(".agg_value_29") @id(30) register<bit<32>>(AGGREGATORS) agg_value_29;
+    @name(".agg_value_30") @id(31) register<bit<32>>(AGGREGATORS) agg_value_30;
+    @name(".agg_value_31") @id(32) register<bit<32>>(AGGREGATORS) agg_value_31;
+    @name(".agg_count") @id(33) register<bit<16>>(AGGREGATORS) agg_count;
+    @name(".agg_state") @id(34) register<bit<8>>(AGGREGATORS)  agg_state;
+    @name(".agg_tag")   @id(35) register<bit<32>>(AGGREGATORS) agg_tag;
+    @name(".agg_ecn")   @id(36) register<bit<8>>(AGGREGATORS)  agg_ecn;
+
+    @name(".aggregate") @id(1)
+    action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
+                     bit<16> expected, bit<1> more) {
+        meta.agg_base = agg_base;
+        meta.out_dst_id = dst_id;
+        meta.dst_worker = dst_worker;
+        meta.expected = expected;
+        meta.more = more;
+    }
+
+    @name(".deliver") @id(2)
+    action deliver(bit<32> dst_id, bit<16> dst_worker, bit<1> more) {
+        meta.out_dst_id = dst_id;
+        meta.dst_worker = dst_worker;
+        meta.more = more;
+    }
+
+    @name(".agg_table") @id(1)
+    table agg_table {
+        key = {
+            hdr.sgnn.block_id: exact @name("block_id");
+            hdr.sgnn.src_id:   exact @name("src_id");
+            hdr.sgnn.pass:     exact @name("pass");
+        }
+        actions = { aggregate; deliver; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = AGG_TABLE_SIZE;
+    }
+
+    /* Empties slot idx and leaves it in `state` for round/block `tag`. */
+    @hidden action release(bit<32> idx, bit<8> state, bit<32> tag) {
+        agg_value_0.write(idx, 0);
+        agg_value_1.write(idx, 0);
+        agg_value_2.write(idx, 0);
+        agg_value_3.write(idx, 0);
+        agg_value_4.write(idx, 0);
+        agg_value_5.write(idx, 0);
+        agg_value_6.write(idx, 0);
+        agg_value_7.write(idx, 0);
+        agg_value_8.write(idx, 0);
+        agg_value_9.write(idx, 0);
+        agg_value_10.write(idx, 0);
+        agg_value_11.write(idx, 0);
+        agg_value_12.write(idx, 0);
+        agg_value_13.write(idx, 0);
+        agg_value_14.write(idx, 0);
+        agg_value_15.write(idx, 0);
+        agg_value_16.write(idx, 0);
+        agg_value_17.write(idx, 0);
+        agg_value_18.write(idx, 0);
+        agg_value_19.write(idx, 0);
+        agg_value_20.write(idx, 0);
+        agg_value_21.write(idx, 0);
+        agg_value_22.write(idx, 0);
+        agg_value_23.write(idx, 0);
+        agg_value_24.write(idx, 0);
+        agg_value_25.write(idx, 0);
+        agg_value_26.write(idx, 0);
+        agg_value_27.write(idx, 0);
+        agg_value_28.write(idx, 0);
+        agg_value_29.write(idx, 0);
+        agg_value_30.write(idx, 0);
+        agg_value_31.write(idx, 0);
+        agg_count.write(idx, 0);
+        agg_ecn.write(idx, 0);
+        agg_state.write(idx, state);
+        agg_tag.write(idx, tag);
+    }
+
+    /* One contribution into slot idx (active for round/block `tag`). One action, so bmv2
+     * holds the register locks for the whole read-modify-write. */
+    @hidden action accumulate(bit<32> idx, bit<32> tag) {
+        bit<16> count;
+        agg_count.read(count, idx);
+        count = count + 1;
+        meta.result_count = count;
+        meta.complete = (count >= meta.expected) ? 1w1 : 1w0;
+        agg_count.write(idx, (meta.complete == 1) ? 16w0 : count);
+
+        bit<8> ecn;
+        agg_ecn.read(ecn, idx);
+        ecn = ecn | (bit<8>)hdr.sgnn.ecn;
+        meta.result_ecn = (ecn != 0) ? 1w1 : 1w0;
+        agg_ecn.write(idx, (meta.complete == 1) ? 8w0 : ecn);
+
+        agg_state.write(idx, (meta.complete == 1) ? AGG_FREE : AGG_ACTIVE);
+        agg_tag.write(idx, (meta.complete == 1) ? 32w0 : tag);
+
+        bit<32> acc;
+        bit<32> sum;
+        meta.saturated = 0;
+        ADD_LANE(0)
+        ADD_LANE(1)
+        ADD_LANE(2)
+        ADD_LANE(3)
+        ADD_LANE(4)
+        ADD_LANE(5)
+        ADD_LANE(6)
+        ADD_LANE(7)
+        ADD_LANE(8)
+        ADD_LANE(9)
+        ADD_LANE(10)
+        ADD_LANE(11)
+        ADD_LANE(12)
+        ADD_LANE(13)
+        ADD_LANE(14)
+        ADD_LANE(15)
+        ADD_LANE(16)
+        ADD_LANE(17)
+        ADD_LANE(18)
+        ADD_LANE(19)
+        ADD_LANE(20)
+        ADD_LANE(21)
+        ADD_LANE(22)
+        ADD_LANE(23)
+        ADD_LANE(24)
+        ADD_LANE(25)
+        ADD_LANE(26)
+        ADD_LANE(27)
+        ADD_LANE(28)
+        ADD_LANE(29)
+        ADD_LANE(30)
+        ADD_LANE(31)
+    }
+
+    /* The packet becomes a Bypass to the destination's worker (sgnn::Repr of the Data
+     * with type Bypass, IS_ACK/IS_FETCH clear, dst_id of the action, pass 0; worker_id,
+     * ECN and RESEND stay as sent). */
+    @hidden action make_bypass() {
+        hdr.sgnn.pkt_type = TYPE_BYPASS;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.pass = 0;
+        meta.to_worker = 1;
+        meta.originated = 1;
+    }
+
+    /* The packet (its lanes already hold the sums) becomes the Result. */
+    @hidden action make_result() {
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_RESULT;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = meta.result_ecn;
+        hdr.sgnn.resend = 0;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = meta.dst_worker;
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.count = meta.result_count;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.reserved = 0;
+        meta.to_worker = 1;
+        meta.originated = 1;
+    }
+
+    apply {
+        // Read before this pass rewrites the header.
+        bit<1> resend = hdr.sgnn.resend;
+        bit<8> pass = hdr.sgnn.pass;
+        meta.more = 0;
+
+        switch (agg_table.apply().action_run) {
+            aggregate: {
+                bit<33> slot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
+                if (slot >= (bit<33>)AGGREGATORS) {
+                    events.count(EV_DROP_BAD_INDEX);
+                } else {
+                    bit<32> idx = slot[31:0];
+                    bit<32> tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
+                    bit<8> state;
+                    bit<32> held;
+                    agg_state.read(state, idx);
+                    agg_tag.read(held, idx);
+                    // State of another round or block is a leftover of loss: reclaim.
+                    if (state != AGG_FREE && held != tag) {
+                        events.count(EV_RECLAIMED);
+                        release(idx, AGG_FREE, 0);
+                        state = AGG_FREE;
+                    }
+                    if (resend == 1 || state == AGG_BYPASSED) {
+                        // Release (the receiver refetches partial sums) and go to the host.
+                        release(idx, AGG_BYPASSED, tag);
+                        events.count(EV_BYPASSED);
+                        make_bypass();
+                    } else {
+                        accumulate(idx, tag);
+                        if (meta.saturated == 1) {
+                            events.count(EV_SATURATED);
+                        }
+                        events.count(EV_AGGREGATED);
+                        if (meta.complete == 1) {
+                            events.count(EV_RESULTS);
+                            make_result();
+                        }
+                    }
+                }
+            }
+            deliver: {
+                events.count(EV_DELIVERED);
+                make_bypass();
+            }
+            default: {
+                events.count(EV_DROP_NO_ENTRY);
+            }
+        }
+
+        // Next pass, with the original values (see the top of this file).
+        if (meta.more == 1 && resend == 0 && pass != 255) {
+            meta.next_pass = pass + 1;
+            events.count(EV_RECIRCULATED);
+            clone_preserving_field_list(CloneType.I2E, RECIRC_CLONE_SESSION, FL_RECIRC);
+        }
+    }
+}
+
+#undef ADD_LANE
+
+#endif

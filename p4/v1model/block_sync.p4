@@ -1,0 +1,130 @@
+/* block_sync.p4: block synchronisation (paper 3.3; softswitch::Pipeline::block_done).
+ *
+ * Each worker reports BlockDone(round, block); when all cfg_workers workers have reported
+ * the current block, the switch sends BlockAdvance(round, block) to every worker through
+ * multicast group 1 (replica rid = worker id) and moves to the next block (after
+ * cfg_blocks_per_round blocks, block 0 of the next round). A BlockDone for an earlier
+ * block comes from a worker that lost the advance: it alone gets that block's advance
+ * again, unicast. One for a later block is stale.
+ *
+ * sync_done cannot be cleared for all workers in one pass, so each multicast replica
+ * clears its own worker's entry in egress (BlockSyncEgress), before the advance leaves:
+ * a worker's next BlockDone, sent after it got the advance, always finds its entry clear. */
+#ifndef SGNN_BLOCK_SYNC_P4
+#define SGNN_BLOCK_SYNC_P4
+
+/* sync_done is written by ingress and egress, sync_round/sync_block are read by the Data
+ * path too (a Data packet for another block is stale): declared at the top level. */
+@name(".sync_round") @id(37) register<bit<16>>(1) sync_round;
+@name(".sync_block") @id(38) register<bit<16>>(1) sync_block;
+@name(".sync_done")  @id(39) register<bit<8>>(MAX_WORKERS) sync_done;
+
+/* The block being exchanged. */
+control CurrentBlock(out bit<16> round, out bit<16> block) {
+    apply {
+        sync_round.read(round, 0);
+        sync_block.read(block, 0);
+    }
+}
+
+control BlockSync(inout headers_t hdr,
+                  inout metadata_t meta,
+                  inout standard_metadata_t sm) {
+    @name(".sync_count")           @id(40) register<bit<16>>(1) sync_count;
+    @name(".cfg_workers")          @id(41) register<bit<16>>(1) cfg_workers;
+    @name(".cfg_blocks_per_round") @id(42) register<bit<16>>(1) cfg_blocks_per_round;
+
+    /* The packet becomes BlockAdvance(round, block) for `worker`: a fresh header
+     * (sgnn::Repr::new), every other field 0. */
+    @hidden action make_advance(bit<16> round, bit<16> block, bit<16> worker) {
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_BLOCK_ADVANCE;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = 0;
+        hdr.sgnn.resend = 0;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = worker;
+        hdr.sgnn.src_id = 0;
+        hdr.sgnn.dst_id = 0;
+        hdr.sgnn.block_id = block;
+        hdr.sgnn.count = 0;
+        hdr.sgnn.round = round;
+        hdr.sgnn.segment = 0;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.frac_bits = 0;
+        hdr.sgnn.reserved = 0;
+        meta.originated = 1;
+    }
+
+    apply {
+        bit<16> workers;
+        cfg_workers.read(workers, 0);
+        bit<16> w = hdr.sgnn.worker_id;
+        // cfg_workers above MAX_WORKERS is a configuration error; never index past it.
+        if (w >= workers || (bit<32>)w >= MAX_WORKERS) {
+            events.count(EV_DROP_UNKNOWN_WORKER);
+        } else {
+            bit<16> round;
+            bit<16> block;
+            sync_round.read(round, 0);
+            sync_block.read(block, 0);
+            if (hdr.sgnn.round < round
+                    || (hdr.sgnn.round == round && hdr.sgnn.block_id < block)) {
+                // The worker lost the advance: answer it alone.
+                events.count(EV_BLOCK_DONE_STALE);
+                make_advance(hdr.sgnn.round, hdr.sgnn.block_id, w);
+                meta.dst_worker = w;
+                meta.to_worker = 1;
+            } else if (hdr.sgnn.round != round || hdr.sgnn.block_id != block) {
+                events.count(EV_DROP_STALE);
+            } else {
+                bit<8> done;
+                sync_done.read(done, (bit<32>)w);
+                if (done != 0) {
+                    events.count(EV_BLOCK_DONE_DUPLICATE);
+                } else {
+                    sync_done.write((bit<32>)w, 1);
+                    bit<16> count;
+                    sync_count.read(count, 0);
+                    count = count + 1;
+                    events.count(EV_BLOCK_DONE);
+                    if (count == workers) {
+                        events.count(EV_BLOCK_ADVANCE);
+                        make_advance(round, block, 0);   // worker_id set per replica
+                        meta.advance_mc = 1;
+                        sm.mcast_grp = ADVANCE_MCAST_GROUP;
+                        sync_count.write(0, 0);
+                        bit<16> blocks;
+                        cfg_blocks_per_round.read(blocks, 0);
+                        block = block + 1;
+                        if (block >= blocks) {
+                            block = 0;
+                            round = round + 1;
+                        }
+                        sync_block.write(0, block);
+                        sync_round.write(0, round);
+                    } else {
+                        sync_count.write(0, count);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* A block-advance replica: addressed to worker egress_rid, whose sync_done entry it
+ * clears (see the top of this file). */
+control BlockSyncEgress(inout headers_t hdr,
+                        inout metadata_t meta,
+                        inout standard_metadata_t sm) {
+    apply {
+        meta.dst_worker = sm.egress_rid;
+        hdr.sgnn.worker_id = sm.egress_rid;
+        if ((bit<32>)sm.egress_rid < MAX_WORKERS) {
+            sync_done.write((bit<32>)sm.egress_rid, 0);
+        }
+    }
+}
+
+#endif

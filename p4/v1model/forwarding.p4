@@ -1,0 +1,119 @@
+/* forwarding.p4: where frames go and how switch frames are addressed.
+ *
+ * Ingress: ipv4_forward (plain IPv4 and host-to-host SwitchGNN: Ack, FetchReq, Bypass,
+ * forwarded byte for byte) and worker_table (the port of a worker the switch sends to).
+ * Egress: worker_addr and the rewrite of the Ethernet and IPv4 headers of every frame the
+ * switch originates (softswitch::Pipeline::send_to_worker). */
+#ifndef SGNN_FORWARDING_P4
+#define SGNN_FORWARDING_P4
+
+/* Globals read in egress only, kept here with their only user. */
+@name(".cfg_switch_mac") @id(46) register<bit<48>>(1) cfg_switch_mac;
+@name(".cfg_switch_ip")  @id(47) register<bit<32>>(1) cfg_switch_ip;
+
+control Ipv4Forward(inout headers_t hdr,
+                    inout metadata_t meta,
+                    inout standard_metadata_t sm) {
+    @name(".forward") @id(4)
+    action forward(bit<9> port) {
+        sm.egress_spec = port;
+        events.count(EV_FORWARDED);
+    }
+
+    @name(".ipv4_forward") @id(3)
+    table ipv4_forward {
+        key = { hdr.ipv4.dst_addr: exact @name("dst_addr"); }
+        actions = { forward; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = IPV4_FORWARD_SIZE;
+    }
+
+    apply {
+        if (!ipv4_forward.apply().hit) {
+            events.count(EV_DROP_NO_ROUTE);   // egress_spec stays the drop port
+        }
+    }
+}
+
+/* The port of meta.dst_worker, for unicast frames the switch builds (Result, Bypass, the
+ * block-advance answering a stale block-done). Block-advance to all workers uses
+ * multicast group 1 instead. */
+control WorkerPort(inout headers_t hdr,
+                   inout metadata_t meta,
+                   inout standard_metadata_t sm) {
+    @name(".set_worker") @id(3)
+    action set_worker(bit<9> port) {
+        sm.egress_spec = port;
+    }
+
+    @name(".worker_table") @id(2)
+    table worker_table {
+        key = { meta.dst_worker: exact @name("worker_id"); }
+        actions = { set_worker; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = MAX_WORKERS;
+    }
+
+    apply {
+        if (!worker_table.apply().hit) {
+            events.count(EV_DROP_UNKNOWN_WORKER);
+            mark_to_drop(sm);
+        }
+    }
+}
+
+/* Addresses a switch frame to meta.dst_worker (egress_rid for multicast replicas, set by
+ * BlockSyncEgress before this runs). A worker without a worker_addr entry gets all-zero
+ * addresses: the frame still leaves, on the port worker_table or the group chose. */
+control SwitchFrameEgress(inout headers_t hdr,
+                          inout metadata_t meta,
+                          inout standard_metadata_t sm) {
+    @name(".set_worker_addr") @id(6)
+    action set_worker_addr(bit<48> mac, bit<32> ip) {
+        meta.worker_mac = mac;
+        meta.worker_ip = ip;
+    }
+
+    @name(".worker_addr") @id(5)
+    table worker_addr {
+        key = { meta.dst_worker: exact @name("worker_id"); }
+        actions = { set_worker_addr; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = MAX_WORKERS;
+    }
+
+    apply {
+        meta.worker_mac = 0;
+        meta.worker_ip = 0;
+        worker_addr.apply();
+
+        bit<48> switch_mac;
+        bit<32> switch_ip;
+        cfg_switch_mac.read(switch_mac, 0);
+        cfg_switch_ip.read(switch_ip, 0);
+
+        hdr.ethernet.dst_addr = meta.worker_mac;
+        hdr.ethernet.src_addr = switch_mac;
+        hdr.ethernet.ether_type = ETHERTYPE_IPV4;
+
+        // Every IPv4 field as sgnn_wire::ipv4::Repr::emit writes it; DSCP stays that of
+        // the frame that caused this one, ECN is set by Ecn, the checksum in
+        // SgnnComputeChecksum. The length is unchanged: the frame is rewritten in place
+        // (Data -> Result/Bypass, BlockDone -> BlockAdvance keep their length).
+        hdr.ipv4.version = 4;
+        hdr.ipv4.ihl = 5;
+        hdr.ipv4.identification = 0;
+        hdr.ipv4.flags = IPV4_FLAGS_DF;
+        hdr.ipv4.frag_offset = 0;
+        hdr.ipv4.ttl = SWITCH_TTL;
+        hdr.ipv4.protocol = IP_PROTO_SWITCHGNN;
+        hdr.ipv4.src_addr = switch_ip;
+        hdr.ipv4.dst_addr = meta.worker_ip;
+
+        // Drop Ethernet padding the causing frame may have had: the frame is exactly
+        // 14 + total length bytes, as the software switch builds it.
+        truncate(ETHERNET_HEADER_LEN + (bit<32>)hdr.ipv4.total_len);
+    }
+}
+
+#endif

@@ -1,0 +1,136 @@
+/* switchgnn.p4: the SwitchGNN data plane for bmv2 simple_switch (v1model).
+ *
+ * Names, ids and behaviour: docs/switch-interface.md. Reference model, packet for packet:
+ * tools/softswitch/src/pipeline.rs. Design and bmv2 notes: p4/README.md. */
+#include <core.p4>
+#include <v1model.p4>
+
+#include "config.p4"
+#include "headers.p4"
+#include "counters.p4"
+#include "parser.p4"
+#include "forwarding.p4"
+#include "priority.p4"
+#include "drop_simulator.p4"
+#include "aggregation.p4"
+#include "block_sync.p4"
+#include "ecn.p4"
+
+control SgnnIngress(inout headers_t hdr,
+                    inout metadata_t meta,
+                    inout standard_metadata_t sm) {
+    CheckFrame() check_frame;
+    Priority() priority;
+    Ipv4Forward() ipv4_forward;
+    DropSimulator() drop_simulator;
+    Aggregation() aggregation;
+    BlockSync() block_sync;
+    CurrentBlock() current_block;
+    WorkerPort() worker_port;
+
+    apply {
+        // Nothing leaves unless a control below sends it.
+        mark_to_drop(sm);
+        bool from_host = sm.instance_type == INSTANCE_NORMAL;
+        if (from_host) {
+            events.count(EV_RX);
+            port_rx.count((bit<32>)sm.ingress_port);
+        }
+        check_frame.apply(hdr, meta, sm);
+
+        // Each table is applied at one place only (bmv2: one successor per table).
+        bool forward = false;
+        if (!hdr.ethernet.isValid() || hdr.ethernet.ether_type != ETHERTYPE_IPV4) {
+            events.count(EV_DROP_NOT_IPV4);
+        } else if (!meta.ipv4_ok) {
+            events.count(EV_DROP_MALFORMED);
+        } else if (hdr.ipv4.protocol != IP_PROTO_SWITCHGNN) {
+            forward = true;
+        } else {
+            bool simulated_drop = false;
+            if (from_host) {
+                drop_simulator.apply(simulated_drop);
+            }
+            if (simulated_drop) {
+                // counted by the drop simulator
+            } else if (!meta.sgnn_ok) {
+                events.count(EV_DROP_MALFORMED);
+            } else {
+                bit<4> t = hdr.sgnn.pkt_type;
+                if (t == TYPE_DATA) {
+                    bool accepted = true;
+                    if (from_host) {
+                        // Checked once per Data packet, not on its recirculated passes.
+                        events.count(EV_DATA);
+                        bit<16> sync_r;
+                        bit<16> sync_b;
+                        current_block.apply(sync_r, sync_b);
+                        if (hdr.sgnn.round != sync_r || hdr.sgnn.block_id != sync_b) {
+                            events.count(EV_DROP_STALE);
+                            accepted = false;
+                        } else if (hdr.sgnn.pass != 0 && hdr.sgnn.resend == 0) {
+                            events.count(EV_DROP_UNEXPECTED);
+                            accepted = false;
+                        }
+                    }
+                    if (accepted) {
+                        aggregation.apply(hdr, meta, sm);
+                    }
+                } else if (t == TYPE_BLOCK_DONE) {
+                    block_sync.apply(hdr, meta, sm);
+                } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
+                    // Host to host: forwarded byte for byte.
+                    forward = true;
+                } else {
+                    // Result, BlockAdvance: only the switch sends these.
+                    events.count(EV_DROP_UNEXPECTED);
+                }
+            }
+        }
+
+        if (forward) {
+            ipv4_forward.apply(hdr, meta, sm);
+        }
+        if (meta.to_worker == 1) {
+            worker_port.apply(hdr, meta, sm);
+        }
+        if (meta.ipv4_ok) {
+            // The queue of whatever leaves; frames the switch builds keep the DSCP of
+            // the frame that caused them, so they get its queue.
+            priority.apply(hdr, meta, sm);
+        }
+    }
+}
+
+control SgnnEgress(inout headers_t hdr,
+                   inout metadata_t meta,
+                   inout standard_metadata_t sm) {
+    BlockSyncEgress() block_sync_egress;
+    SwitchFrameEgress() switch_frame;
+    Ecn() ecn;
+
+    apply {
+        if (sm.instance_type == INSTANCE_INGRESS_CLONE) {
+            // The original Data packet, for its next pass (aggregation.p4).
+            hdr.sgnn.pass = meta.next_pass;
+            recirculate_preserving_field_list(FL_RECIRC);
+        } else {
+            if (meta.originated == 1) {
+                if (meta.advance_mc == 1) {
+                    block_sync_egress.apply(hdr, meta, sm);
+                }
+                switch_frame.apply(hdr, meta, sm);
+                ecn.apply(hdr, meta, sm);
+            }
+            events.count(EV_TX);
+            port_tx.count((bit<32>)sm.egress_port);
+        }
+    }
+}
+
+V1Switch(SgnnParser(),
+         SgnnVerifyChecksum(),
+         SgnnIngress(),
+         SgnnEgress(),
+         SgnnComputeChecksum(),
+         SgnnDeparser()) main;
