@@ -103,13 +103,16 @@ pub const ADVANCE_GROUP: u32 = 1;
 pub const RECIRCULATION_SESSION: u32 = 100;
 
 /// Everything to install for a plan.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct SwitchProgram {
+    /// The default action of the keyless `switch_config` table (the settings).
+    pub config: Entry,
     /// Worker, forwarding, priority entries (installed first).
     pub base_entries: Vec<Entry>,
     /// `agg_table` entries, per block.
     pub block_entries: Vec<Vec<Entry>>,
-    /// Register settings (configuration and reset of the sync state).
+    /// Register resets of the sync state (for targets that can write registers; a new
+    /// pipeline config starts them at 0 anyway).
     pub registers: Vec<RegisterWrite>,
     /// Multicast groups.
     pub groups: Vec<MulticastGroup>,
@@ -251,7 +254,19 @@ pub fn program_for(
             });
         }
     }
-    let mut prog = SwitchProgram::default();
+    let mut prog = SwitchProgram {
+        config: Entry {
+            table: "switch_config",
+            matches: Vec::new(),
+            action: "set_config",
+            params: Vec::new(),
+        },
+        base_entries: Vec::new(),
+        block_entries: Vec::new(),
+        registers: Vec::new(),
+        groups: Vec::new(),
+        clone_sessions: Vec::new(),
+    };
     let mut replicas = Vec::new();
     for (w, &port) in deployment.worker_ports.iter().enumerate() {
         let w16 = w as u16;
@@ -298,14 +313,21 @@ pub fn program_for(
         index: 0,
         value,
     };
+    prog.config = Entry {
+        table: "switch_config",
+        matches: Vec::new(),
+        action: "set_config",
+        params: vec![
+            ("workers", workers as u128),
+            ("blocks_per_round", plan.blocks.len() as u128),
+            ("ecn_threshold", deployment.ecn_threshold as u128),
+            ("drop_every", deployment.drop_every as u128),
+            ("drop_prob", prob),
+            ("switch_mac", mac_u128(SWITCH_MAC)),
+            ("switch_ip", ip_u128(SWITCH_IP)),
+        ],
+    };
     prog.registers = vec![
-        reg("cfg_workers", workers as u128),
-        reg("cfg_blocks_per_round", plan.blocks.len() as u128),
-        reg("cfg_ecn_threshold", deployment.ecn_threshold as u128),
-        reg("cfg_drop_every", deployment.drop_every as u128),
-        reg("cfg_drop_prob", prob),
-        reg("cfg_switch_mac", mac_u128(SWITCH_MAC)),
-        reg("cfg_switch_ip", ip_u128(SWITCH_IP)),
         reg("sync_round", 0),
         reg("sync_block", 0),
         reg("sync_count", 0),

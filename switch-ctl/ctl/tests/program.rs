@@ -46,15 +46,11 @@ fn every_contribution_gets_an_entry_and_the_settings_follow_the_plan() {
         .count();
     let sources: usize = p.blocks.iter().map(|b| b.sources.len()).sum();
     assert_eq!(lasts, sources);
-    let reg = |n: &str| {
-        prog.registers
-            .iter()
-            .find(|r| r.register == n)
-            .unwrap()
-            .value
-    };
-    assert_eq!(reg("cfg_workers"), 4);
-    assert_eq!(reg("cfg_blocks_per_round"), p.blocks.len() as u128);
+    let setting = |n: &str| prog.config.params.iter().find(|r| r.0 == n).unwrap().1;
+    assert_eq!(prog.config.table, "switch_config");
+    assert_eq!(setting("workers"), 4);
+    assert_eq!(setting("blocks_per_round"), p.blocks.len() as u128);
+    assert_eq!(setting("ecn_threshold"), u32::MAX as u128);
     assert_eq!(prog.groups[0].replicas.len(), 4);
     assert_eq!(
         prog.base_entries

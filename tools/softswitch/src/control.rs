@@ -78,7 +78,7 @@ fn mac_value(m: [u8; 6]) -> u128 {
     m.iter().fold(0u128, |a, &b| a << 8 | b as u128)
 }
 
-/// The register names with their width and size, in id order (`@id` 1..=49).
+/// The register names with their width and size, in id order (`@id` 1..=40, 48, 49).
 pub fn registers(p: &Pipeline) -> Vec<(String, u32, usize)> {
     let aggs = p.config.aggregators as usize;
     let mut v: Vec<(String, u32, usize)> = (0..LANES)
@@ -93,13 +93,6 @@ pub fn registers(p: &Pipeline) -> Vec<(String, u32, usize)> {
         ("sync_block", 16, 1),
         ("sync_done", 8, crate::control::MAX_WORKERS),
         ("sync_count", 16, 1),
-        ("cfg_workers", 16, 1),
-        ("cfg_blocks_per_round", 16, 1),
-        ("cfg_ecn_threshold", 32, 1),
-        ("cfg_drop_every", 32, 1),
-        ("cfg_drop_prob", 32, 1),
-        ("cfg_switch_mac", 48, 1),
-        ("cfg_switch_ip", 32, 1),
         ("drop_seen", 32, 1),
         ("src_seen", 33, SEEN_CELLS),
     ] {
@@ -196,6 +189,28 @@ impl Pipeline {
                     (_, other) => return Err(unknown_action(&e.table, other)),
                 };
                 apply!(self.tables.dscp_priority, key, v.expect("not a delete"))
+            }
+            "switch_config" => {
+                // Keyless: only its default action exists, and only MODIFY changes it.
+                if kind != WriteKind::Modify || !e.matches.is_empty() {
+                    return Err(ControlError::Invalid(
+                        "switch_config is keyless: MODIFY its default action set_config".into(),
+                    ));
+                }
+                if e.action != "set_config" {
+                    return Err(unknown_action(&e.table, &e.action));
+                }
+                let workers = p("workers", 16)? as u16;
+                let c = &mut self.config;
+                c.workers = workers;
+                c.blocks_per_round = p("blocks_per_round", 16)? as u16;
+                c.ecn_threshold = p("ecn_threshold", 32)? as u32;
+                c.drop_every = p("drop_every", 32)? as u64;
+                c.drop_probability = p("drop_prob", 32)? as f64 / u32::MAX as f64;
+                c.mac = mac_of(p("switch_mac", 48)?);
+                c.ip = (p("switch_ip", 32)? as u32).to_be_bytes();
+                self.regs.sync_done.resize(workers as usize, false);
+                Ok(())
             }
             "worker_addr" => {
                 let key = m("worker_id", 16)? as u16;
@@ -318,6 +333,25 @@ impl Pipeline {
                     ));
                 }
             }
+            "switch_config" => {
+                let c = &self.config;
+                out.push(entry(
+                    &[],
+                    "set_config",
+                    &[
+                        ("workers", c.workers as u128),
+                        ("blocks_per_round", c.blocks_per_round as u128),
+                        ("ecn_threshold", c.ecn_threshold as u128),
+                        ("drop_every", c.drop_every.min(u32::MAX as u64) as u128),
+                        (
+                            "drop_prob",
+                            (c.drop_probability * u32::MAX as f64).round() as u128,
+                        ),
+                        ("switch_mac", mac_value(c.mac)),
+                        ("switch_ip", u32::from_be_bytes(c.ip) as u128),
+                    ],
+                ));
+            }
             "worker_addr" => {
                 let mut v: Vec<_> = self.tables.worker_addr.iter().collect();
                 v.sort_unstable_by_key(|(w, _)| **w);
@@ -363,7 +397,6 @@ impl Pipeline {
 
     fn register_cell(&self, name: &str, index: usize) -> Result<u128, ControlError> {
         let r = &self.regs;
-        let c = &self.config;
         let at = |len: usize| -> Result<usize, ControlError> {
             if index < len {
                 Ok(index)
@@ -393,19 +426,6 @@ impl Pipeline {
                 r.sync_done.get(index).copied().unwrap_or(false) as u128
             }
             "sync_count" => (at(1)?, r.sync_count as u128).1,
-            "cfg_workers" => (at(1)?, c.workers as u128).1,
-            "cfg_blocks_per_round" => (at(1)?, c.blocks_per_round as u128).1,
-            "cfg_ecn_threshold" => (at(1)?, c.ecn_threshold as u128).1,
-            "cfg_drop_every" => (at(1)?, c.drop_every as u128).1,
-            "cfg_drop_prob" => {
-                (
-                    at(1)?,
-                    (c.drop_probability * u32::MAX as f64).round() as u128,
-                )
-                    .1
-            }
-            "cfg_switch_mac" => (at(1)?, mac_value(c.mac)).1,
-            "cfg_switch_ip" => (at(1)?, u32::from_be_bytes(c.ip) as u128).1,
             "drop_seen" => (at(1)?, r.drop_seen as u128).1,
             "src_seen" => r.src_seen[at(r.src_seen.len())?] as u128,
             _ => return Err(unknown_register(name)),
@@ -431,7 +451,6 @@ impl Pipeline {
         let v = fits(value, width, name)?;
         self.register_cell(name, index)?; // bounds
         let r = &mut self.regs;
-        let c = &mut self.config;
         if let Some(lane) = name.strip_prefix("agg_value_") {
             let lane: usize = lane.parse().expect("checked by registers()");
             r.agg_values[index][lane] = v as u32 as i32;
@@ -458,16 +477,6 @@ impl Pipeline {
                 r.sync_done[index] = v != 0;
             }
             "sync_count" => r.sync_count = v as u16,
-            "cfg_workers" => {
-                c.workers = v as u16;
-                r.sync_done.resize(v as usize, false);
-            }
-            "cfg_blocks_per_round" => c.blocks_per_round = v as u16,
-            "cfg_ecn_threshold" => c.ecn_threshold = v as u32,
-            "cfg_drop_every" => c.drop_every = v as u64,
-            "cfg_drop_prob" => c.drop_probability = v as f64 / u32::MAX as f64,
-            "cfg_switch_mac" => c.mac = mac_of(v),
-            "cfg_switch_ip" => c.ip = (v as u32).to_be_bytes(),
             "drop_seen" => r.drop_seen = v as u32,
             "src_seen" => {
                 if v != 0 && v as u64 & SEEN_VALID == 0 {

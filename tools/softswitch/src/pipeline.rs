@@ -51,8 +51,8 @@ impl Default for SwitchConfig {
             workers: 1,
             blocks_per_round: 1,
             ecn_threshold: u32::MAX,
-            mac: [2, 0, 0, 0, 0, 0xfe],
-            ip: [10, 0, 0, 254],
+            mac: sgnn_wire::addressing::SWITCH_MAC,
+            ip: sgnn_wire::addressing::SWITCH_IP,
             drop_probability: 0.0,
             drop_every: 0,
             drop_seed: 1,
@@ -635,7 +635,8 @@ impl Pipeline {
         self.counters.block_done += 1;
         if self.regs.sync_count as usize == self.regs.sync_done.len() {
             self.counters.block_advance += 1;
-            // Multicast: one replica per worker, rewritten in egress for worker `rid`.
+            // Multicast: one replica per worker, rewritten in egress for worker `rid`, whose
+            // egress also clears `sync_done[rid]` (one pass cannot clear every cell).
             let replicas = self
                 .tables
                 .multicast_groups
@@ -643,11 +644,13 @@ impl Pipeline {
                 .cloned()
                 .unwrap_or_default();
             for r in replicas {
+                if let Some(d) = self.regs.sync_done.get_mut(r.rid as usize) {
+                    *d = false;
+                }
                 let mut a = advance(cur.0, cur.1);
                 a.worker_id = r.rid;
                 self.egress_to_worker(r.port, r.rid, a, None, repr.ip.dscp, out);
             }
-            self.regs.sync_done.iter_mut().for_each(|d| *d = false);
             self.regs.sync_count = 0;
             self.regs.sync_block += 1;
             if self.regs.sync_block >= self.config.blocks_per_round {

@@ -56,6 +56,16 @@ fn the_program_written_by_name_equals_the_tables_built_from_the_plan() {
         sw.write_multicast_group(WriteKind::Insert, g.id as u16, replicas)
             .unwrap();
     }
+    let e = sw
+        .write_entry(WriteKind::Insert, &named(&prog.config))
+        .unwrap_err();
+    assert!(e.to_string().contains("MODIFY its default action"), "{e}");
+    sw.write_entry(WriteKind::Modify, &named(&prog.config))
+        .unwrap();
+    assert_eq!(
+        sw.read_entries("switch_config").unwrap(),
+        vec![named(&prog.config)]
+    );
     for r in &prog.registers {
         sw.write_register(r.register, r.index as usize, r.value)
             .unwrap();
@@ -104,8 +114,17 @@ fn registers_and_counters_read_back_and_bad_writes_say_why() {
     sw.write_register("agg_value_7", 12, 0xffff_fffe).unwrap();
     assert_eq!(sw.regs.agg_values[12][7], -2);
     assert_eq!(sw.read_register("agg_value_7", 12).unwrap(), 0xffff_fffe);
-    sw.write_register("cfg_switch_ip", 0, 0x0a0000fe).unwrap();
-    assert_eq!(sw.config.ip, [10, 0, 0, 254]);
+    let e = sw.write_register("cfg_switch_ip", 0, 1).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ControlError::Unknown {
+                kind: "register",
+                ..
+            }
+        ),
+        "settings are a table"
+    );
     let e = sw.write_register("agg_count", 0, 1 << 16).unwrap_err();
     assert!(e.to_string().contains("does not fit in 16 bits"), "{e}");
     let e = sw.write_register("agg_count", 1 << 20, 1).unwrap_err();
