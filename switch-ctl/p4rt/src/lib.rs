@@ -1,0 +1,31 @@
+//! SwitchGNN's P4Runtime layer.
+//!
+//! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
+//!   wire-compatible subset of the specification's `.proto` files.
+#![warn(missing_docs)]
+
+/// The generated P4Runtime messages, client and server, in the specification's packages.
+#[allow(clippy::all)]
+pub mod proto {
+    /// `google.rpc`: the gRPC error model.
+    pub mod google {
+        /// `google.rpc`.
+        pub mod rpc {
+            include!(concat!(env!("OUT_DIR"), "/google.rpc.rs"));
+        }
+    }
+    /// `p4.v1` and `p4.config.v1`.
+    pub mod p4 {
+        /// `p4.v1`: the P4Runtime service and its messages.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/p4.v1.rs"));
+        }
+        /// `p4.config.v1`.
+        pub mod config {
+            /// `p4.config.v1`: the P4Info.
+            pub mod v1 {
+                include!(concat!(env!("OUT_DIR"), "/p4.config.v1.rs"));
+            }
+        }
+    }
+}
