@@ -2,7 +2,14 @@
 //!
 //! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
 //!   wire-compatible subset of the specification's `.proto` files.
+//! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
+//!   P4Info files.
 #![warn(missing_docs)]
+
+pub mod p4info;
+mod textformat;
+
+pub use p4info::P4InfoIndex;
 
 /// The generated P4Runtime messages, client and server, in the specification's packages.
 #[allow(clippy::all)]
