@@ -4,9 +4,12 @@
 //!   wire-compatible subset of the specification's `.proto` files.
 //! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
 //!   P4Info files.
+//! - [`schema`]: the P4Info the SwitchGNN P4 program must produce, and a comparison that lists
+//!   every difference.
 #![warn(missing_docs)]
 
 pub mod p4info;
+pub mod schema;
 mod textformat;
 
 pub use p4info::P4InfoIndex;
