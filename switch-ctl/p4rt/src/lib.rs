@@ -2,16 +2,20 @@
 //!
 //! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
 //!   wire-compatible subset of the specification's `.proto` files.
+//! - [`client`]: [`P4RuntimeClient`], a P4Runtime client: arbitration, pipeline, batched writes,
+//!   reads.
 //! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
 //!   P4Info files.
 //! - [`schema`]: the P4Info the SwitchGNN P4 program must produce, and a comparison that lists
 //!   every difference.
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod p4info;
 pub mod schema;
 mod textformat;
 
+pub use client::{ClientError, ClientOptions, P4RuntimeClient, WriteFailure};
 pub use p4info::P4InfoIndex;
 
 /// The generated P4Runtime messages, client and server, in the specification's packages.
