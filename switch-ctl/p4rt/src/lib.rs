@@ -8,15 +8,19 @@
 //!   P4Info files.
 //! - [`schema`]: the P4Info the SwitchGNN P4 program must produce, and a comparison that lists
 //!   every difference.
+//! - [`target`]: the [`Target`] trait the control plane programs a switch through, and its
+//!   backends (P4Runtime, in-memory, fault-injecting).
 #![warn(missing_docs)]
 
 pub mod client;
 pub mod p4info;
 pub mod schema;
+pub mod target;
 mod textformat;
 
 pub use client::{ClientError, ClientOptions, P4RuntimeClient, WriteFailure};
 pub use p4info::P4InfoIndex;
+pub use target::{Target, TargetError};
 
 /// The generated P4Runtime messages, client and server, in the specification's packages.
 #[allow(clippy::all)]
