@@ -298,6 +298,9 @@ impl TargetError {
             },
             ClientError::Write(w) => {
                 let applied = w.applied();
+                // Servers (PI/bmv2) answer a failed batch with a generic code (UNKNOWN) and put
+                // the real one per update: report the first failed update's code.
+                let code = w.failures.first().map_or(w.code, |f| f.code);
                 let mut text = w.message.clone();
                 for f in w.failures.iter().take(5) {
                     text.push_str(&format!("; {f}"));
@@ -317,7 +320,7 @@ impl TargetError {
                     TargetError::Rejected {
                         target: w.addr.clone(),
                         op: format!("write batch {} of {}", w.batch + 1, w.batches),
-                        code: w.code,
+                        code,
                         message: text,
                     }
                 };
