@@ -178,16 +178,21 @@ impl fmt::Display for WriteFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "P4Runtime write to {} failed in batch {} of {} (updates {}..{}): {:?}: {}; {} of {} updates were committed by earlier batches",
+            "P4Runtime write to {} failed in batch {} of {} (updates {}..{}): {:?}",
             self.addr,
             self.batch + 1,
             self.batches,
             self.committed,
             self.committed + self.batch_len,
             self.code,
-            self.message,
-            self.committed,
-            self.total,
+        )?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        write!(
+            f,
+            "; {} of {} updates were committed by earlier batches",
+            self.committed, self.total
         )?;
         match self.batch_applied {
             Some(n) => write!(
@@ -613,12 +618,13 @@ impl P4RuntimeClient {
             response_type: p4::get_forwarding_pipeline_config_request::ResponseType::P4infoAndCookie
                 as i32,
         });
-        let resp = self
-            .grpc
-            .clone()
-            .get_forwarding_pipeline_config(req)
-            .await
-            .map_err(|s| self.rpc_error("GetForwardingPipelineConfig", s))?;
+        let resp = match self.grpc.clone().get_forwarding_pipeline_config(req).await {
+            Ok(r) => r,
+            // PI (bmv2) answers FAILED_PRECONDITION when no pipeline is set; others send an
+            // empty config.
+            Err(s) if s.code() == Code::FailedPrecondition => return Ok(None),
+            Err(s) => return Err(self.rpc_error("GetForwardingPipelineConfig", s)),
+        };
         let Some(config) = resp.into_inner().config else {
             return Ok(None);
         };

@@ -301,16 +301,15 @@ impl TargetError {
                 // Servers (PI/bmv2) answer a failed batch with a generic code (UNKNOWN) and put
                 // the real one per update: report the first failed update's code.
                 let code = w.failures.first().map_or(w.code, |f| f.code);
-                let mut text = w.message.clone();
-                for f in w.failures.iter().take(5) {
-                    text.push_str(&format!("; {f}"));
+                let mut parts: Vec<String> = Vec::new();
+                if !w.message.is_empty() {
+                    parts.push(w.message.clone());
                 }
+                parts.extend(w.failures.iter().take(5).map(|f| f.to_string()));
                 if w.failures.len() > 5 {
-                    text.push_str(&format!(
-                        "; and {} more failed updates",
-                        w.failures.len() - 5
-                    ));
+                    parts.push(format!("and {} more failed updates", w.failures.len() - 5));
                 }
+                let text = parts.join("; ");
                 let source = if w.code == Code::Unavailable {
                     TargetError::Unreachable {
                         addr: w.addr.clone(),

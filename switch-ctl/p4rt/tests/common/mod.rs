@@ -587,9 +587,13 @@ impl P4Runtime for Service {
         if req.device_id != st.device_id {
             return Err(Status::not_found("unknown device id"));
         }
-        // Like PI: an empty config when none is set.
+        // Like PI (bmv2): FAILED_PRECONDITION when none is set.
         let config = match &st.p4info {
-            None => p4::ForwardingPipelineConfig::default(),
+            None => {
+                return Err(Status::failed_precondition(
+                    "No forwarding pipeline config set for this device",
+                ))
+            }
             Some(p) => p4::ForwardingPipelineConfig {
                 p4info: Some(p.clone()),
                 p4_device_config: Vec::new(),
