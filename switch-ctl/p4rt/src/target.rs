@@ -426,7 +426,7 @@ pub trait Target {
             .enumerate()
             .map(|(i, &value)| Op::WriteRegister {
                 register: register.to_string(),
-                index: start + i as u64,
+                index: start.saturating_add(i as u64),
                 value,
             })
             .collect();
@@ -435,12 +435,12 @@ pub trait Target {
 
     /// One register cell.
     fn read_register(&mut self, register: &str, index: u64) -> Result<u128, TargetError> {
-        Ok(self.read_register_range(register, index..index + 1)?[0])
+        Ok(self.read_register_range(register, index..index.saturating_add(1))?[0])
     }
 
     /// One counter cell.
     fn read_counter(&mut self, counter: &str, index: u64) -> Result<CounterValue, TargetError> {
-        Ok(self.read_counter_range(counter, index..index + 1)?[0])
+        Ok(self.read_counter_range(counter, index..index.saturating_add(1))?[0])
     }
 
     /// Every cell of a counter.

@@ -305,6 +305,20 @@ fn invalid_arguments_never_reach_the_switch() {
         t.read_register_range("sync_round", 0..2),
         Err(TargetError::InvalidArgument(_))
     ));
+    for target in [&mut t as &mut dyn Target, &mut mem] {
+        assert!(matches!(
+            target.read_register("sync_round", u64::MAX),
+            Err(TargetError::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            target.write_register("sync_round", u64::MAX, 1),
+            Err(TargetError::InvalidArgument(_))
+        ));
+        assert!(matches!(
+            target.read_counter("events", 32),
+            Err(TargetError::InvalidArgument(_))
+        ));
+    }
 }
 
 #[test]

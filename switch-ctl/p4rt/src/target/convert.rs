@@ -325,7 +325,12 @@ pub fn register_entry_to_p4(
     value: u128,
 ) -> Result<p4::RegisterEntry, TargetError> {
     let r = ix.register(register)?;
-    check_range("register", &r.name, &(index..index + 1), r.size)?;
+    check_range(
+        "register",
+        &r.name,
+        &(index..index.saturating_add(1)),
+        r.size,
+    )?;
     let what = || format!("register `{}`[{index}]", r.name);
     let bytes = match r.cell {
         CellType::Bit(w) => bits(value, w, what)?,

@@ -71,7 +71,12 @@ impl MemoryTarget {
         bytes: u64,
     ) -> Result<(), TargetError> {
         let c = self.index.counter(counter)?;
-        check_range("counter", &c.name, &(index..index + 1), c.size)?;
+        check_range(
+            "counter",
+            &c.name,
+            &(index..index.saturating_add(1)),
+            c.size,
+        )?;
         let cell = self.counters.entry((c.id, index)).or_default();
         cell.packets += packets;
         cell.bytes += bytes;
