@@ -1,0 +1,49 @@
+//! SwitchGNN's P4Runtime layer.
+//!
+//! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
+//!   wire-compatible subset of the specification's `.proto` files.
+//! - [`client`]: [`P4RuntimeClient`], a P4Runtime client: arbitration, pipeline, batched writes,
+//!   reads.
+//! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
+//!   P4Info files.
+//! - [`schema`]: the P4Info the SwitchGNN P4 program must produce, and a comparison that lists
+//!   every difference.
+//! - [`target`]: the [`Target`] trait the control plane programs a switch through, and its
+//!   backends (P4Runtime, in-memory, fault-injecting).
+#![warn(missing_docs)]
+
+pub mod client;
+pub mod p4info;
+pub mod schema;
+pub mod target;
+mod textformat;
+
+pub use client::{ClientError, ClientOptions, P4RuntimeClient, WriteFailure};
+pub use p4info::P4InfoIndex;
+pub use target::{Target, TargetError};
+
+/// The generated P4Runtime messages, client and server, in the specification's packages.
+#[allow(clippy::all)]
+pub mod proto {
+    /// `google.rpc`: the gRPC error model.
+    pub mod google {
+        /// `google.rpc`.
+        pub mod rpc {
+            include!(concat!(env!("OUT_DIR"), "/google.rpc.rs"));
+        }
+    }
+    /// `p4.v1` and `p4.config.v1`.
+    pub mod p4 {
+        /// `p4.v1`: the P4Runtime service and its messages.
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/p4.v1.rs"));
+        }
+        /// `p4.config.v1`.
+        pub mod config {
+            /// `p4.config.v1`: the P4Info.
+            pub mod v1 {
+                include!(concat!(env!("OUT_DIR"), "/p4.config.v1.rs"));
+            }
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! The P4Info the SwitchGNN P4 program produces, built in Rust from `docs/switch-interface.md`,
+//! and [`compare_p4info`], which lists every difference between two P4Infos.
+//!
+//! The software switch serves [`switchgnn_p4info`]; the bmv2 tests compare it with what p4c
+//! writes for `p4/`; the control plane checks a switch's P4Info against it before writing. Any
+//! difference is an error that names the object and the field.
+
+use std::collections::BTreeMap;
+
+use crate::p4info::{p4_id, register_cell, Prefix};
+use crate::proto::p4::config::v1 as cfg;
+
+/// P4Info id of core.p4's `NoAction`, which p4c chooses (it carries no `@id`). p4c derives it
+/// from the name, so it is the same in every program: p4c 1.2.5.16 (`--target bmv2 --arch
+/// v1model`) reports 21257015 = 0x01445b37. Change it here if another p4c reports otherwise.
+pub const NO_ACTION_ID: u32 = 0x0144_5B37;
+
+/// Name of the `NoAction` action.
+pub const NO_ACTION: &str = "NoAction";
+
+/// `config.p4`: number of aggregators (cells of every `agg_*` register).
+pub const AGGREGATORS: u32 = 65536;
+/// `config.p4`: number of workers (size of the worker tables and `sync_done`).
+pub const MAX_WORKERS: u32 = 256;
+/// `config.p4`: size of `agg_table`.
+pub const AGG_TABLE_SIZE: u32 = 1_048_576;
+/// Number of value lanes, each with its register `agg_value_<lane>`.
+pub const LANES: u32 = 32;
+
+/// Multicast group that reaches every worker (block-advance).
+pub const MULTICAST_ALL_WORKERS: u32 = 1;
+/// Clone session used for recirculation (I2E clone of the original packet).
+pub const CLONE_SESSION_RECIRCULATE: u32 = 100;
+
+/// Number of cells of the `events` counter (25 used, see [`EVENTS`]).
+pub const EVENTS_SIZE: i64 = 32;
+
+/// Indices of the `events` counter, in the order of `softswitch::Counters`.
+pub const EVENTS: [&str; 25] = [
+    "rx",
+    "tx",
+    "data",
+    "aggregated",
+    "results",
+    "recirculated",
+    "bypassed",
+    "delivered",
+    "reclaimed",
+    "forwarded",
+    "block_done",
+    "block_done_duplicate",
+    "block_done_stale",
+    "block_advance",
+    "ecn_marked",
+    "drop_simulated",
+    "drop_not_ipv4",
+    "drop_no_route",
+    "drop_malformed",
+    "drop_unexpected",
+    "drop_stale",
+    "drop_no_entry",
+    "drop_bad_index",
+    "drop_unknown_worker",
+    "saturated",
+];
+
+fn preamble(prefix: Prefix, n: u32, name: &str) -> Option<cfg::Preamble> {
+    preamble_id(p4_id(prefix, n), name)
+}
+
+fn preamble_id(id: u32, name: &str) -> Option<cfg::Preamble> {
+    Some(cfg::Preamble {
+        id,
+        name: name.to_string(),
+        alias: name.to_string(),
+        ..Default::default()
+    })
+}
+
+fn action(n: u32, name: &str, params: &[(&str, i32)]) -> cfg::Action {
+    cfg::Action {
+        preamble: preamble(Prefix::Action, n, name),
+        params: params
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, bitwidth))| cfg::action::Param {
+                id: i as u32 + 1,
+                name: name.to_string(),
+                bitwidth,
+                ..Default::default()
+            })
+            .collect(),
+    }
+}
+
+fn table(n: u32, name: &str, fields: &[(&str, i32)], actions: &[u32], size: u32) -> cfg::Table {
+    use cfg::match_field::{Match, MatchType};
+    let mut action_refs: Vec<cfg::ActionRef> = actions
+        .iter()
+        .map(|&a| cfg::ActionRef {
+            id: p4_id(Prefix::Action, a),
+            ..Default::default()
+        })
+        .collect();
+    action_refs.push(cfg::ActionRef {
+        id: NO_ACTION_ID,
+        ..Default::default()
+    });
+    cfg::Table {
+        preamble: preamble(Prefix::Table, n, name),
+        match_fields: fields
+            .iter()
+            .enumerate()
+            .map(|(i, &(name, bitwidth))| cfg::MatchField {
+                id: i as u32 + 1,
+                name: name.to_string(),
+                bitwidth,
+                r#match: Some(Match::MatchType(MatchType::Exact as i32)),
+                ..Default::default()
+            })
+            .collect(),
+        action_refs,
+        size: size as i64,
+        ..Default::default()
+    }
+}
+
+fn register(n: u32, name: &str, bitwidth: i32, size: u32) -> cfg::Register {
+    use cfg::p4_bitstring_like_type_spec::TypeSpec as B;
+    use cfg::p4_data_type_spec::TypeSpec as D;
+    cfg::Register {
+        preamble: preamble(Prefix::Register, n, name),
+        type_spec: Some(cfg::P4DataTypeSpec {
+            type_spec: Some(D::Bitstring(cfg::P4BitstringLikeTypeSpec {
+                type_spec: Some(B::Bit(cfg::P4BitTypeSpec { bitwidth })),
+                ..Default::default()
+            })),
+        }),
+        size: size as i32,
+    }
+}
+
+fn counter(n: u32, name: &str, unit: cfg::counter_spec::Unit, size: i64) -> cfg::Counter {
+    cfg::Counter {
+        preamble: preamble(Prefix::Counter, n, name),
+        spec: Some(cfg::CounterSpec { unit: unit as i32 }),
+        size,
+    }
+}
+
+/// The P4Info of the SwitchGNN P4 program (v1model), as `docs/switch-interface.md` specifies
+/// it: every name, id (`prefix << 24 | @id`), width, size, match kind and action reference.
+pub fn switchgnn_p4info() -> cfg::P4Info {
+    use cfg::counter_spec::Unit;
+    let actions = vec![
+        action(
+            1,
+            "aggregate",
+            &[
+                ("agg_base", 32),
+                ("dst_id", 32),
+                ("dst_worker", 16),
+                ("expected", 16),
+                ("more", 1),
+            ],
+        ),
+        action(
+            2,
+            "deliver",
+            &[("dst_id", 32), ("dst_worker", 16), ("more", 1)],
+        ),
+        action(3, "set_worker", &[("port", 9)]),
+        action(4, "forward", &[("port", 9)]),
+        action(5, "set_priority", &[("queue", 3)]),
+        action(6, "set_worker_addr", &[("mac", 48), ("ip", 32)]),
+        cfg::Action {
+            preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
+            params: Vec::new(),
+        },
+    ];
+    let tables = vec![
+        table(
+            1,
+            "agg_table",
+            &[("block_id", 16), ("src_id", 32), ("pass", 8)],
+            &[1, 2],
+            AGG_TABLE_SIZE,
+        ),
+        table(2, "worker_table", &[("worker_id", 16)], &[3], MAX_WORKERS),
+        table(3, "ipv4_forward", &[("dst_addr", 32)], &[4], 1024),
+        table(4, "dscp_priority", &[("dscp", 6)], &[5], 64),
+        table(5, "worker_addr", &[("worker_id", 16)], &[6], MAX_WORKERS),
+    ];
+    let mut registers: Vec<cfg::Register> = (0..LANES)
+        .map(|lane| register(lane + 1, &format!("agg_value_{lane}"), 32, AGGREGATORS))
+        .collect();
+    let rest: [(&str, i32, u32); 16] = [
+        ("agg_count", 16, AGGREGATORS),
+        ("agg_state", 8, AGGREGATORS),
+        ("agg_tag", 32, AGGREGATORS),
+        ("agg_ecn", 8, AGGREGATORS),
+        ("sync_round", 16, 1),
+        ("sync_block", 16, 1),
+        ("sync_done", 8, MAX_WORKERS),
+        ("sync_count", 16, 1),
+        ("cfg_workers", 16, 1),
+        ("cfg_blocks_per_round", 16, 1),
+        ("cfg_ecn_threshold", 32, 1),
+        ("cfg_drop_every", 32, 1),
+        ("cfg_drop_prob", 32, 1),
+        ("cfg_switch_mac", 48, 1),
+        ("cfg_switch_ip", 32, 1),
+        ("drop_seen", 32, 1),
+    ];
+    registers.extend(
+        rest.iter()
+            .enumerate()
+            .map(|(i, &(name, w, size))| register(LANES + 1 + i as u32, name, w, size)),
+    );
+    let counters = vec![
+        counter(1, "events", Unit::Packets, EVENTS_SIZE),
+        counter(2, "port_rx", Unit::Both, 512),
+        counter(3, "port_tx", Unit::Both, 512),
+    ];
+    cfg::P4Info {
+        pkg_info: Some(cfg::PkgInfo {
+            arch: "v1model".to_string(),
+            ..Default::default()
+        }),
+        tables,
+        actions,
+        counters,
+        registers,
+    }
+}
+
+fn name_of(p: &Option<cfg::Preamble>) -> &str {
+    p.as_ref().map_or("", |p| p.name.as_str())
+}
+
+fn id_of(p: &Option<cfg::Preamble>) -> u32 {
+    p.as_ref().map_or(0, |p| p.id)
+}
+
+fn by_name<T>(items: &[T], pre: impl Fn(&T) -> &Option<cfg::Preamble>) -> BTreeMap<&str, &T> {
+    items.iter().map(|i| (name_of(pre(i)), i)).collect()
+}
+
+/// Reports objects of one kind present on one side only, and calls `both` for the others.
+fn pair<'a, T>(
+    kind: &str,
+    expected: &'a [T],
+    actual: &'a [T],
+    pre: impl Fn(&T) -> &Option<cfg::Preamble>,
+    out: &mut Vec<String>,
+    mut both: impl FnMut(&str, &'a T, &'a T, &mut Vec<String>),
+) {
+    let e = by_name(expected, &pre);
+    let a = by_name(actual, &pre);
+    for (name, x) in &e {
+        match a.get(name) {
+            None => out.push(format!("{kind} `{name}` is missing")),
+            Some(y) => {
+                let (ix, iy) = (id_of(pre(x)), id_of(pre(y)));
+                if ix != iy {
+                    out.push(format!(
+                        "{kind} `{name}`: id is {iy:#010x}, expected {ix:#010x}"
+                    ));
+                }
+                both(name, x, y, out);
+            }
+        }
+    }
+    for name in a.keys() {
+        if !e.contains_key(name) {
+            out.push(format!("{kind} `{name}` is not expected"));
+        }
+    }
+}
+
+fn check<T: PartialEq + std::fmt::Debug>(
+    out: &mut Vec<String>,
+    what: impl FnOnce() -> String,
+    expected: T,
+    actual: T,
+) {
+    if expected != actual {
+        out.push(format!("{}: {actual:?}, expected {expected:?}", what()));
+    }
+}
+
+fn action_names(p4info: &cfg::P4Info) -> BTreeMap<u32, &str> {
+    p4info
+        .actions
+        .iter()
+        .map(|a| (id_of(&a.preamble), name_of(&a.preamble)))
+        .collect()
+}
+
+/// Every difference between two P4Infos, one sentence each, naming the object and what differs:
+/// objects missing or unexpected (tables, actions, registers, counters, match fields, params,
+/// action refs), ids, widths, match kinds, sizes, counter units, register cell types, the
+/// architecture. Empty when they describe the same program for the control plane (names,
+/// annotations, documentation and order do not count).
+pub fn compare_p4info(expected: &cfg::P4Info, actual: &cfg::P4Info) -> Vec<String> {
+    let mut out = Vec::new();
+    let arch = |p: &cfg::P4Info| {
+        p.pkg_info
+            .as_ref()
+            .map_or(String::new(), |i| i.arch.clone())
+    };
+    if !arch(expected).is_empty() && arch(expected) != arch(actual) {
+        out.push(format!(
+            "architecture is `{}`, expected `{}`",
+            arch(actual),
+            arch(expected)
+        ));
+    }
+    let (ea, aa) = (action_names(expected), action_names(actual));
+    pair(
+        "action",
+        &expected.actions,
+        &actual.actions,
+        |a| &a.preamble,
+        &mut out,
+        |name, x, y, out| {
+            let xs: BTreeMap<&str, _> = x.params.iter().map(|p| (p.name.as_str(), p)).collect();
+            let ys: BTreeMap<&str, _> = y.params.iter().map(|p| (p.name.as_str(), p)).collect();
+            for (pn, p) in &xs {
+                match ys.get(pn) {
+                    None => out.push(format!("action `{name}`: param `{pn}` is missing")),
+                    Some(q) => {
+                        check(
+                            out,
+                            || format!("action `{name}` param `{pn}` id"),
+                            p.id,
+                            q.id,
+                        );
+                        check(
+                            out,
+                            || format!("action `{name}` param `{pn}` width"),
+                            p.bitwidth,
+                            q.bitwidth,
+                        );
+                    }
+                }
+            }
+            for pn in ys.keys() {
+                if !xs.contains_key(pn) {
+                    out.push(format!("action `{name}`: param `{pn}` is not expected"));
+                }
+            }
+        },
+    );
+    pair(
+        "table",
+        &expected.tables,
+        &actual.tables,
+        |t| &t.preamble,
+        &mut out,
+        |name, x, y, out| {
+            check(out, || format!("table `{name}` size"), x.size, y.size);
+            let xs: BTreeMap<&str, _> = x
+                .match_fields
+                .iter()
+                .map(|m| (m.name.as_str(), m))
+                .collect();
+            let ys: BTreeMap<&str, _> = y
+                .match_fields
+                .iter()
+                .map(|m| (m.name.as_str(), m))
+                .collect();
+            for (fname, m) in &xs {
+                match ys.get(fname) {
+                    None => out.push(format!("table `{name}`: match field `{fname}` is missing")),
+                    Some(n) => {
+                        check(
+                            out,
+                            || format!("table `{name}` field `{fname}` id"),
+                            m.id,
+                            n.id,
+                        );
+                        check(
+                            out,
+                            || format!("table `{name}` field `{fname}` width"),
+                            m.bitwidth,
+                            n.bitwidth,
+                        );
+                        let kind =
+                            |f: &cfg::MatchField| crate::p4info::MatchKind::of(f).to_string();
+                        check(
+                            out,
+                            || format!("table `{name}` field `{fname}` match kind"),
+                            kind(m),
+                            kind(n),
+                        );
+                    }
+                }
+            }
+            for fname in ys.keys() {
+                if !xs.contains_key(fname) {
+                    out.push(format!(
+                        "table `{name}`: match field `{fname}` is not expected"
+                    ));
+                }
+            }
+            // Action refs, compared by action name so one renumbered action is reported once (as
+            // an action id difference above), not again for every table that calls it.
+            let refs = |t: &cfg::Table, names: &BTreeMap<u32, &str>| -> BTreeMap<String, i32> {
+                t.action_refs
+                    .iter()
+                    .map(|r| {
+                        let n = names
+                            .get(&r.id)
+                            .map_or_else(|| format!("#{:#010x}", r.id), |n| n.to_string());
+                        (n, r.scope)
+                    })
+                    .collect()
+            };
+            let (xr, yr) = (refs(x, &ea), refs(y, &aa));
+            for (an, scope) in &xr {
+                match yr.get(an) {
+                    None => out.push(format!("table `{name}`: action `{an}` is missing")),
+                    Some(s) => check(
+                        out,
+                        || format!("table `{name}` action `{an}` scope"),
+                        scope_name(*scope),
+                        scope_name(*s),
+                    ),
+                }
+            }
+            for an in yr.keys() {
+                if !xr.contains_key(an) {
+                    out.push(format!("table `{name}`: action `{an}` is not expected"));
+                }
+            }
+            let default =
+                |t: &cfg::Table, names: &BTreeMap<u32, &str>| match t.const_default_action_id {
+                    0 => "none".to_string(),
+                    id => names
+                        .get(&id)
+                        .map_or_else(|| format!("#{id:#010x}"), |n| n.to_string()),
+                };
+            check(
+                out,
+                || format!("table `{name}` const default action"),
+                default(x, &ea),
+                default(y, &aa),
+            );
+            check(
+                out,
+                || format!("table `{name}` is_const_table"),
+                x.is_const_table,
+                y.is_const_table,
+            );
+        },
+    );
+    pair(
+        "register",
+        &expected.registers,
+        &actual.registers,
+        |r| &r.preamble,
+        &mut out,
+        |name, x, y, out| {
+            check(
+                out,
+                || format!("register `{name}` cell type"),
+                register_cell(x),
+                register_cell(y),
+            );
+            check(out, || format!("register `{name}` size"), x.size, y.size);
+        },
+    );
+    pair(
+        "counter",
+        &expected.counters,
+        &actual.counters,
+        |c| &c.preamble,
+        &mut out,
+        |name, x, y, out| {
+            let unit = |c: &cfg::Counter| {
+                cfg::counter_spec::Unit::try_from(c.spec.map_or(0, |s| s.unit))
+                    .map_or("unknown", |u| u.as_str_name())
+            };
+            check(out, || format!("counter `{name}` unit"), unit(x), unit(y));
+            check(out, || format!("counter `{name}` size"), x.size, y.size);
+        },
+    );
+    out
+}
+
+fn scope_name(scope: i32) -> &'static str {
+    cfg::action_ref::Scope::try_from(scope).map_or("unknown", |s| s.as_str_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::P4InfoIndex;
+
+    #[test]
+    fn schema_indexes_and_matches_the_doc() {
+        let p = switchgnn_p4info();
+        let ix = P4InfoIndex::new(&p).unwrap();
+        let t = ix.table("agg_table").unwrap();
+        assert_eq!(t.id, 0x0200_0001);
+        assert_eq!(t.size, 1 << 20);
+        assert_eq!(
+            t.fields
+                .iter()
+                .map(|f| (f.name.as_str(), f.bitwidth))
+                .collect::<Vec<_>>(),
+            [("block_id", 16), ("src_id", 32), ("pass", 8)]
+        );
+        assert_eq!(
+            ix.action("set_worker_addr")
+                .unwrap()
+                .param("mac")
+                .unwrap()
+                .bitwidth,
+            48
+        );
+        assert_eq!(ix.register("agg_value_31").unwrap().id, 0x1600_0020);
+        assert_eq!(ix.register("drop_seen").unwrap().id, 0x1600_0030);
+        assert_eq!(ix.register("cfg_switch_mac").unwrap().bitwidth(), 48);
+        assert_eq!(ix.register("sync_done").unwrap().size, 256);
+        assert_eq!(ix.counter("port_tx").unwrap().id, 0x1200_0003);
+        assert_eq!(ix.counter("events").unwrap().size, 32);
+        assert_eq!(ix.registers().len(), 48);
+        assert!(compare_p4info(&p, &p).is_empty());
+    }
+}
