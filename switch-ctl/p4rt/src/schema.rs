@@ -24,6 +24,8 @@ pub const AGGREGATORS: u32 = 65536;
 pub const MAX_WORKERS: u32 = 256;
 /// `config.p4`: size of `agg_table`.
 pub const AGG_TABLE_SIZE: u32 = 1_048_576;
+/// `SEEN_CELLS`: cells of `src_seen` (duplicate suppression).
+pub const SEEN_CELLS: u32 = 262_144;
 /// Number of value lanes, each with its register `agg_value_<lane>`.
 pub const LANES: u32 = 32;
 
@@ -36,7 +38,7 @@ pub const CLONE_SESSION_RECIRCULATE: u32 = 100;
 pub const EVENTS_SIZE: i64 = 32;
 
 /// Indices of the `events` counter, in the order of `softswitch::Counters`.
-pub const EVENTS: [&str; 25] = [
+pub const EVENTS: [&str; 26] = [
     "rx",
     "tx",
     "data",
@@ -62,6 +64,7 @@ pub const EVENTS: [&str; 25] = [
     "drop_bad_index",
     "drop_unknown_worker",
     "saturated",
+    "drop_duplicate",
 ];
 
 fn preamble(prefix: Prefix, n: u32, name: &str) -> Option<cfg::Preamble> {
@@ -162,17 +165,36 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
                 ("dst_worker", 16),
                 ("expected", 16),
                 ("more", 1),
+                ("seen_base", 32),
             ],
         ),
         action(
             2,
             "deliver",
-            &[("dst_id", 32), ("dst_worker", 16), ("more", 1)],
+            &[
+                ("dst_id", 32),
+                ("dst_worker", 16),
+                ("more", 1),
+                ("seen_base", 32),
+            ],
         ),
         action(3, "set_worker", &[("port", 9)]),
         action(4, "forward", &[("port", 9)]),
         action(5, "set_priority", &[("queue", 3)]),
         action(6, "set_worker_addr", &[("mac", 48), ("ip", 32)]),
+        action(
+            7,
+            "set_config",
+            &[
+                ("workers", 16),
+                ("blocks_per_round", 16),
+                ("ecn_threshold", 32),
+                ("drop_every", 32),
+                ("drop_prob", 32),
+                ("switch_mac", 48),
+                ("switch_ip", 32),
+            ],
+        ),
         cfg::Action {
             preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
             params: Vec::new(),
@@ -190,11 +212,12 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
         table(3, "ipv4_forward", &[("dst_addr", 32)], &[4], 1024),
         table(4, "dscp_priority", &[("dscp", 6)], &[5], 64),
         table(5, "worker_addr", &[("worker_id", 16)], &[6], MAX_WORKERS),
+        table(6, "switch_config", &[], &[7], 1),
     ];
     let mut registers: Vec<cfg::Register> = (0..LANES)
         .map(|lane| register(lane + 1, &format!("agg_value_{lane}"), 32, AGGREGATORS))
         .collect();
-    let rest: [(&str, i32, u32); 16] = [
+    let rest: [(&str, i32, u32); 8] = [
         ("agg_count", 16, AGGREGATORS),
         ("agg_state", 8, AGGREGATORS),
         ("agg_tag", 32, AGGREGATORS),
@@ -203,20 +226,15 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
         ("sync_block", 16, 1),
         ("sync_done", 8, MAX_WORKERS),
         ("sync_count", 16, 1),
-        ("cfg_workers", 16, 1),
-        ("cfg_blocks_per_round", 16, 1),
-        ("cfg_ecn_threshold", 32, 1),
-        ("cfg_drop_every", 32, 1),
-        ("cfg_drop_prob", 32, 1),
-        ("cfg_switch_mac", 48, 1),
-        ("cfg_switch_ip", 32, 1),
-        ("drop_seen", 32, 1),
     ];
     registers.extend(
         rest.iter()
             .enumerate()
             .map(|(i, &(name, w, size))| register(LANES + 1 + i as u32, name, w, size)),
     );
+    // Ids 41-47 were settings registers in an earlier draft (now the switch_config table).
+    registers.push(register(48, "drop_seen", 32, 1));
+    registers.push(register(49, "src_seen", 33, SEEN_CELLS));
     let counters = vec![
         counter(1, "events", Unit::Packets, EVENTS_SIZE),
         counter(2, "port_rx", Unit::Both, 512),
@@ -522,11 +540,14 @@ mod tests {
         );
         assert_eq!(ix.register("agg_value_31").unwrap().id, 0x1600_0020);
         assert_eq!(ix.register("drop_seen").unwrap().id, 0x1600_0030);
-        assert_eq!(ix.register("cfg_switch_mac").unwrap().bitwidth(), 48);
+        assert_eq!(ix.register("src_seen").unwrap().bitwidth(), 33);
+        assert_eq!(ix.register("src_seen").unwrap().id, 0x1600_0031);
+        assert_eq!(ix.table("switch_config").unwrap().fields.len(), 0);
+        assert_eq!(ix.action("set_config").unwrap().params.len(), 7);
         assert_eq!(ix.register("sync_done").unwrap().size, 256);
         assert_eq!(ix.counter("port_tx").unwrap().id, 0x1200_0003);
         assert_eq!(ix.counter("events").unwrap().size, 32);
-        assert_eq!(ix.registers().len(), 48);
+        assert_eq!(ix.registers().len(), 42);
         assert!(compare_p4info(&p, &p).is_empty());
     }
 }

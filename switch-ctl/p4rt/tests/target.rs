@@ -25,6 +25,7 @@ fn agg_entry(block: u128, src: u128, base: u128) -> TableEntry {
         .param("dst_worker", 2)
         .param("expected", 3)
         .param("more", 1)
+        .param("seen_base", src * 2)
 }
 
 fn worker_entry(worker: u128, port: u128) -> TableEntry {
@@ -72,15 +73,14 @@ fn scenario(t: &mut dyn Target) -> Vec<String> {
     log.push(format!("agg entries: {}", agg.len()));
     assert!(agg.contains(&agg_entry(1, 39, 39 * 32)));
 
-    t.write_register("cfg_workers", 0, 8).unwrap();
-    t.write_register("cfg_switch_mac", 0, 0x0200_0000_00fe)
-        .unwrap();
+    t.write_register("sync_count", 0, 8).unwrap();
+    t.write_register("src_seen", 7, 0x1_0002_00fe).unwrap();
     t.write_register_range("agg_value_3", 100, &[1, 0xffff_ffff, 3])
         .unwrap();
     log.push(format!(
         "registers: {} {:#x} {:?} {:?}",
-        t.read_register("cfg_workers", 0).unwrap(),
-        t.read_register("cfg_switch_mac", 0).unwrap(),
+        t.read_register("sync_count", 0).unwrap(),
+        t.read_register("src_seen", 7).unwrap(),
         t.read_register_range("agg_value_3", 99..104).unwrap(),
         // A long range takes the wildcard path on P4Runtime.
         t.read_register_range("agg_value_3", 0..1000).unwrap()[100..103].to_vec(),
@@ -149,7 +149,7 @@ fn memory_and_p4runtime_backends_agree() {
     assert_eq!(expected[1], "missing: Some(NotFound)");
     assert!(
         expected.contains(
-            &"registers: 8 0x200000000fe [0, 1, 4294967295, 3, 0] [1, 4294967295, 3]".to_string()
+            &"registers: 8 0x1000200fe [0, 1, 4294967295, 3, 0] [1, 4294967295, 3]".to_string()
         ),
         "{expected:#?}"
     );
@@ -232,7 +232,7 @@ fn invalid_arguments_never_reach_the_switch() {
         ),
         (
             vec![Op::Insert(TableEntry::new("no_such_table", "x"))],
-            "no table named `no_such_table` in the P4Info (it has: agg_table, dscp_priority, ipv4_forward, worker_addr, worker_table)",
+            "no table named `no_such_table` in the P4Info (it has: agg_table, dscp_priority, ipv4_forward, switch_config, worker_addr, worker_table)",
         ),
         (
             vec![Op::Insert(
