@@ -8,6 +8,7 @@
 //! in `sgnn-graph`.
 
 pub mod blocks;
+pub mod install;
 pub mod order;
 pub mod partition;
 pub mod planner;

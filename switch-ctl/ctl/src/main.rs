@@ -47,6 +47,87 @@ enum Command {
     /// Measure planning time and memory against a plain `gpmetis` k-way run on the same graph,
     /// and the scaling of every stage over graph sizes.
     Bench(BenchArgs),
+    /// Install a plan into a running switch over P4Runtime: settings, workers, forwarding,
+    /// priorities, the block-advance multicast group, the recirculation clone session and every
+    /// block's aggregation entries.
+    ///
+    /// The target is bmv2 (`simple_switch_grpc --no-p4 -- --grpc-server-addr 127.0.0.1:9559`,
+    /// then pass --p4info and --device-config to push the compiled program), a Tofino's
+    /// P4Runtime server, or the software switch (`softswitch --p4runtime 127.0.0.1:9559 ...`).
+    /// Checks that the switch runs the SwitchGNN P4 program (docs/switch-interface.md) and
+    /// that the plan fits its sizes before writing anything.
+    Load(LoadArgs),
+    /// Print what a running switch holds: entries per table, settings, multicast group, event
+    /// and port counters, and the block-synchronisation registers where readable.
+    Dump(DumpArgs),
+    /// Remove everything `load` installed and restore the initial settings.
+    Clear(TargetArgs),
+}
+
+#[derive(Args, Clone)]
+struct TargetArgs {
+    /// P4Runtime address of the switch: host:port, or unix:/path.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9559")]
+    target: String,
+    /// P4Runtime device id.
+    #[arg(long, default_value_t = 0)]
+    device_id: u64,
+    /// Election id (the highest connected client is primary).
+    #[arg(long, default_value_t = 1)]
+    election_id: u128,
+}
+
+#[derive(Args)]
+struct LoadArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Plan directory (from `switch-ctl plan --out`).
+    #[arg(long, value_name = "DIR")]
+    plan: PathBuf,
+    /// Push this P4Info (binary .bin or text .txtpb from p4c --p4runtime-files) with
+    /// --device-config before installing (bmv2 started with --no-p4).
+    #[arg(long, value_name = "FILE", requires = "device_config")]
+    p4info: Option<PathBuf>,
+    /// The target binary to push (bmv2: the JSON p4c wrote).
+    #[arg(long, value_name = "FILE", requires = "p4info")]
+    device_config: Option<PathBuf>,
+    /// Switch port of worker 0, 1, ... (default: worker w on port w).
+    #[arg(long = "worker-port", value_name = "PORT", value_delimiter = ',')]
+    worker_ports: Vec<u32>,
+    /// Port of the recirculation clone session (default: one past the last worker port).
+    #[arg(long, value_name = "PORT")]
+    recirculation_port: Option<u32>,
+    /// Egress queue depth (packets) above which the switch marks ECN (default: never).
+    #[arg(long, value_name = "PKTS")]
+    ecn_threshold: Option<u32>,
+    /// Drop simulator: drop every n-th SwitchGNN frame from a host (0: off).
+    #[arg(long, default_value_t = 0)]
+    drop_every: u32,
+    /// Drop simulator: drop each SwitchGNN frame from a host with this probability.
+    #[arg(long, default_value_t = 0.0)]
+    drop_prob: f64,
+    /// Updates per P4Runtime WriteRequest.
+    #[arg(long, default_value_t = 1000)]
+    batch: usize,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct DumpArgs {
+    #[command(flatten)]
+    target: TargetArgs,
+    /// Also list the entries of this table (agg_table, worker_table, worker_addr,
+    /// ipv4_forward, dscp_priority).
+    #[arg(long, value_name = "NAME")]
+    table: Option<String>,
+    /// Print at most this many entries of --table.
+    #[arg(long, default_value_t = 50)]
+    limit: usize,
+    /// Print the whole dump as JSON instead.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -163,6 +244,9 @@ fn main() -> ExitCode {
         },
         Command::Show(a) => show(&a),
         Command::Bench(a) => bench(&a),
+        Command::Load(a) => load(&a),
+        Command::Dump(a) => dump(&a),
+        Command::Clear(a) => clear(&a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -576,5 +660,230 @@ fn bench(a: &BenchArgs) -> Result<()> {
             (total + write_s) / secs
         );
     }
+    Ok(())
+}
+
+fn connect(t: &TargetArgs) -> Result<sgnn_p4rt::target::P4RuntimeTarget> {
+    let expected = sgnn_p4rt::schema::switchgnn_p4info();
+    Ok(sgnn_p4rt::target::P4RuntimeTarget::connect(
+        &t.target,
+        t.device_id,
+        t.election_id,
+        &expected,
+    )?)
+}
+
+fn load(a: &LoadArgs) -> Result<()> {
+    use sgnn_p4rt::target::P4RuntimeTarget;
+    use switch_ctl::install::{install, sizes_of};
+    use switch_ctl::program::{program_for, Deployment};
+    let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
+    let t = &a.target;
+    let mut target = match (&a.p4info, &a.device_config) {
+        (Some(info), Some(cfg)) => {
+            let p4info = sgnn_p4rt::p4info::load_p4info(info)?;
+            let diffs =
+                sgnn_p4rt::schema::compare_p4info(&sgnn_p4rt::schema::switchgnn_p4info(), &p4info);
+            if !diffs.is_empty() {
+                bail!(
+                    "{} is not the SwitchGNN program's P4Info (docs/switch-interface.md):\n  {}",
+                    info.display(),
+                    diffs.join("\n  ")
+                );
+            }
+            let bytes = std::fs::read(cfg).with_context(|| format!("reading {}", cfg.display()))?;
+            eprintln!(
+                "pushing {} and {} to {}",
+                info.display(),
+                cfg.display(),
+                t.target
+            );
+            P4RuntimeTarget::connect_and_install(
+                &t.target,
+                t.device_id,
+                t.election_id,
+                Default::default(),
+                &p4info,
+                bytes,
+            )?
+        }
+        _ => connect(t)?,
+    };
+    let workers = plan.workers();
+    let mut dep = Deployment::standard(workers);
+    if !a.worker_ports.is_empty() {
+        dep.worker_ports = a.worker_ports.clone();
+        dep.recirculation_port = a.worker_ports.iter().max().copied().unwrap_or(0) + 1;
+    }
+    if let Some(p) = a.recirculation_port {
+        dep.recirculation_port = p;
+    }
+    if let Some(e) = a.ecn_threshold {
+        dep.ecn_threshold = e;
+    }
+    dep.drop_every = a.drop_every;
+    if !(0.0..=1.0).contains(&a.drop_prob) {
+        bail!("--drop-prob is a probability in 0..1, got {}", a.drop_prob);
+    }
+    dep.drop_probability = a.drop_prob;
+    let sizes = sizes_of(&target)?;
+    let prog = program_for(&plan, &dep, &sizes)?;
+    let bar = if a.quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1).with_style(
+            ProgressStyle::with_template(
+                "{spinner} load [{elapsed_precise}] {wide_bar} {pos}/{len} ops {per_sec}",
+            )
+            .unwrap(),
+        )
+    };
+    let report = install(&mut target, &prog, a.batch, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })?;
+    bar.finish_and_clear();
+    if report.cleared > 0 {
+        eprintln!("removed {} entries of an earlier plan", report.cleared);
+    }
+    if report.registers_skipped {
+        eprintln!(
+            "note: this switch does not write registers over P4Runtime (bmv2's PI); the sync registers keep their values (0 after a pipeline push: use --p4info/--device-config for a fresh start)"
+        );
+    }
+    println!(
+        "loaded {}: {} workers, {} blocks, {} aggregation entries, {} operations in {:.2} s ({:.0} entries/s) into {}",
+        a.plan.display(),
+        workers,
+        plan.blocks.len(),
+        prog.agg_entries(),
+        report.entries,
+        report.seconds,
+        report.rate(),
+        t.target
+    );
+    Ok(())
+}
+
+fn dump(a: &DumpArgs) -> Result<()> {
+    use sgnn_p4rt::Target;
+    let mut target = connect(&a.target)?;
+    let mut tables = serde_json::Map::new();
+    for t in switch_ctl::install::TABLES {
+        let n = target.read_table(t)?.len();
+        tables.insert(t.to_string(), n.into());
+    }
+    let config = target.read_default("switch_config")?;
+    let settings: serde_json::Map<String, serde_json::Value> = config
+        .map(|e| {
+            e.params
+                .iter()
+                .map(|(k, v)| (k.clone(), (*v as u64).into()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let group = target
+        .read_multicast_group(switch_ctl::program::ADVANCE_GROUP)?
+        .unwrap_or_default();
+    let events = target.read_counters("events")?;
+    let mut ev = serde_json::Map::new();
+    for (i, name) in sgnn_p4rt::schema::EVENTS.iter().enumerate() {
+        ev.insert(
+            name.to_string(),
+            events.get(i).map_or(0, |c| c.packets).into(),
+        );
+    }
+    let mut ports = serde_json::Map::new();
+    for dir in ["port_rx", "port_tx"] {
+        let c = target.read_counters(dir)?;
+        let m: serde_json::Map<String, serde_json::Value> = c
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.packets > 0)
+            .map(|(i, c)| {
+                (
+                    i.to_string(),
+                    serde_json::json!({"packets": c.packets, "bytes": c.bytes}),
+                )
+            })
+            .collect();
+        ports.insert(dir.to_string(), m.into());
+    }
+    let mut regs = serde_json::Map::new();
+    let mut regs_note = None;
+    for r in ["sync_round", "sync_block", "sync_count"] {
+        match target.read_register(r, 0) {
+            Ok(v) => {
+                regs.insert(r.to_string(), (v as u64).into());
+            }
+            Err(e) => {
+                regs_note = Some(format!("registers not readable: {e}"));
+                break;
+            }
+        }
+    }
+    let entries = match &a.table {
+        Some(t) => target
+            .read_table(t)?
+            .into_iter()
+            .take(a.limit)
+            .map(|e| format!("{:?} -> {}({:?})", e.matches, e.action, e.params))
+            .collect::<Vec<_>>(),
+        None => Vec::new(),
+    };
+    let v = serde_json::json!({
+        "target": a.target.target,
+        "tables": tables,
+        "settings": settings,
+        "advance_group": group.iter().map(|r| serde_json::json!({"rid": r.instance, "port": r.port})).collect::<Vec<_>>(),
+        "events": ev,
+        "ports": ports,
+        "registers": regs,
+    });
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!("switch {}", a.target.target);
+    println!("tables:");
+    for (k, n) in &tables {
+        println!("  {k:<14} {n} entries");
+    }
+    println!("settings: {}", serde_json::Value::Object(settings));
+    println!(
+        "advance group 1: {}",
+        group
+            .iter()
+            .map(|r| format!("worker {} on port {}", r.instance, r.port))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("events (nonzero):");
+    for (k, n) in &ev {
+        if n.as_u64() != Some(0) {
+            println!("  {k:<22} {n}");
+        }
+    }
+    println!("ports: {}", serde_json::Value::Object(ports));
+    match regs_note {
+        Some(n) => println!("{n}"),
+        None => println!("sync registers: {}", serde_json::Value::Object(regs)),
+    }
+    if let Some(t) = &a.table {
+        println!("{t} (first {}):", a.limit);
+        for e in entries {
+            println!("  {e}");
+        }
+    }
+    Ok(())
+}
+
+fn clear(t: &TargetArgs) -> Result<()> {
+    let mut target = connect(t)?;
+    let n = switch_ctl::install::clear(&mut target)?;
+    println!(
+        "cleared {n} entries and restored the initial settings on {}",
+        t.target
+    );
     Ok(())
 }

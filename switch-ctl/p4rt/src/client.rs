@@ -327,7 +327,7 @@ pub fn pipeline_cookie(p4info: &P4Info, device_config: &[u8]) -> u64 {
 }
 
 impl P4RuntimeClient {
-    /// Connects to a P4Runtime server at `addr` (`host:port`), opens the StreamChannel and
+    /// Connects to a P4Runtime server at `addr` (`host:port`, or `unix:/path`), opens the StreamChannel and
     /// becomes primary for `device_id` with `election_id`, with [`ClientOptions::default`].
     pub async fn connect(
         addr: &str,
@@ -346,6 +346,9 @@ impl P4RuntimeClient {
     ) -> Result<Self, ClientError> {
         let uri = if addr.contains("://") {
             addr.to_string()
+        } else if addr.starts_with("unix:") {
+            // The URI is not used for the connection, only for the requests' authority.
+            "http://localhost".to_string()
         } else {
             format!("http://{addr}")
         };
@@ -361,8 +364,27 @@ impl P4RuntimeClient {
             addr: addr.to_string(),
             reason,
         };
-        let channel = match tokio::time::timeout(options.connect_timeout, endpoint.connect()).await
-        {
+        // `unix:/path`: a Unix socket, which reaches a switch inside another network namespace.
+        let connect = async {
+            match addr.strip_prefix("unix:") {
+                Some(path) => {
+                    let path = std::path::PathBuf::from(path);
+                    endpoint
+                        .connect_with_connector(tower::service_fn(
+                            move |_: tonic::transport::Uri| {
+                                let path = path.clone();
+                                async move {
+                                    let s = tokio::net::UnixStream::connect(path).await?;
+                                    Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(s))
+                                }
+                            },
+                        ))
+                        .await
+                }
+                None => endpoint.connect().await,
+            }
+        };
+        let channel = match tokio::time::timeout(options.connect_timeout, connect).await {
             Err(_) => {
                 return Err(unreachable(format!(
                     "no connection within {:?}",

@@ -139,6 +139,9 @@ pub enum Op {
     Modify(TableEntry),
     /// Remove an entry (only the key counts).
     Delete(TableEntry),
+    /// Set the default action of a table (the entry's key must be empty): how a keyless
+    /// table such as `switch_config` is programmed.
+    SetDefault(TableEntry),
     /// Set one register cell.
     WriteRegister {
         /// Register name.
@@ -170,6 +173,7 @@ impl fmt::Display for Op {
             Op::Insert(e) => write!(f, "insert into `{}`", e.table),
             Op::Modify(e) => write!(f, "modify in `{}`", e.table),
             Op::Delete(e) => write!(f, "delete from `{}`", e.table),
+            Op::SetDefault(e) => write!(f, "set the default action of `{}`", e.table),
             Op::WriteRegister {
                 register, index, ..
             } => write!(f, "write `{register}`[{index}]"),
@@ -353,6 +357,9 @@ pub trait Target {
 
     /// Every entry of a table (not its default entry).
     fn read_table(&mut self, table: &str) -> Result<Vec<TableEntry>, TargetError>;
+
+    /// The default entry of a table, if the switch reports one (key empty).
+    fn read_default(&mut self, table: &str) -> Result<Option<TableEntry>, TargetError>;
 
     /// Register cells `range`, in index order.
     fn read_register_range(

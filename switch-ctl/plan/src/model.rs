@@ -63,7 +63,7 @@ impl PlanConfig {
                 self.workers
             ));
         }
-        if self.agg_bytes < 4 || self.agg_bytes % 4 != 0 {
+        if self.agg_bytes < 4 || !self.agg_bytes.is_multiple_of(4) {
             return bad(format!(
                 "--agg-bytes must be a positive multiple of 4 (one int32 lane), got {}",
                 self.agg_bytes

@@ -6,6 +6,7 @@
 //! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
 
 pub mod control;
+pub mod p4rt;
 pub mod pipeline;
 pub mod ports;
 pub mod tables;

@@ -34,9 +34,17 @@ them to --stats-json).
 #[derive(Parser)]
 #[command(name = "softswitch", version, about = ABOUT, long_about = ABOUT)]
 struct Args {
-    /// Plan directory (from `switch-ctl plan --out`): load its tables and sizes at start.
+    /// Plan directory (from `switch-ctl plan --out`): load its tables and settings at start.
+    /// Without it the switch starts empty and waits for `switch-ctl load` over --p4runtime.
     #[arg(long)]
-    plan: PathBuf,
+    plan: Option<PathBuf>,
+    /// Serve P4Runtime here (host:port, or unix:/path to reach the switch across network
+    /// namespaces); `switch-ctl load|dump|clear --target` talk to it.
+    #[arg(long, value_name = "ADDR")]
+    p4runtime: Option<softswitch::p4rt::Listen>,
+    /// P4Runtime device id.
+    #[arg(long, default_value_t = 0)]
+    device_id: u64,
     /// UDP address to listen on (port 0 picks a free port; the real one is printed).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
@@ -46,7 +54,7 @@ struct Args {
     /// Interface of port 0, 1, ... in order (AF_PACKET); one per worker of the plan.
     #[arg(long = "iface", value_name = "NAME")]
     ifaces: Vec<String>,
-    /// Aggregators (register size); default: what the plan's switch memory holds.
+    /// Aggregators (register size); default: the P4 program's AGGREGATORS (65536).
     #[arg(long)]
     aggregators: Option<u32>,
     /// Egress queue depth (packets) above which frames are ECN-marked.
@@ -88,35 +96,18 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    let plan = match Plan::load(&a.plan) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: loading plan {}: {e}", a.plan.display());
-            return ExitCode::FAILURE;
-        }
-    };
     let nports = a.workers.len().max(a.ifaces.len());
-    if nports != plan.workers() as usize {
-        eprintln!(
-            "error: the plan has {} workers but {} ports were given; pass one --worker ADDR (UDP) or one --iface NAME (veth) per worker, in order",
-            plan.workers(),
-            nports
-        );
-        return ExitCode::FAILURE;
-    }
-    let ports: Vec<WorkerPort> = (0..plan.workers() as u16)
+    let ports: Vec<WorkerPort> = (0..nports as u16)
         .map(|w| WorkerPort {
             port: w,
             mac: worker_mac(w),
             ip: worker_ip(w),
         })
         .collect();
-    let cfg = SwitchConfig {
-        aggregators: a
-            .aggregators
-            .unwrap_or(plan.manifest.aggregators.min(u32::MAX as u64) as u32),
-        workers: plan.workers() as u16,
-        blocks_per_round: plan.blocks.len() as u16,
+    let mut cfg = SwitchConfig {
+        aggregators: a.aggregators.unwrap_or(1 << 16),
+        workers: 0,
+        blocks_per_round: 1,
         ecn_threshold: a.ecn_threshold,
         mac: SWITCH_MAC,
         ip: SWITCH_IP,
@@ -124,7 +115,32 @@ fn main() -> ExitCode {
         drop_every: a.drop_every,
         drop_seed: a.drop_seed,
     };
-    let pipeline = Mutex::new(Pipeline::new(cfg, Tables::from_plan(&plan, &ports)));
+    let tables = match &a.plan {
+        Some(dir) => {
+            let plan = match Plan::load(dir) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("error: loading plan {}: {e}", dir.display());
+                    return ExitCode::FAILURE;
+                }
+            };
+            if nports != plan.workers() as usize {
+                eprintln!(
+                    "error: the plan has {} workers but {} ports were given; pass one --worker ADDR (UDP) or one --iface NAME (veth) per worker, in order",
+                    plan.workers(),
+                    nports
+                );
+                return ExitCode::FAILURE;
+            }
+            let used = plan.manifest.aggregators.min(u32::MAX as u64) as u32;
+            cfg.aggregators = a.aggregators.unwrap_or(used.max(1 << 16));
+            cfg.workers = plan.workers() as u16;
+            cfg.blocks_per_round = plan.blocks.len() as u16;
+            Tables::from_plan(&plan, &ports)
+        }
+        None => Tables::default(),
+    };
+    let pipeline = Arc::new(Mutex::new(Pipeline::new(cfg, tables)));
     let mut datapath: Box<dyn Ports> = if a.ifaces.is_empty() {
         match UdpPorts::bind(a.listen, a.workers.clone()) {
             Ok(p) => {
@@ -148,6 +164,15 @@ fn main() -> ExitCode {
             }
         }
     };
+    if let Some(listen) = a.p4runtime.clone() {
+        match softswitch::p4rt::spawn(pipeline.clone(), a.device_id, listen) {
+            Ok(addr) => println!("p4runtime on {addr}"),
+            Err(e) => {
+                eprintln!("error: cannot serve P4Runtime: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let closed = Arc::new(AtomicBool::new(false));
     {
         let closed = closed.clone();

@@ -200,6 +200,11 @@ impl<T: Target> Target for ChaosTarget<T> {
         self.inner.read_table(table)
     }
 
+    fn read_default(&mut self, table: &str) -> Result<Option<TableEntry>, TargetError> {
+        self.before_call()?;
+        self.inner.read_default(table)
+    }
+
     fn read_register_range(
         &mut self,
         register: &str,

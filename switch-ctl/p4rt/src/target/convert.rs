@@ -445,6 +445,17 @@ pub fn op_to_update(
         Op::Insert(e) => (U::Insert, E::TableEntry(table_entry_to_p4(ix, e, false)?)),
         Op::Modify(e) => (U::Modify, E::TableEntry(table_entry_to_p4(ix, e, false)?)),
         Op::Delete(e) => (U::Delete, E::TableEntry(table_entry_to_p4(ix, e, true)?)),
+        Op::SetDefault(e) => {
+            if !e.matches.is_empty() {
+                return Err(invalid(format!(
+                    "the default action of `{}` has no key; leave the matches empty",
+                    e.table
+                )));
+            }
+            let mut t = table_entry_to_p4(ix, e, false)?;
+            t.is_default_action = true;
+            (U::Modify, E::TableEntry(t))
+        }
         Op::WriteRegister {
             register,
             index,

@@ -23,6 +23,7 @@ use crate::proto::p4::v1 as p4;
 pub struct MemoryTarget {
     index: P4InfoIndex,
     tables: HashMap<u32, BTreeMap<Vec<u8>, p4::TableEntry>>,
+    defaults: HashMap<u32, p4::TableEntry>,
     registers: HashMap<(u32, u64), u128>,
     counters: HashMap<(u32, u64), CounterValue>,
     groups: BTreeMap<u32, Vec<Replica>>,
@@ -49,6 +50,7 @@ impl MemoryTarget {
         Ok(MemoryTarget {
             index: P4InfoIndex::new(p4info)?,
             tables: HashMap::new(),
+            defaults: HashMap::new(),
             registers: HashMap::new(),
             counters: HashMap::new(),
             groups: BTreeMap::new(),
@@ -97,6 +99,9 @@ impl MemoryTarget {
         use p4::packet_replication_engine_entry::Type as Pre;
         let entity = update.entity.and_then(|e| e.entity);
         match (op, entity) {
+            (Op::SetDefault(_), Some(E::TableEntry(entry))) => {
+                self.defaults.insert(entry.table_id, entry);
+            }
             (Op::Insert(_) | Op::Modify(_) | Op::Delete(_), Some(E::TableEntry(entry))) => {
                 let info = self.index.table_by_id(entry.table_id)?;
                 let (name, size) = (info.name.clone(), info.size);
@@ -199,6 +204,14 @@ impl Target for MemoryTarget {
             }
         }
         Ok(())
+    }
+
+    fn read_default(&mut self, table: &str) -> Result<Option<TableEntry>, TargetError> {
+        let id = self.index.table(table)?.id;
+        self.defaults
+            .get(&id)
+            .map(|e| table_entry_from_p4(&self.index, e))
+            .transpose()
     }
 
     fn read_table(&mut self, table: &str) -> Result<Vec<TableEntry>, TargetError> {

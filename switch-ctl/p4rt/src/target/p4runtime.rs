@@ -378,6 +378,28 @@ impl Target for P4RuntimeTarget {
         }
     }
 
+    fn read_default(&mut self, table: &str) -> Result<Option<TableEntry>, TargetError> {
+        let info = self.index.table(table)?;
+        let entity = p4::Entity {
+            entity: Some(p4::entity::Entity::TableEntry(p4::TableEntry {
+                table_id: info.id,
+                is_default_action: true,
+                ..Default::default()
+            })),
+        };
+        let what = format!("the default entry of table `{}`", info.name);
+        let got = self
+            .read(vec![entity])
+            .map_err(|e| self.read_error(what.clone(), e))?;
+        got.into_iter()
+            .find_map(|e| match e.entity {
+                Some(p4::entity::Entity::TableEntry(t)) if t.is_default_action => Some(t),
+                _ => None,
+            })
+            .map(|t| table_entry_from_p4(&self.index, &t))
+            .transpose()
+    }
+
     fn read_table(&mut self, table: &str) -> Result<Vec<TableEntry>, TargetError> {
         let info = self.index.table(table)?;
         let entity = p4::Entity {

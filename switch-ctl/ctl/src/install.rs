@@ -1,0 +1,232 @@
+//! Installing a plan's [`SwitchProgram`] into a running switch through a [`Target`], reading
+//! its state back (`switch-ctl dump`) and clearing it (`switch-ctl clear`).
+//!
+//! One code path for every target: bmv2 and Tofino over P4Runtime, the software switch (which
+//! serves P4Runtime too), and the in-memory and fault-injecting targets of the tests.
+
+use std::time::Instant;
+
+use sgnn_p4rt::target::{Op, Replica, TableEntry};
+use sgnn_p4rt::{Target, TargetError};
+
+use crate::program::{Entry, SwitchProgram, SwitchSizes};
+
+/// Tables `load` fills and `clear` empties (all but the keyless `switch_config`).
+pub const TABLES: [&str; 5] = [
+    "agg_table",
+    "worker_table",
+    "worker_addr",
+    "ipv4_forward",
+    "dscp_priority",
+];
+
+/// Registers holding the block-synchronisation state, reset by `load` and `clear`.
+const SYNC_REGISTERS: [&str; 4] = ["sync_round", "sync_block", "sync_count", "drop_seen"];
+
+/// The settings `clear` restores (the P4 program's initial `set_config`).
+pub fn initial_config() -> Entry {
+    Entry {
+        table: "switch_config",
+        matches: Vec::new(),
+        action: "set_config",
+        params: vec![
+            ("workers", 0),
+            ("blocks_per_round", 1),
+            ("ecn_threshold", u32::MAX as u128),
+            ("drop_every", 0),
+            ("drop_prob", 0),
+            (
+                "switch_mac",
+                sgnn_wire::addressing::SWITCH_MAC
+                    .iter()
+                    .fold(0u128, |a, &b| a << 8 | b as u128),
+            ),
+            (
+                "switch_ip",
+                u32::from_be_bytes(sgnn_wire::addressing::SWITCH_IP) as u128,
+            ),
+        ],
+    }
+}
+
+/// The switch's sizes, read from the P4Info it runs.
+pub fn sizes_of(target: &dyn Target) -> Result<SwitchSizes, TargetError> {
+    let ix = target.index();
+    Ok(SwitchSizes {
+        aggregators: ix.register("agg_count")?.size,
+        agg_table: ix.table("agg_table")?.size,
+        seen_cells: ix.register("src_seen")?.size,
+        max_workers: ix.register("sync_done")?.size,
+    })
+}
+
+/// A neutral entry of the plan as the target's entry type.
+pub fn to_target(e: &Entry) -> TableEntry {
+    let mut t = TableEntry::new(e.table, e.action);
+    for &(f, v) in &e.matches {
+        t = t.exact(f, v);
+    }
+    for &(p, v) in &e.params {
+        t = t.param(p, v);
+    }
+    t
+}
+
+/// What `load` did.
+#[derive(Debug, Clone, Default)]
+pub struct InstallReport {
+    /// Table entries written (settings included).
+    pub entries: usize,
+    /// Entries removed first because the switch still held an earlier plan's.
+    pub cleared: usize,
+    /// Seconds spent writing entries.
+    pub seconds: f64,
+    /// Register writes the target does not support (bmv2's PI), skipped.
+    pub registers_skipped: bool,
+}
+
+impl InstallReport {
+    /// Entries per second.
+    pub fn rate(&self) -> f64 {
+        self.entries as f64 / self.seconds.max(1e-9)
+    }
+}
+
+fn unsupported(e: &TargetError) -> bool {
+    let s = e.to_string().to_lowercase();
+    s.contains("unimplemented") || s.contains("not supported")
+}
+
+/// Resets the block-synchronisation registers; returns false when the target cannot write
+/// registers (then a fresh pipeline has them at 0).
+fn reset_sync(target: &mut dyn Target, workers: u64) -> Result<bool, TargetError> {
+    let mut ops: Vec<Op> = SYNC_REGISTERS
+        .iter()
+        .map(|r| Op::WriteRegister {
+            register: r.to_string(),
+            index: 0,
+            value: 0,
+        })
+        .collect();
+    for w in 0..workers {
+        ops.push(Op::WriteRegister {
+            register: "sync_done".into(),
+            index: w,
+            value: 0,
+        });
+    }
+    match target.apply(&ops) {
+        Ok(()) => Ok(true),
+        Err(e) if unsupported(&e) => Ok(false),
+        Err(TargetError::Partial { source, .. }) if unsupported(&source) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Installs `prog`: clears entries of an earlier plan, then settings, workers, forwarding,
+/// priorities, the block-advance multicast group, the recirculation clone session and every
+/// block's `agg_table` entries, in batches of `batch`; `progress(done, total)` is called after
+/// each batch. Refuses a program that does not fit the switch before writing anything.
+pub fn install(
+    target: &mut dyn Target,
+    prog: &SwitchProgram,
+    batch: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<InstallReport, InstallError> {
+    let sizes = sizes_of(target)?;
+    let agg = prog.agg_entries() as u64;
+    if agg > sizes.agg_table {
+        return Err(InstallError::TooBig(format!(
+            "the plan has {agg} agg_table entries (one per cross-partition contribution and pass) but the switch's agg_table holds {}; use a switch compiled with a larger AGG_TABLE_SIZE (p4/v1model/config.p4) or a partition with fewer cross edges",
+            sizes.agg_table
+        )));
+    }
+    let mut report = InstallReport::default();
+    for t in TABLES {
+        report.cleared += target.clear_table(t)?;
+    }
+    let workers = prog.groups.first().map_or(0, |g| g.replicas.len() as u64);
+    report.registers_skipped = !reset_sync(target, workers)?;
+    let mut ops: Vec<Op> = vec![Op::SetDefault(to_target(&prog.config))];
+    ops.extend(prog.base_entries.iter().map(|e| Op::Insert(to_target(e))));
+    for g in &prog.groups {
+        ops.push(Op::SetMulticastGroup {
+            group: g.id,
+            replicas: g
+                .replicas
+                .iter()
+                .map(|&(rid, port)| Replica {
+                    port,
+                    instance: rid,
+                })
+                .collect(),
+        });
+    }
+    for &(session, port) in &prog.clone_sessions {
+        ops.push(Op::SetCloneSession {
+            session,
+            replicas: vec![Replica { port, instance: 0 }],
+        });
+    }
+    ops.extend(
+        prog.block_entries
+            .iter()
+            .flatten()
+            .map(|e| Op::Insert(to_target(e))),
+    );
+    let total = ops.len();
+    let start = Instant::now();
+    let mut done = 0;
+    for chunk in ops.chunks(batch.max(1)) {
+        target.apply(chunk).map_err(|e| InstallError::Partial {
+            done,
+            total,
+            source: e,
+        })?;
+        done += chunk.len();
+        progress(done, total);
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    report.entries = total;
+    Ok(report)
+}
+
+/// Empties every table, restores the initial settings, removes the multicast group's members
+/// and resets the sync registers (where the target can write registers).
+pub fn clear(target: &mut dyn Target) -> Result<usize, InstallError> {
+    let mut n = 0;
+    for t in TABLES {
+        n += target.clear_table(t)?;
+    }
+    target.apply(&[Op::SetDefault(to_target(&initial_config()))])?;
+    if target
+        .read_multicast_group(crate::program::ADVANCE_GROUP)?
+        .is_some()
+    {
+        target.set_multicast_group(crate::program::ADVANCE_GROUP, &[])?;
+    }
+    let workers = sizes_of(target)?.max_workers;
+    reset_sync(target, workers)?;
+    Ok(n)
+}
+
+/// Why `load` or `clear` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The switch refused or could not be reached.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The plan does not fit the switch; nothing was written.
+    #[error("{0}")]
+    TooBig(String),
+    /// Some operations were applied before one failed.
+    #[error("{done} of {total} operations were applied before the switch refused one; the switch holds a partial plan: run `switch-ctl clear` or `load` again. Cause: {source}")]
+    Partial {
+        /// Operations applied.
+        done: usize,
+        /// Operations in all.
+        total: usize,
+        /// The failure.
+        source: TargetError,
+    },
+}

@@ -1,0 +1,164 @@
+//! `switch-ctl load`, `dump` and `clear` (the real binary) against a software switch serving
+//! P4Runtime over real gRPC; errors for an unreachable switch and a plan that does not fit.
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use sgnn_plan::model::PlanConfig;
+use softswitch::{Pipeline, SwitchConfig, Tables};
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+fn plan_dir(mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) {
+    let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=8,seed=3").unwrap();
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers: 4,
+            partitioner: "metis".into(),
+            switch_mem_bytes: mem,
+            agg_bytes: 128,
+            feature_dim,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes: 16,
+        },
+        graph_source: "rmat".into(),
+        max_abs_value: 1.0,
+    };
+    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    plan.save(dir.path()).unwrap();
+    (dir, plan)
+}
+
+fn ctl(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_switch-ctl"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn load_dump_clear_a_software_switch_over_p4runtime() {
+    let sw = Arc::new(Mutex::new(Pipeline::new(
+        SwitchConfig::default(),
+        Tables::default(),
+    )));
+    let sock = tempfile::tempdir().unwrap();
+    let addr = softswitch::p4rt::spawn(
+        sw.clone(),
+        0,
+        softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
+    )
+    .unwrap();
+    let (dir, plan) = plan_dir(64 * 1024, 64);
+    let d = dir.path().to_str().unwrap();
+    let (ok, out, err) = ctl(&[
+        "load",
+        "--plan",
+        d,
+        "--target",
+        &addr,
+        "--quiet",
+        "--ecn-threshold",
+        "40",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.starts_with(&format!(
+            "loaded {d}: 4 workers, {} blocks",
+            plan.blocks.len()
+        )),
+        "{out}"
+    );
+    let contributions: u64 = plan.blocks.iter().map(|b| b.num_contributions()).sum();
+    {
+        let p = sw.lock().unwrap();
+        assert_eq!(p.tables.agg_table.len() as u64, contributions);
+        assert_eq!(p.tables.worker_table.len(), 4);
+        assert_eq!(p.tables.dscp_priority.len(), 5);
+        assert_eq!(p.config.workers, 4);
+        assert_eq!(p.config.blocks_per_round as usize, plan.blocks.len());
+        assert_eq!(p.config.ecn_threshold, 40);
+        // The model built from the plan directly holds exactly what load installed.
+        let want = Tables::from_plan(
+            &plan,
+            &(0..4u16)
+                .map(|w| softswitch::WorkerPort {
+                    port: w,
+                    mac: sgnn_wire::addressing::worker_mac(w),
+                    ip: sgnn_wire::addressing::worker_ip(w),
+                })
+                .collect::<Vec<_>>(),
+        );
+        assert_eq!(p.tables.agg_table, want.agg_table);
+        assert_eq!(p.tables.multicast_groups, want.multicast_groups);
+    }
+    let (ok, out, err) = ctl(&["dump", "--target", &addr, "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"]["agg_table"].as_u64().unwrap(), contributions);
+    assert_eq!(v["settings"]["workers"], 4);
+    assert_eq!(v["advance_group"].as_array().unwrap().len(), 4);
+    assert_eq!(v["registers"]["sync_block"], 0);
+    // Loading again replaces the earlier plan instead of failing on existing keys.
+    let (ok, _, err) = ctl(&["load", "--plan", d, "--target", &addr, "--quiet"]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains(&format!("removed {} entries", contributions + 17)),
+        "{err}"
+    );
+    let (ok, out, err) = ctl(&["clear", "--target", &addr]);
+    assert!(ok, "{err}");
+    assert!(
+        out.starts_with(&format!("cleared {} entries", contributions + 17)),
+        "{out}"
+    );
+    let p = sw.lock().unwrap();
+    assert!(p.tables.agg_table.is_empty() && p.tables.worker_addr.is_empty());
+    assert_eq!(p.config.workers, 0);
+}
+
+#[test]
+fn unreachable_switches_and_plans_that_do_not_fit_are_clear_errors() {
+    let (dir, _) = plan_dir(64 * 1024, 64);
+    let d = dir.path().to_str().unwrap();
+    let (ok, _, err) = ctl(&["load", "--plan", d, "--target", "127.0.0.1:1", "--quiet"]);
+    assert!(!ok);
+    assert!(
+        err.contains("127.0.0.1:1") && err.contains("running"),
+        "{err}"
+    );
+
+    // 8192 values per vertex are 256 aggregators each: the plan's one block needs far more
+    // than the switch's 65536.
+    let sw = Arc::new(Mutex::new(Pipeline::new(
+        SwitchConfig::default(),
+        Tables::default(),
+    )));
+    let addr = softswitch::p4rt::spawn(
+        sw.clone(),
+        0,
+        softswitch::p4rt::Listen::Tcp("127.0.0.1:0".parse().unwrap()),
+    )
+    .unwrap();
+    let (big, _) = plan_dir(64 << 20, 8192);
+    let (ok, _, err) = ctl(&[
+        "load",
+        "--plan",
+        big.path().to_str().unwrap(),
+        "--target",
+        &addr,
+        "--quiet",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("re-plan with --switch-mem"), "{err}");
+    assert!(
+        sw.lock().unwrap().tables.agg_table.is_empty(),
+        "nothing was written"
+    );
+}
