@@ -3,19 +3,22 @@
 of softswitch::Pipeline as docs/switch-interface.md specifies it: every emitted frame byte
 for byte (per input frame), then every counter and the registers the run touched.
 
-Needs root (it creates veth pairs p4t0..p4t3 <-> p4t0h..p4t3h and removes them again), the
-toolchain on PATH (`. /opt/p4/env.sh`) and a compiled program:
+Needs root (it creates veth pairs p4t0..p4t3 <-> p4t0h..p4t3h, or <prefix>0.. with
+--veth-prefix, and removes them again), the toolchain on PATH (`. /opt/p4/env.sh`) and a
+compiled program:
 
     p4c --target bmv2 --arch v1model -o /tmp/p4work p4/v1model/switchgnn.p4
     python3 p4/tools/bmv2_check.py --json /tmp/p4work/switchgnn.json            # all
     python3 p4/tools/bmv2_check.py --json /tmp/p4work/switchgnn.json ecn random
 
 Worker w (0..2) is on port w with MAC 02:00:00:00:00:0w and IP 10.1.0.w; a plain host
-10.9.0.3 is on port 3; clone session 100 goes to port 64 (no interface needed). The switch
-runs with --priority-queues 8 and its log goes to <json dir>/bmv2_check.log.
+10.9.0.3 is on port 3; clone session 100 goes to port 64 (no interface needed). The
+settings are the default action of the keyless table switch_config, written with
+`table_set_default switch_config set_config ...`. The switch runs with --priority-queues 8
+and its log goes to <json dir>/bmv2_check.log.
 
 The model is the tests' own reading of the contract, checked against the Rust pipeline; it
-does not model cfg_drop_prob (random) and assumes empty queues except in the ECN scenario.
+does not model drop_prob (random) and assumes empty queues except in the ECN scenario.
 """
 import argparse
 import os
@@ -30,11 +33,16 @@ import sys
 import time
 
 THRIFT_PORT = 9191
+VETH = "p4t"          # veth pairs VETH0..3 (switch side) <-> VETH0h..3h (host side)
 P4_PYTHON = os.environ.get("P4_PYTHON", "/opt/p4/venv/bin/python")
 SWITCH_MAC = bytes([2, 0, 0, 0, 0xff, 0xfe])
 SWITCH_IP = bytes([10, 0, 0, 254])
 PLAIN_HOST = bytes([10, 9, 0, 3])
 RECIRC_PORT = 64
+# switch_config's initial default action: set_config(0, 1, 4294967295, 0, 0,
+# 02:00:00:00:ff:fe, 10.0.0.254)
+INITIAL_CONFIG = dict(workers=0, blocks_per_round=1, ecn_threshold=0xffffffff, drop_every=0,
+                      drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP)
 DATA, RESULT, ACK, FETCH, BYPASS, BLOCK_DONE, BLOCK_ADVANCE = range(7)
 LANES_TYPES = (DATA, RESULT, BYPASS)
 EVENTS = ["rx", "tx", "data", "aggregated", "results", "recirculated", "bypassed",
@@ -128,17 +136,18 @@ class Switch:
     def __init__(self, json_path):
         self.created = []
         for n in range(4):
-            if not os.path.exists("/sys/class/net/p4t%d" % n):
-                run(["ip", "link", "add", "p4t%d" % n, "type", "veth", "peer", "name", "p4t%dh" % n])
-                self.created.append("p4t%d" % n)
-            for i in ("p4t%d" % n, "p4t%dh" % n):
+            sw, host = "%s%d" % (VETH, n), "%s%dh" % (VETH, n)
+            if not os.path.exists("/sys/class/net/" + sw):
+                run(["ip", "link", "add", sw, "type", "veth", "peer", "name", host])
+                self.created.append(sw)
+            for i in (sw, host):
                 # no IPv6: the host ends would send neighbour/router solicitations
                 run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % i])
                 run(["ip", "link", "set", i, "up"])
         log = os.path.join(os.path.dirname(os.path.abspath(json_path)), "bmv2_check.log")
         cmd = ["simple_switch", "--thrift-port", str(THRIFT_PORT)]
         for n in range(4):
-            cmd += ["-i", "%d@p4t%d" % (n, n)]
+            cmd += ["-i", "%d@%s%d" % (n, VETH, n)]
         cmd += [json_path, "--", "--priority-queues", "8"]
         self.proc = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT)
         for _ in range(100):
@@ -188,13 +197,13 @@ def read_regs(pairs):
 
 
 class Ports:
-    """AF_PACKET sockets on the host ends p4tNh."""
+    """AF_PACKET sockets on the host ends (p4tNh)."""
 
     def __init__(self, n=4):
         self.s = {}
         for p in range(n):
             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-            s.bind(("p4t%dh" % p, 0))
+            s.bind(("%s%dh" % (VETH, p), 0))
             s.setblocking(False)
             self.s[p] = s
         self.collect(first=0.1, quiet=0.05)
@@ -246,8 +255,8 @@ class Model:
         self.ipv4_forward = {}     # ip bytes -> port
         self.dscp_priority = {}
         self.mc_group = []         # [(rid, port)]
-        self.cfg = dict(workers=0, blocks_per_round=0, ecn_threshold=0xffffffff,
-                        drop_every=0, drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP)
+        # switch_config's initial default action (docs/switch-interface.md, table 6)
+        self.cfg = dict(INITIAL_CONFIG)
         self.values = {}
         self.count = {}
         self.state = {}
@@ -339,7 +348,7 @@ class Model:
         if self.cfg["drop_every"] and self.drop_seen >= self.cfg["drop_every"]:
             self.drop_seen = 0
             return True
-        return False   # cfg_drop_prob is not modelled (random)
+        return False   # drop_prob is not modelled (random)
 
     def forward(self, f, dscp, out):
         dst = f[30:34]
@@ -500,6 +509,13 @@ class Model:
 
 # ---------------------------------------------------------------- bench
 
+def set_config_cmd(c):
+    """simple_switch_CLI command writing switch_config's default action."""
+    return "table_set_default switch_config set_config %d %d %d %d %d %s %s" % (
+        c["workers"], c["blocks_per_round"], c["ecn_threshold"], c["drop_every"],
+        c["drop_prob"], mac_s(c["mac"]), ip_s(c["ip"]))
+
+
 def mac_s(b):
     return ":".join("%02x" % x for x in b)
 
@@ -511,7 +527,9 @@ def ip_s(b):
 class Bench:
     """A configured switch and its model; send() compares each frame's outputs."""
 
-    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff):
+    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff, initial=False):
+        """Tables for `workers` workers; switch_config as given, or (initial) as the
+        program starts it (reset_state restores the initial default action)."""
         c = ["reset_state"]
         m = Model()
         for w in range(workers):
@@ -528,16 +546,12 @@ class Bench:
         c.append("mc_mgrp_create 1")
         for w in range(workers):
             c += ["mc_node_create %d %d" % (w, w), "mc_node_associate 1 %d" % w]
-        c += ["mirroring_add 100 %d" % RECIRC_PORT,
-              "register_write cfg_workers 0 %d" % workers,
-              "register_write cfg_blocks_per_round 0 %d" % blocks_per_round,
-              "register_write cfg_ecn_threshold 0 %d" % ecn_threshold,
-              "register_write cfg_switch_mac 0 %d" % int(SWITCH_MAC.hex(), 16),
-              "register_write cfg_switch_ip 0 %d" % int(SWITCH_IP.hex(), 16)]
+        c.append("mirroring_add 100 %d" % RECIRC_PORT)
         cli(c)
-        m.cfg.update(workers=workers, blocks_per_round=blocks_per_round,
-                     ecn_threshold=ecn_threshold)
         self.m = m
+        if not initial:
+            self.config(workers=workers, blocks_per_round=blocks_per_round,
+                        ecn_threshold=ecn_threshold)
         self.P = Ports()
         self.touched = set()
         self.failures = 0
@@ -553,9 +567,13 @@ class Bench:
         cli("table_add agg_table deliver %d %d %d => %d %d %d" % (block, src, pas, dst, dw, more))
         self.m.agg_table[(block, src, pas)] = ("deliver", dst, dw, more)
 
+    def config(self, **kw):
+        """Replaces switch_config's default action: the model's settings updated by kw."""
+        self.m.cfg.update(kw)
+        cli(set_config_cmd(self.m.cfg))
+
     def drop_every(self, n):
-        cli("register_write cfg_drop_every 0 %d" % n)
-        self.m.cfg["drop_every"] = n
+        self.config(drop_every=n)
 
     def send(self, port, f, label=""):
         self.frames += 1
@@ -689,6 +707,29 @@ def s_block_sync():
     return b.final("block_sync")
 
 
+def s_config():
+    """switch_config: the initial default action, then replaced mid-run (recirculated passes
+    and multicast replicas use the new values)."""
+    b = Bench(initial=True)
+    b.agg(0, 100, 0, 10, 500, 1, 1, 0)
+    b.agg(0, 101, 0, 11, 501, 0, 1, 1)
+    b.agg(0, 101, 1, 12, 502, 2, 1, 0)
+    b.send(0, from_worker(0, BLOCK_DONE, worker=0), "workers 0: unknown worker")
+    b.send(0, from_worker(0, DATA, vals(1), worker=0, src=100), "initial switch MAC/IP")
+    b.config(workers=3, blocks_per_round=1, mac=bytes([2, 0, 0, 0, 0xee, 1]),
+             ip=bytes([10, 0, 0, 1]))
+    b.send(1, from_worker(1, DATA, vals(2), worker=1, src=101), "new MAC/IP, 2 passes")
+    for w in range(3):
+        b.send(w, from_worker(w, BLOCK_DONE, worker=w), "advance, round wraps")
+    b.config(ip=bytes([10, 0, 0, 2]))
+    b.send(0, from_worker(0, BLOCK_DONE, worker=0, rnd=0), "stale -> unicast")
+    b.config(drop_every=2)
+    for k in range(4):
+        b.send(2, from_worker(2, DATA, vals(3 + k), worker=2, src=100, rnd=1, segment=k % 2),
+               "drop every 2nd")
+    return b.final("config")
+
+
 def s_reclaim():
     """A leftover aggregator of block 0 is reclaimed by block 1."""
     b = Bench(blocks_per_round=4)
@@ -788,7 +829,7 @@ def s_malformed():
 
 
 def s_drop_sim():
-    """cfg_drop_every 3 over SwitchGNN frames only."""
+    """drop_every 3 over SwitchGNN frames only."""
     b = Bench()
     b.drop_every(3)
     b.agg(0, 100, 0, 10, 500, 1, 2, 0)
@@ -951,23 +992,27 @@ def s_priority():
 
 SCENARIOS = {
     "aggregate": s_aggregate, "recirculation": s_recirculation, "deliver": s_deliver,
-    "resend": s_resend, "block_sync": s_block_sync, "reclaim": s_reclaim,
+    "resend": s_resend, "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
     "saturation": s_saturation, "padding": s_padding, "malformed": s_malformed,
     "drop_sim": s_drop_sim, "random": s_random, "ecn": s_ecn, "priority": s_priority,
 }
 
 
 def main():
-    global THRIFT_PORT
+    global THRIFT_PORT, VETH
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", required=True, help="bmv2 JSON of p4/v1model/switchgnn.p4")
     ap.add_argument("--thrift-port", type=int, default=9191,
                     help="Thrift port of the switch it starts (default %(default)s); pick a "
                          "free one when other switches run on the machine")
+    ap.add_argument("--veth-prefix", default="p4t",
+                    help="names of the veth pairs: PREFIX0..3 <-> PREFIX0h..3h (default "
+                         "%(default)s); pick unused ones when other tests run on the machine")
     ap.add_argument("scenarios", nargs="*", metavar="scenario",
                     help="any of %s (default: all)" % ", ".join(SCENARIOS))
     a = ap.parse_args()
     THRIFT_PORT = a.thrift_port
+    VETH = a.veth_prefix
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error("unknown scenario %s" % ", ".join(unknown))

@@ -67,11 +67,30 @@ struct headers_t {
     lanes_h    lanes;
 }
 
+/* The switch_config settings (set_config's parameters), loaded into every ingress pass,
+ * recirculated ones included. Unicast frames and multicast replicas take the ingress
+ * metadata into egress (simple_switch copies the whole PHV), so Ecn and SwitchFrameEgress
+ * read them there. The I2E recirculation clone does not need them in its egress (it only
+ * gets its next pass number and is recirculated) and reloads them in its next ingress
+ * pass, so they are not in FL_RECIRC. */
+struct config_t {
+    bit<16> workers;
+    bit<16> blocks_per_round;
+    bit<32> ecn_threshold;
+    bit<32> drop_every;
+    bit<32> drop_prob;
+    bit<48> switch_mac;
+    bit<32> switch_ip;
+}
+
 struct metadata_t {
     /* Pass number the I2E clone takes into its recirculation. The only field that
      * survives cloning and recirculation (both reset the rest of the metadata). */
     @field_list(FL_RECIRC)
     bit<8>  next_pass;
+
+    /* switch_config (switch_config.p4). */
+    config_t cfg;
 
     /* Frame checks (CheckFrame in parser.p4). */
     bool    ipv4_ok;        // IPv4 header a receiver accepts (version, IHL, lengths)
