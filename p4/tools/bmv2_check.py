@@ -50,7 +50,9 @@ EVENTS = ["rx", "tx", "data", "aggregated", "results", "recirculated", "bypassed
           "block_done_stale", "block_advance", "ecn_marked", "drop_simulated",
           "drop_not_ipv4", "drop_no_route", "drop_malformed", "drop_unexpected",
           "drop_stale", "drop_no_entry", "drop_bad_index", "drop_unknown_worker",
-          "saturated"]
+          "saturated", "drop_duplicate"]
+SEEN_CELLS = 262144
+SEEN_VALID = 1 << 32
 
 
 # ---------------------------------------------------------------- frames (as sgnn_wire emits them)
@@ -249,7 +251,9 @@ class Model:
     def __init__(self, aggregators=65536, max_workers=256):
         self.n = aggregators
         self.max_workers = max_workers
-        self.agg_table = {}        # (block, src, pass) -> ('aggregate', base, dst, dw, exp, more) / ('deliver', dst, dw, more)
+        # (block, src, pass) -> ('aggregate', base, dst, dw, exp, more, seen_base)
+        #                     / ('deliver', dst, dw, more, seen_base)
+        self.agg_table = {}
         self.worker_table = {}     # w -> port
         self.worker_addr = {}      # w -> (mac, ip)
         self.ipv4_forward = {}     # ip bytes -> port
@@ -267,6 +271,7 @@ class Model:
         self.sync_done = {}
         self.sync_count = 0
         self.drop_seen = 0
+        self.src_seen = {}         # cell -> 1 << 32 | round << 16 | block
         self.ev = dict.fromkeys(EVENTS, 0)
         self.port_rx = {}
         self.port_tx = {}
@@ -413,12 +418,23 @@ class Model:
             if a is None:
                 self.ev["drop_no_entry"] += 1
                 return
+            # duplicate suppression: a host's first-pass copy without RESEND
+            if pas == 0 and not resend:
+                i = a[-1] + s["segment"]
+                if i >= SEEN_CELLS:
+                    self.ev["drop_bad_index"] += 1
+                    return
+                mark = SEEN_VALID | (s["round"] << 16) | s["block"]
+                if self.src_seen.get(i, 0) == mark:
+                    self.ev["drop_duplicate"] += 1
+                    return
+                self.src_seen[i] = mark
             if a[0] == "deliver":
-                _, dst, dw, more = a
+                _, dst, dw, more, _ = a
                 self.ev["delivered"] += 1
                 self.bypass(s, dst, dw, lv, dscp, len(f), out)
             else:
-                _, base, dst, dw, exp, more = a
+                _, base, dst, dw, exp, more, _ = a
                 self.aggregate(s, base, dst, dw, exp, resend, lv, dscp, len(f), out)
             if not more or resend or pas == 255:
                 return
@@ -553,19 +569,35 @@ class Bench:
             self.config(workers=workers, blocks_per_round=blocks_per_round,
                         ecn_threshold=ecn_threshold)
         self.P = Ports()
-        self.touched = set()
+        self.touched = set()       # aggregators the entries can reach
+        self.seen_touched = set()  # src_seen cells the entries can reach
+        self.seen_next = {}        # block -> seen_base of its next new source
+        self.seen_of = {}          # (block, src) -> seen_base
         self.failures = 0
         self.frames = 0
 
-    def agg(self, block, src, pas, base, dst, dw, exp, more):
-        cli("table_add agg_table aggregate %d %d %d => %d %d %d %d %d" % (
-            block, src, pas, base, dst, dw, exp, more))
-        self.m.agg_table[(block, src, pas)] = ("aggregate", base, dst, dw, exp, more)
+    def seen_base(self, block, src, seen):
+        """seen, or as the planner gives it: source k of the block gets k * 4 (4 segments)."""
+        if seen is None:
+            if (block, src) not in self.seen_of:
+                self.seen_of[(block, src)] = self.seen_next.get(block, 0)
+                self.seen_next[block] = self.seen_next.get(block, 0) + 4
+            seen = self.seen_of[(block, src)]
+        self.seen_touched.update(i for i in range(seen, seen + 4) if i < SEEN_CELLS)
+        return seen
+
+    def agg(self, block, src, pas, base, dst, dw, exp, more, seen=None):
+        seen = self.seen_base(block, src, seen)
+        cli("table_add agg_table aggregate %d %d %d => %d %d %d %d %d %d" % (
+            block, src, pas, base, dst, dw, exp, more, seen))
+        self.m.agg_table[(block, src, pas)] = ("aggregate", base, dst, dw, exp, more, seen)
         self.touched.update(i for i in range(base, base + 4) if i < self.m.n)
 
-    def deliver(self, block, src, pas, dst, dw, more):
-        cli("table_add agg_table deliver %d %d %d => %d %d %d" % (block, src, pas, dst, dw, more))
-        self.m.agg_table[(block, src, pas)] = ("deliver", dst, dw, more)
+    def deliver(self, block, src, pas, dst, dw, more, seen=None):
+        seen = self.seen_base(block, src, seen)
+        cli("table_add agg_table deliver %d %d %d => %d %d %d %d" % (
+            block, src, pas, dst, dw, more, seen))
+        self.m.agg_table[(block, src, pas)] = ("deliver", dst, dw, more, seen)
 
     def config(self, **kw):
         """Replaces switch_config's default action: the model's settings updated by kw."""
@@ -610,6 +642,9 @@ class Bench:
             want += [m.count.get(i, 0), m.state.get(i, 0), m.tag.get(i, 0), m.ecn.get(i, 0)]
             pairs += [("agg_value_%d" % l, i) for l in range(32)]
             want += [v & 0xffffffff for v in m.values.get(i, [0] * 32)]
+        for i in sorted(self.seen_touched):
+            pairs.append(("src_seen", i))
+            want.append(m.src_seen.get(i, 0))
         got = read_regs(pairs)
         bad = [(p, g, w) for p, g, w in zip(pairs, got, want) if g != w]
         if bad or len(got) != len(want):
@@ -651,7 +686,8 @@ def s_recirculation():
     b.send(2, from_worker(2, DATA, vals(2), worker=2, src=202))
     b.send(0, from_worker(0, DATA, vals(0), worker=0, src=200), "200: 2 results, 3 passes")
     b.send(2, from_worker(2, DATA, vals(3), worker=2, src=203))
-    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200))
+    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200, segment=1), "segment 1: 3 passes")
+    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200, segment=1), "duplicate: no pass")
     return b.final("recirculation")
 
 
@@ -689,6 +725,77 @@ def s_resend():
     b.agg(0, 405, 0, 70, 804, 7, 1, 0)
     b.send(0, from_worker(0, DATA, vals(13), worker=0, src=405), "unknown worker")
     return b.final("resend")
+
+
+def s_duplicate():
+    """A network duplicate of a first-pass Data frame is dropped (drop_duplicate), a RESEND of
+    the same source is not; deliver and multi-pass sources; src_seen index checks and their
+    place before the aggregator's."""
+    b = Bench()
+    b.agg(0, 100, 0, 10, 500, 1, 2, 0)
+    b.agg(0, 101, 0, 10, 500, 1, 2, 0)
+    b.deliver(0, 102, 0, 501, 2, 0)
+    b.agg(0, 103, 0, 20, 510, 0, 1, 1)
+    b.agg(0, 103, 1, 30, 511, 2, 1, 0)
+    b.agg(0, 104, 0, 40, 520, 0, 1, 0, seen=SEEN_CELLS - 1)
+    b.deliver(0, 105, 0, 530, 1, 0, seen=SEEN_CELLS)
+    b.agg(0, 106, 0, 65535, 540, 2, 1, 0)
+    first = from_worker(0, DATA, vals(40), worker=0, src=100, dscp=34)
+    b.send(0, first, "first copy: aggregated")
+    b.send(0, first, "duplicate: dropped")
+    b.send(0, from_worker(0, DATA, vals(41), worker=0, src=100), "duplicate, other values")
+    b.send(0, from_worker(0, DATA, vals(40), worker=0, src=100, resend=1),
+           "RESEND of the same source: bypass")
+    b.send(1, from_worker(1, DATA, vals(42), worker=1, src=101), "released: bypass")
+    b.send(0, from_worker(0, DATA, vals(43), worker=0, src=100, segment=1), "other segment")
+    b.send(1, from_worker(1, DATA, vals(44), worker=1, src=101, segment=1, block=1), "stale")
+    b.send(1, from_worker(1, DATA, vals(44), worker=1, src=101, segment=1),
+           "the stale frame took no cell")
+    b.send(1, from_worker(1, DATA, vals(45), worker=1, src=999), "no entry")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102), "deliver")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102), "deliver duplicate")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102, resend=1), "deliver RESEND")
+    b.send(0, from_worker(0, DATA, vals(47), worker=0, src=103), "2 passes")
+    b.send(0, from_worker(0, DATA, vals(47), worker=0, src=103), "duplicate: no pass")
+    b.send(0, from_worker(0, DATA, vals(48), worker=0, src=103, pas=1, resend=1),
+           "RESEND for pass 1")
+    b.send(0, from_worker(0, DATA, vals(49), worker=0, src=104), "last src_seen cell")
+    b.send(0, from_worker(0, DATA, vals(49), worker=0, src=104, segment=1), "cell beyond")
+    b.send(0, from_worker(0, DATA, vals(50), worker=0, src=104, segment=1, resend=1),
+           "RESEND: no src_seen check")
+    b.send(1, from_worker(1, DATA, vals(51), worker=1, src=105), "deliver, cell beyond")
+    b.send(2, from_worker(2, DATA, vals(52), worker=2, src=106, segment=1),
+           "cell taken, then aggregator beyond")
+    b.send(2, from_worker(2, DATA, vals(52), worker=2, src=106, segment=1),
+           "so this is a duplicate")
+    return b.final("duplicate")
+
+
+def s_seen_rounds():
+    """src_seen cells are reused by the next block and the next round (other tag)."""
+    b = Bench(blocks_per_round=2)
+    b.agg(0, 100, 0, 10, 500, 1, 1, 0)
+    b.agg(1, 200, 0, 20, 600, 2, 1, 0)
+    assert b.seen_of[(0, 100)] == b.seen_of[(1, 200)] == 0
+
+    def advance():
+        rnd, blk = b.m.sync_round, b.m.sync_block
+        for w in range(3):
+            b.send(w, from_worker(w, BLOCK_DONE, worker=w, rnd=rnd, block=blk), "block done")
+        return b.m.sync_round, b.m.sync_block
+
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "round 0 block 0")
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "duplicate")
+    b.send(0, from_worker(0, DATA, vals(61), worker=0, src=200, block=1), "block 1: stale")
+    assert advance() == (0, 1)
+    b.send(1, from_worker(1, DATA, vals(62), worker=1, src=200, block=1), "block 1, same cell")
+    b.send(1, from_worker(1, DATA, vals(62), worker=1, src=200, block=1), "duplicate")
+    assert advance() == (1, 0)
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "round 0 again: stale")
+    b.send(0, from_worker(0, DATA, vals(63), worker=0, src=100, rnd=1), "round 1, same cell")
+    b.send(0, from_worker(0, DATA, vals(63), worker=0, src=100, rnd=1), "duplicate")
+    b.send(0, from_worker(0, DATA, vals(64), worker=0, src=100, rnd=1, segment=3), "segment 3")
+    return b.final("seen_rounds")
 
 
 def s_block_sync():
@@ -858,15 +965,18 @@ def s_random(seed=1, n=300):
         dsts = []
         for d in range(6):
             dsts.append((10000 * (blk + 1) + d, R.randrange(W), slot, R.randint(1, 3)))
-            slot += 2
+            slot += 4
         sources[blk] = []
         for s in range(8):
             src, owner, k = 1000 * (blk + 1) + s, R.randrange(W), R.choice([1, 1, 2, 3])
+            # src_seen cells as the planner gives them (source s: 4 * s, the same cells in
+            # every block and round), one source of block 0 on the last cells (bad index)
+            seen = SEEN_CELLS - 2 if (blk, s) == (0, 7) else 4 * s
             for p, (dst, dw, base, exp) in enumerate(R.sample(dsts, k)):
                 if R.random() < 0.15:
-                    b.deliver(blk, src, p, dst, dw, int(p + 1 < k))
+                    b.deliver(blk, src, p, dst, dw, int(p + 1 < k), seen=seen)
                 else:
-                    b.agg(blk, src, p, base, dst, dw, exp, int(p + 1 < k))
+                    b.agg(blk, src, p, base, dst, dw, exp, int(p + 1 < k), seen=seen)
             sources[blk].append((src, owner, k))
 
     def lanes_rand():
@@ -875,20 +985,24 @@ def s_random(seed=1, n=300):
                               R.randint(-2 ** 31, 2 ** 31 - 1)]) for _ in range(32)]
         return [R.randint(-10 ** 6, 10 ** 6) for _ in range(32)]
 
+    last_data = None
     for i in range(n):
         blk, rnd = b.m.sync_block, b.m.sync_round
         x = R.random()
-        if x < 0.55:                       # Data
+        if x < 0.05 and last_data:         # a network duplicate of the last Data frame
+            f, port = last_data
+        elif x < 0.55:                     # Data
             if R.random() < 0.1:
                 blk, rnd = R.randrange(BLOCKS), R.choice([rnd, (rnd + 1) & 0xffff, max(rnd - 1, 0)])
             src, owner, k = R.choice(sources[blk])
             resend = int(R.random() < 0.12)
             pas = R.randrange(k) if resend else (0 if R.random() < 0.97 else 1)
             f = from_worker(owner, DATA, lanes_rand(), worker=owner, src=src, block=blk, rnd=rnd,
-                            segment=R.choice([0, 0, 0, 1]), pas=pas, resend=resend,
+                            segment=R.choice([0, 0, 1, 2, 3]), pas=pas, resend=resend,
                             ecn=int(R.random() < 0.1), frac=R.randint(0, 30), count=k,
                             dscp=R.choice([0, 34]))
             port = owner
+            last_data = f, port
         elif x < 0.68:                     # BlockDone
             w = R.randrange(W + 1) if R.random() < 0.1 else R.randrange(W)
             if R.random() < 0.2:
@@ -940,8 +1054,8 @@ def s_ecn():
     """30 Results into a 20 pps queue with threshold 3, 3 Acks among them."""
     b = Bench(ecn_threshold=3)
     n = 30
-    cli(["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0" % (1000 + i, 100 + i, 2000 + i)
-         for i in range(n)] + ["set_queue_rate 20 2"])
+    cli(["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0 %d" % (
+        1000 + i, 100 + i, 2000 + i, i) for i in range(n)] + ["set_queue_rate 20 2"])
     for i in range(n):
         b.P.send(0, from_worker(0, DATA, [i] * 32, worker=0, src=1000 + i, dscp=34))
         if i % 10 == 5:
@@ -970,8 +1084,9 @@ def s_priority():
     b = Bench()
     cli(["table_add dscp_priority set_priority 46 => 7",
          "table_add dscp_priority set_priority 34 => 5"] +
-        ["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0" % (1000 + i, 100 + i, 2000 + i)
-         for i in range(8)] + ["set_queue_rate 10 2 %d" % q for q in range(8)])
+        ["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0 %d" % (
+            1000 + i, 100 + i, 2000 + i, i) for i in range(8)] +
+        ["set_queue_rate 10 2 %d" % q for q in range(8)])
     for i in range(12):
         b.P.send(0, frame(worker_mac(2), worker_mac(0), worker_ip(0), worker_ip(2),
                           struct.pack("!HHHH", 1, 2, 12, 0) + bytes([i] * 4), proto=17))
@@ -992,7 +1107,8 @@ def s_priority():
 
 SCENARIOS = {
     "aggregate": s_aggregate, "recirculation": s_recirculation, "deliver": s_deliver,
-    "resend": s_resend, "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
+    "resend": s_resend, "duplicate": s_duplicate, "seen_rounds": s_seen_rounds,
+    "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
     "saturation": s_saturation, "padding": s_padding, "malformed": s_malformed,
     "drop_sim": s_drop_sim, "random": s_random, "ecn": s_ecn, "priority": s_priority,
 }

@@ -107,6 +107,10 @@ struct metadata_t {
     bit<32> out_dst_id;
     bit<16> expected;
     bit<1>  more;
+    bit<32> seen_base;      // first src_seen cell of the source in this block
+
+    /* Duplicate suppression: src_seen already held this round and block. */
+    bit<1>  duplicate;
 
     /* One contribution's aggregation outcome. */
     bit<1>  complete;       // the count reached expected: emit the result
