@@ -370,8 +370,11 @@ class Model:
         out.append((port, f))
 
     def switch_frame(self, worker, port, hdr, lv, dscp, in_len, out):
-        """send_to_worker with the addresses from worker_addr; hdr is the sgnn dict."""
-        mac, ip = self.worker_addr.get(worker, (bytes(6), bytes(4)))
+        """egress_to_worker: addresses from worker_addr (a miss drops); hdr is the sgnn dict."""
+        if worker not in self.worker_addr:
+            self.ev["drop_unknown_worker"] += 1
+            return
+        mac, ip = self.worker_addr[worker]
         ecn = 0
         if port in self.congested:
             hdr = dict(hdr, flags=hdr["flags"] | 0x20)
@@ -543,19 +546,22 @@ def ip_s(b):
 class Bench:
     """A configured switch and its model; send() compares each frame's outputs."""
 
-    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff, initial=False):
-        """Tables for `workers` workers; switch_config as given, or (initial) as the
-        program starts it (reset_state restores the initial default action)."""
+    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff, initial=False,
+                 no_addr=()):
+        """Tables for `workers` workers (those in no_addr without a worker_addr entry);
+        switch_config as given, or (initial) as the program starts it (reset_state restores
+        the initial default action)."""
         c = ["reset_state"]
         m = Model()
         for w in range(workers):
             c += ["table_add worker_table set_worker %d => %d" % (w, w),
-                  "table_add worker_addr set_worker_addr %d => %s %s" % (
-                      w, mac_s(worker_mac(w)), ip_s(worker_ip(w))),
                   "table_add ipv4_forward forward %s => %d" % (ip_s(worker_ip(w)), w)]
             m.worker_table[w] = w
-            m.worker_addr[w] = (worker_mac(w), worker_ip(w))
             m.ipv4_forward[worker_ip(w)] = w
+            if w not in no_addr:
+                c.append("table_add worker_addr set_worker_addr %d => %s %s" % (
+                    w, mac_s(worker_mac(w)), ip_s(worker_ip(w))))
+                m.worker_addr[w] = (worker_mac(w), worker_ip(w))
             m.mc_group.append((w, w))
         c.append("table_add ipv4_forward forward %s => 3" % ip_s(PLAIN_HOST))
         m.ipv4_forward[PLAIN_HOST] = 3
@@ -796,6 +802,26 @@ def s_seen_rounds():
     b.send(0, from_worker(0, DATA, vals(63), worker=0, src=100, rnd=1), "duplicate")
     b.send(0, from_worker(0, DATA, vals(64), worker=0, src=100, rnd=1, segment=3), "segment 3")
     return b.final("seen_rounds")
+
+
+def s_unknown_addr():
+    """A worker without a worker_addr entry: its frames are dropped in egress and counted
+    drop_unknown_worker (not sent, not ECN-marked); its advance replica still clears its
+    sync_done entry; a recirculating source goes on."""
+    b = Bench(no_addr=(2,))
+    b.agg(0, 100, 0, 10, 500, 2, 1, 0)
+    b.deliver(0, 101, 0, 501, 2, 0)
+    b.agg(0, 102, 0, 20, 502, 2, 1, 1)
+    b.agg(0, 102, 1, 30, 503, 0, 1, 0)
+    b.send(0, from_worker(0, DATA, vals(70), worker=0, src=100, ecn=1), "Result: dropped")
+    b.send(0, from_worker(0, DATA, vals(71), worker=0, src=101), "Bypass: dropped")
+    b.send(1, from_worker(1, DATA, vals(72), worker=1, src=102), "pass 0 dropped, pass 1 sent")
+    b.send(2, from_worker(2, ACK, worker=2, dst_ip=worker_ip(0)), "forwarded: no worker_addr")
+    for w in range(3):
+        b.send(w, from_worker(w, BLOCK_DONE, worker=w), "advance to 0 and 1 only")
+    b.send(2, from_worker(2, BLOCK_DONE, worker=2), "stale: unicast dropped")
+    b.send(2, from_worker(2, BLOCK_DONE, worker=2, block=1), "entry was cleared")
+    return b.final("unknown_addr")
 
 
 def s_block_sync():
@@ -1108,7 +1134,7 @@ def s_priority():
 SCENARIOS = {
     "aggregate": s_aggregate, "recirculation": s_recirculation, "deliver": s_deliver,
     "resend": s_resend, "duplicate": s_duplicate, "seen_rounds": s_seen_rounds,
-    "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
+    "unknown_addr": s_unknown_addr, "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
     "saturation": s_saturation, "padding": s_padding, "malformed": s_malformed,
     "drop_sim": s_drop_sim, "random": s_random, "ecn": s_ecn, "priority": s_priority,
 }

@@ -60,11 +60,13 @@ control WorkerPort(inout headers_t hdr,
 }
 
 /* Addresses a switch frame to meta.dst_worker (egress_rid for multicast replicas, set by
- * BlockSyncEgress before this runs). A worker without a worker_addr entry gets all-zero
- * addresses: the frame still leaves, on the port worker_table or the group chose. */
+ * BlockSyncEgress before this runs). A worker without a worker_addr entry: the frame is
+ * dropped and counted drop_unknown_worker (sent = false; it is then neither ECN-marked
+ * nor counted as sent), as Pipeline::egress_to_worker. */
 control SwitchFrameEgress(inout headers_t hdr,
                           inout metadata_t meta,
-                          inout standard_metadata_t sm) {
+                          inout standard_metadata_t sm,
+                          out bool sent) {
     @name(".set_worker_addr") @id(6)
     action set_worker_addr(bit<48> mac, bit<32> ip) {
         meta.worker_mac = mac;
@@ -80,9 +82,12 @@ control SwitchFrameEgress(inout headers_t hdr,
     }
 
     apply {
-        meta.worker_mac = 0;
-        meta.worker_ip = 0;
-        worker_addr.apply();
+        sent = worker_addr.apply().hit;
+        if (!sent) {
+            events.count(EV_DROP_UNKNOWN_WORKER);
+            mark_to_drop(sm);
+            return;
+        }
 
         hdr.ethernet.dst_addr = meta.worker_mac;
         hdr.ethernet.src_addr = meta.cfg.switch_mac;

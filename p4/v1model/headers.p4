@@ -118,7 +118,7 @@ struct metadata_t {
     bit<1>  result_ecn;     // sticky agg_ecn after this contribution
     bit<16> result_count;
 
-    /* Worker addresses (egress worker_addr; 0 when the worker has no entry). */
+    /* Worker addresses (egress worker_addr). */
     bit<48> worker_mac;
     bit<32> worker_ip;
 }

@@ -119,15 +119,22 @@ control SgnnEgress(inout headers_t hdr,
             hdr.sgnn.pass = meta.next_pass;
             recirculate_preserving_field_list(FL_RECIRC);
         } else {
+            bool sent = true;
             if (meta.originated == 1) {
                 if (meta.advance_mc == 1) {
+                    // Clears sync_done[egress_rid] even if worker_addr then drops the
+                    // replica: the model clears every entry whatever it sends.
                     block_sync_egress.apply(hdr, meta, sm);
                 }
-                switch_frame.apply(hdr, meta, sm);
-                ecn.apply(hdr, meta, sm);
+                switch_frame.apply(hdr, meta, sm, sent);
+                if (sent) {
+                    ecn.apply(hdr, meta, sm);
+                }
             }
-            events.count(EV_TX);
-            port_tx.count((bit<32>)sm.egress_port);
+            if (sent) {
+                events.count(EV_TX);
+                port_tx.count((bit<32>)sm.egress_port);
+            }
         }
     }
 }
