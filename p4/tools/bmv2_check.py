@@ -3,19 +3,22 @@
 of softswitch::Pipeline as docs/switch-interface.md specifies it: every emitted frame byte
 for byte (per input frame), then every counter and the registers the run touched.
 
-Needs root (it creates veth pairs p4t0..p4t3 <-> p4t0h..p4t3h and removes them again), the
-toolchain on PATH (`. /opt/p4/env.sh`) and a compiled program:
+Needs root (it creates veth pairs p4t0..p4t3 <-> p4t0h..p4t3h, or <prefix>0.. with
+--veth-prefix, and removes them again), the toolchain on PATH (`. /opt/p4/env.sh`) and a
+compiled program:
 
     p4c --target bmv2 --arch v1model -o /tmp/p4work p4/v1model/switchgnn.p4
     python3 p4/tools/bmv2_check.py --json /tmp/p4work/switchgnn.json            # all
     python3 p4/tools/bmv2_check.py --json /tmp/p4work/switchgnn.json ecn random
 
 Worker w (0..2) is on port w with MAC 02:00:00:00:00:0w and IP 10.1.0.w; a plain host
-10.9.0.3 is on port 3; clone session 100 goes to port 64 (no interface needed). The switch
-runs with --priority-queues 8 and its log goes to <json dir>/bmv2_check.log.
+10.9.0.3 is on port 3; clone session 100 goes to port 64 (no interface needed). The
+settings are the default action of the keyless table switch_config, written with
+`table_set_default switch_config set_config ...`. The switch runs with --priority-queues 8
+and its log goes to <json dir>/bmv2_check.log.
 
 The model is the tests' own reading of the contract, checked against the Rust pipeline; it
-does not model cfg_drop_prob (random) and assumes empty queues except in the ECN scenario.
+does not model drop_prob (random) and assumes empty queues except in the ECN scenario.
 """
 import argparse
 import os
@@ -30,11 +33,16 @@ import sys
 import time
 
 THRIFT_PORT = 9191
+VETH = "p4t"          # veth pairs VETH0..3 (switch side) <-> VETH0h..3h (host side)
 P4_PYTHON = os.environ.get("P4_PYTHON", "/opt/p4/venv/bin/python")
 SWITCH_MAC = bytes([2, 0, 0, 0, 0xff, 0xfe])
 SWITCH_IP = bytes([10, 0, 0, 254])
 PLAIN_HOST = bytes([10, 9, 0, 3])
 RECIRC_PORT = 64
+# switch_config's initial default action: set_config(0, 1, 4294967295, 0, 0,
+# 02:00:00:00:ff:fe, 10.0.0.254)
+INITIAL_CONFIG = dict(workers=0, blocks_per_round=1, ecn_threshold=0xffffffff, drop_every=0,
+                      drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP)
 DATA, RESULT, ACK, FETCH, BYPASS, BLOCK_DONE, BLOCK_ADVANCE = range(7)
 LANES_TYPES = (DATA, RESULT, BYPASS)
 EVENTS = ["rx", "tx", "data", "aggregated", "results", "recirculated", "bypassed",
@@ -42,7 +50,9 @@ EVENTS = ["rx", "tx", "data", "aggregated", "results", "recirculated", "bypassed
           "block_done_stale", "block_advance", "ecn_marked", "drop_simulated",
           "drop_not_ipv4", "drop_no_route", "drop_malformed", "drop_unexpected",
           "drop_stale", "drop_no_entry", "drop_bad_index", "drop_unknown_worker",
-          "saturated"]
+          "saturated", "drop_duplicate"]
+SEEN_CELLS = 262144
+SEEN_VALID = 1 << 32
 
 
 # ---------------------------------------------------------------- frames (as sgnn_wire emits them)
@@ -128,17 +138,18 @@ class Switch:
     def __init__(self, json_path):
         self.created = []
         for n in range(4):
-            if not os.path.exists("/sys/class/net/p4t%d" % n):
-                run(["ip", "link", "add", "p4t%d" % n, "type", "veth", "peer", "name", "p4t%dh" % n])
-                self.created.append("p4t%d" % n)
-            for i in ("p4t%d" % n, "p4t%dh" % n):
+            sw, host = "%s%d" % (VETH, n), "%s%dh" % (VETH, n)
+            if not os.path.exists("/sys/class/net/" + sw):
+                run(["ip", "link", "add", sw, "type", "veth", "peer", "name", host])
+                self.created.append(sw)
+            for i in (sw, host):
                 # no IPv6: the host ends would send neighbour/router solicitations
                 run(["sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % i])
                 run(["ip", "link", "set", i, "up"])
         log = os.path.join(os.path.dirname(os.path.abspath(json_path)), "bmv2_check.log")
         cmd = ["simple_switch", "--thrift-port", str(THRIFT_PORT)]
         for n in range(4):
-            cmd += ["-i", "%d@p4t%d" % (n, n)]
+            cmd += ["-i", "%d@%s%d" % (n, VETH, n)]
         cmd += [json_path, "--", "--priority-queues", "8"]
         self.proc = subprocess.Popen(cmd, stdout=open(log, "w"), stderr=subprocess.STDOUT)
         for _ in range(100):
@@ -188,13 +199,13 @@ def read_regs(pairs):
 
 
 class Ports:
-    """AF_PACKET sockets on the host ends p4tNh."""
+    """AF_PACKET sockets on the host ends (p4tNh)."""
 
     def __init__(self, n=4):
         self.s = {}
         for p in range(n):
             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
-            s.bind(("p4t%dh" % p, 0))
+            s.bind(("%s%dh" % (VETH, p), 0))
             s.setblocking(False)
             self.s[p] = s
         self.collect(first=0.1, quiet=0.05)
@@ -240,14 +251,16 @@ class Model:
     def __init__(self, aggregators=65536, max_workers=256):
         self.n = aggregators
         self.max_workers = max_workers
-        self.agg_table = {}        # (block, src, pass) -> ('aggregate', base, dst, dw, exp, more) / ('deliver', dst, dw, more)
+        # (block, src, pass) -> ('aggregate', base, dst, dw, exp, more, seen_base)
+        #                     / ('deliver', dst, dw, more, seen_base)
+        self.agg_table = {}
         self.worker_table = {}     # w -> port
         self.worker_addr = {}      # w -> (mac, ip)
         self.ipv4_forward = {}     # ip bytes -> port
         self.dscp_priority = {}
         self.mc_group = []         # [(rid, port)]
-        self.cfg = dict(workers=0, blocks_per_round=0, ecn_threshold=0xffffffff,
-                        drop_every=0, drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP)
+        # switch_config's initial default action (docs/switch-interface.md, table 6)
+        self.cfg = dict(INITIAL_CONFIG)
         self.values = {}
         self.count = {}
         self.state = {}
@@ -258,6 +271,7 @@ class Model:
         self.sync_done = {}
         self.sync_count = 0
         self.drop_seen = 0
+        self.src_seen = {}         # cell -> 1 << 32 | round << 16 | block
         self.ev = dict.fromkeys(EVENTS, 0)
         self.port_rx = {}
         self.port_tx = {}
@@ -339,7 +353,7 @@ class Model:
         if self.cfg["drop_every"] and self.drop_seen >= self.cfg["drop_every"]:
             self.drop_seen = 0
             return True
-        return False   # cfg_drop_prob is not modelled (random)
+        return False   # drop_prob is not modelled (random)
 
     def forward(self, f, dscp, out):
         dst = f[30:34]
@@ -356,8 +370,11 @@ class Model:
         out.append((port, f))
 
     def switch_frame(self, worker, port, hdr, lv, dscp, in_len, out):
-        """send_to_worker with the addresses from worker_addr; hdr is the sgnn dict."""
-        mac, ip = self.worker_addr.get(worker, (bytes(6), bytes(4)))
+        """egress_to_worker: addresses from worker_addr (a miss drops); hdr is the sgnn dict."""
+        if worker not in self.worker_addr:
+            self.ev["drop_unknown_worker"] += 1
+            return
+        mac, ip = self.worker_addr[worker]
         ecn = 0
         if port in self.congested:
             hdr = dict(hdr, flags=hdr["flags"] | 0x20)
@@ -404,12 +421,23 @@ class Model:
             if a is None:
                 self.ev["drop_no_entry"] += 1
                 return
+            # duplicate suppression: a host's first-pass copy without RESEND
+            if pas == 0 and not resend:
+                i = a[-1] + s["segment"]
+                if i >= SEEN_CELLS:
+                    self.ev["drop_bad_index"] += 1
+                    return
+                mark = SEEN_VALID | (s["round"] << 16) | s["block"]
+                if self.src_seen.get(i, 0) == mark:
+                    self.ev["drop_duplicate"] += 1
+                    return
+                self.src_seen[i] = mark
             if a[0] == "deliver":
-                _, dst, dw, more = a
+                _, dst, dw, more, _ = a
                 self.ev["delivered"] += 1
                 self.bypass(s, dst, dw, lv, dscp, len(f), out)
             else:
-                _, base, dst, dw, exp, more = a
+                _, base, dst, dw, exp, more, _ = a
                 self.aggregate(s, base, dst, dw, exp, resend, lv, dscp, len(f), out)
             if not more or resend or pas == 255:
                 return
@@ -500,6 +528,13 @@ class Model:
 
 # ---------------------------------------------------------------- bench
 
+def set_config_cmd(c):
+    """simple_switch_CLI command writing switch_config's default action."""
+    return "table_set_default switch_config set_config %d %d %d %d %d %s %s" % (
+        c["workers"], c["blocks_per_round"], c["ecn_threshold"], c["drop_every"],
+        c["drop_prob"], mac_s(c["mac"]), ip_s(c["ip"]))
+
+
 def mac_s(b):
     return ":".join("%02x" % x for x in b)
 
@@ -511,51 +546,72 @@ def ip_s(b):
 class Bench:
     """A configured switch and its model; send() compares each frame's outputs."""
 
-    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff):
+    def __init__(self, workers=3, blocks_per_round=2, ecn_threshold=0xffffffff, initial=False,
+                 no_addr=()):
+        """Tables for `workers` workers (those in no_addr without a worker_addr entry);
+        switch_config as given, or (initial) as the program starts it (reset_state restores
+        the initial default action)."""
         c = ["reset_state"]
         m = Model()
         for w in range(workers):
             c += ["table_add worker_table set_worker %d => %d" % (w, w),
-                  "table_add worker_addr set_worker_addr %d => %s %s" % (
-                      w, mac_s(worker_mac(w)), ip_s(worker_ip(w))),
                   "table_add ipv4_forward forward %s => %d" % (ip_s(worker_ip(w)), w)]
             m.worker_table[w] = w
-            m.worker_addr[w] = (worker_mac(w), worker_ip(w))
             m.ipv4_forward[worker_ip(w)] = w
+            if w not in no_addr:
+                c.append("table_add worker_addr set_worker_addr %d => %s %s" % (
+                    w, mac_s(worker_mac(w)), ip_s(worker_ip(w))))
+                m.worker_addr[w] = (worker_mac(w), worker_ip(w))
             m.mc_group.append((w, w))
         c.append("table_add ipv4_forward forward %s => 3" % ip_s(PLAIN_HOST))
         m.ipv4_forward[PLAIN_HOST] = 3
         c.append("mc_mgrp_create 1")
         for w in range(workers):
             c += ["mc_node_create %d %d" % (w, w), "mc_node_associate 1 %d" % w]
-        c += ["mirroring_add 100 %d" % RECIRC_PORT,
-              "register_write cfg_workers 0 %d" % workers,
-              "register_write cfg_blocks_per_round 0 %d" % blocks_per_round,
-              "register_write cfg_ecn_threshold 0 %d" % ecn_threshold,
-              "register_write cfg_switch_mac 0 %d" % int(SWITCH_MAC.hex(), 16),
-              "register_write cfg_switch_ip 0 %d" % int(SWITCH_IP.hex(), 16)]
+        c.append("mirroring_add 100 %d" % RECIRC_PORT)
         cli(c)
-        m.cfg.update(workers=workers, blocks_per_round=blocks_per_round,
-                     ecn_threshold=ecn_threshold)
         self.m = m
+        if not initial:
+            self.config(workers=workers, blocks_per_round=blocks_per_round,
+                        ecn_threshold=ecn_threshold)
         self.P = Ports()
-        self.touched = set()
+        self.touched = set()       # aggregators the entries can reach
+        self.seen_touched = set()  # src_seen cells the entries can reach
+        self.seen_next = {}        # block -> seen_base of its next new source
+        self.seen_of = {}          # (block, src) -> seen_base
         self.failures = 0
         self.frames = 0
 
-    def agg(self, block, src, pas, base, dst, dw, exp, more):
-        cli("table_add agg_table aggregate %d %d %d => %d %d %d %d %d" % (
-            block, src, pas, base, dst, dw, exp, more))
-        self.m.agg_table[(block, src, pas)] = ("aggregate", base, dst, dw, exp, more)
+    def seen_base(self, block, src, seen):
+        """seen, or as the planner gives it: source k of the block gets k * 4 (4 segments)."""
+        if seen is None:
+            if (block, src) not in self.seen_of:
+                self.seen_of[(block, src)] = self.seen_next.get(block, 0)
+                self.seen_next[block] = self.seen_next.get(block, 0) + 4
+            seen = self.seen_of[(block, src)]
+        self.seen_touched.update(i for i in range(seen, seen + 4) if i < SEEN_CELLS)
+        return seen
+
+    def agg(self, block, src, pas, base, dst, dw, exp, more, seen=None):
+        seen = self.seen_base(block, src, seen)
+        cli("table_add agg_table aggregate %d %d %d => %d %d %d %d %d %d" % (
+            block, src, pas, base, dst, dw, exp, more, seen))
+        self.m.agg_table[(block, src, pas)] = ("aggregate", base, dst, dw, exp, more, seen)
         self.touched.update(i for i in range(base, base + 4) if i < self.m.n)
 
-    def deliver(self, block, src, pas, dst, dw, more):
-        cli("table_add agg_table deliver %d %d %d => %d %d %d" % (block, src, pas, dst, dw, more))
-        self.m.agg_table[(block, src, pas)] = ("deliver", dst, dw, more)
+    def deliver(self, block, src, pas, dst, dw, more, seen=None):
+        seen = self.seen_base(block, src, seen)
+        cli("table_add agg_table deliver %d %d %d => %d %d %d %d" % (
+            block, src, pas, dst, dw, more, seen))
+        self.m.agg_table[(block, src, pas)] = ("deliver", dst, dw, more, seen)
+
+    def config(self, **kw):
+        """Replaces switch_config's default action: the model's settings updated by kw."""
+        self.m.cfg.update(kw)
+        cli(set_config_cmd(self.m.cfg))
 
     def drop_every(self, n):
-        cli("register_write cfg_drop_every 0 %d" % n)
-        self.m.cfg["drop_every"] = n
+        self.config(drop_every=n)
 
     def send(self, port, f, label=""):
         self.frames += 1
@@ -592,6 +648,9 @@ class Bench:
             want += [m.count.get(i, 0), m.state.get(i, 0), m.tag.get(i, 0), m.ecn.get(i, 0)]
             pairs += [("agg_value_%d" % l, i) for l in range(32)]
             want += [v & 0xffffffff for v in m.values.get(i, [0] * 32)]
+        for i in sorted(self.seen_touched):
+            pairs.append(("src_seen", i))
+            want.append(m.src_seen.get(i, 0))
         got = read_regs(pairs)
         bad = [(p, g, w) for p, g, w in zip(pairs, got, want) if g != w]
         if bad or len(got) != len(want):
@@ -633,7 +692,8 @@ def s_recirculation():
     b.send(2, from_worker(2, DATA, vals(2), worker=2, src=202))
     b.send(0, from_worker(0, DATA, vals(0), worker=0, src=200), "200: 2 results, 3 passes")
     b.send(2, from_worker(2, DATA, vals(3), worker=2, src=203))
-    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200))
+    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200, segment=1), "segment 1: 3 passes")
+    b.send(0, from_worker(0, DATA, vals(4), worker=0, src=200, segment=1), "duplicate: no pass")
     return b.final("recirculation")
 
 
@@ -673,6 +733,97 @@ def s_resend():
     return b.final("resend")
 
 
+def s_duplicate():
+    """A network duplicate of a first-pass Data frame is dropped (drop_duplicate), a RESEND of
+    the same source is not; deliver and multi-pass sources; src_seen index checks and their
+    place before the aggregator's."""
+    b = Bench()
+    b.agg(0, 100, 0, 10, 500, 1, 2, 0)
+    b.agg(0, 101, 0, 10, 500, 1, 2, 0)
+    b.deliver(0, 102, 0, 501, 2, 0)
+    b.agg(0, 103, 0, 20, 510, 0, 1, 1)
+    b.agg(0, 103, 1, 30, 511, 2, 1, 0)
+    b.agg(0, 104, 0, 40, 520, 0, 1, 0, seen=SEEN_CELLS - 1)
+    b.deliver(0, 105, 0, 530, 1, 0, seen=SEEN_CELLS)
+    b.agg(0, 106, 0, 65535, 540, 2, 1, 0)
+    first = from_worker(0, DATA, vals(40), worker=0, src=100, dscp=34)
+    b.send(0, first, "first copy: aggregated")
+    b.send(0, first, "duplicate: dropped")
+    b.send(0, from_worker(0, DATA, vals(41), worker=0, src=100), "duplicate, other values")
+    b.send(0, from_worker(0, DATA, vals(40), worker=0, src=100, resend=1),
+           "RESEND of the same source: bypass")
+    b.send(1, from_worker(1, DATA, vals(42), worker=1, src=101), "released: bypass")
+    b.send(0, from_worker(0, DATA, vals(43), worker=0, src=100, segment=1), "other segment")
+    b.send(1, from_worker(1, DATA, vals(44), worker=1, src=101, segment=1, block=1), "stale")
+    b.send(1, from_worker(1, DATA, vals(44), worker=1, src=101, segment=1),
+           "the stale frame took no cell")
+    b.send(1, from_worker(1, DATA, vals(45), worker=1, src=999), "no entry")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102), "deliver")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102), "deliver duplicate")
+    b.send(2, from_worker(2, DATA, vals(46), worker=2, src=102, resend=1), "deliver RESEND")
+    b.send(0, from_worker(0, DATA, vals(47), worker=0, src=103), "2 passes")
+    b.send(0, from_worker(0, DATA, vals(47), worker=0, src=103), "duplicate: no pass")
+    b.send(0, from_worker(0, DATA, vals(48), worker=0, src=103, pas=1, resend=1),
+           "RESEND for pass 1")
+    b.send(0, from_worker(0, DATA, vals(49), worker=0, src=104), "last src_seen cell")
+    b.send(0, from_worker(0, DATA, vals(49), worker=0, src=104, segment=1), "cell beyond")
+    b.send(0, from_worker(0, DATA, vals(50), worker=0, src=104, segment=1, resend=1),
+           "RESEND: no src_seen check")
+    b.send(1, from_worker(1, DATA, vals(51), worker=1, src=105), "deliver, cell beyond")
+    b.send(2, from_worker(2, DATA, vals(52), worker=2, src=106, segment=1),
+           "cell taken, then aggregator beyond")
+    b.send(2, from_worker(2, DATA, vals(52), worker=2, src=106, segment=1),
+           "so this is a duplicate")
+    return b.final("duplicate")
+
+
+def s_seen_rounds():
+    """src_seen cells are reused by the next block and the next round (other tag)."""
+    b = Bench(blocks_per_round=2)
+    b.agg(0, 100, 0, 10, 500, 1, 1, 0)
+    b.agg(1, 200, 0, 20, 600, 2, 1, 0)
+    assert b.seen_of[(0, 100)] == b.seen_of[(1, 200)] == 0
+
+    def advance():
+        rnd, blk = b.m.sync_round, b.m.sync_block
+        for w in range(3):
+            b.send(w, from_worker(w, BLOCK_DONE, worker=w, rnd=rnd, block=blk), "block done")
+        return b.m.sync_round, b.m.sync_block
+
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "round 0 block 0")
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "duplicate")
+    b.send(0, from_worker(0, DATA, vals(61), worker=0, src=200, block=1), "block 1: stale")
+    assert advance() == (0, 1)
+    b.send(1, from_worker(1, DATA, vals(62), worker=1, src=200, block=1), "block 1, same cell")
+    b.send(1, from_worker(1, DATA, vals(62), worker=1, src=200, block=1), "duplicate")
+    assert advance() == (1, 0)
+    b.send(0, from_worker(0, DATA, vals(60), worker=0, src=100), "round 0 again: stale")
+    b.send(0, from_worker(0, DATA, vals(63), worker=0, src=100, rnd=1), "round 1, same cell")
+    b.send(0, from_worker(0, DATA, vals(63), worker=0, src=100, rnd=1), "duplicate")
+    b.send(0, from_worker(0, DATA, vals(64), worker=0, src=100, rnd=1, segment=3), "segment 3")
+    return b.final("seen_rounds")
+
+
+def s_unknown_addr():
+    """A worker without a worker_addr entry: its frames are dropped in egress and counted
+    drop_unknown_worker (not sent, not ECN-marked); its advance replica still clears its
+    sync_done entry; a recirculating source goes on."""
+    b = Bench(no_addr=(2,))
+    b.agg(0, 100, 0, 10, 500, 2, 1, 0)
+    b.deliver(0, 101, 0, 501, 2, 0)
+    b.agg(0, 102, 0, 20, 502, 2, 1, 1)
+    b.agg(0, 102, 1, 30, 503, 0, 1, 0)
+    b.send(0, from_worker(0, DATA, vals(70), worker=0, src=100, ecn=1), "Result: dropped")
+    b.send(0, from_worker(0, DATA, vals(71), worker=0, src=101), "Bypass: dropped")
+    b.send(1, from_worker(1, DATA, vals(72), worker=1, src=102), "pass 0 dropped, pass 1 sent")
+    b.send(2, from_worker(2, ACK, worker=2, dst_ip=worker_ip(0)), "forwarded: no worker_addr")
+    for w in range(3):
+        b.send(w, from_worker(w, BLOCK_DONE, worker=w), "advance to 0 and 1 only")
+    b.send(2, from_worker(2, BLOCK_DONE, worker=2), "stale: unicast dropped")
+    b.send(2, from_worker(2, BLOCK_DONE, worker=2, block=1), "entry was cleared")
+    return b.final("unknown_addr")
+
+
 def s_block_sync():
     """All BlockDones -> multicast advance; duplicate, future, stale -> unicast, round wrap."""
     b = Bench(blocks_per_round=2)
@@ -687,6 +838,29 @@ def s_block_sync():
         b.send(w, from_worker(w, BLOCK_DONE, worker=w, block=1))
     b.send(0, from_worker(0, BLOCK_DONE, worker=0, block=1), "stale, previous round")
     return b.final("block_sync")
+
+
+def s_config():
+    """switch_config: the initial default action, then replaced mid-run (recirculated passes
+    and multicast replicas use the new values)."""
+    b = Bench(initial=True)
+    b.agg(0, 100, 0, 10, 500, 1, 1, 0)
+    b.agg(0, 101, 0, 11, 501, 0, 1, 1)
+    b.agg(0, 101, 1, 12, 502, 2, 1, 0)
+    b.send(0, from_worker(0, BLOCK_DONE, worker=0), "workers 0: unknown worker")
+    b.send(0, from_worker(0, DATA, vals(1), worker=0, src=100), "initial switch MAC/IP")
+    b.config(workers=3, blocks_per_round=1, mac=bytes([2, 0, 0, 0, 0xee, 1]),
+             ip=bytes([10, 0, 0, 1]))
+    b.send(1, from_worker(1, DATA, vals(2), worker=1, src=101), "new MAC/IP, 2 passes")
+    for w in range(3):
+        b.send(w, from_worker(w, BLOCK_DONE, worker=w), "advance, round wraps")
+    b.config(ip=bytes([10, 0, 0, 2]))
+    b.send(0, from_worker(0, BLOCK_DONE, worker=0, rnd=0), "stale -> unicast")
+    b.config(drop_every=2)
+    for k in range(4):
+        b.send(2, from_worker(2, DATA, vals(3 + k), worker=2, src=100, rnd=1, segment=k % 2),
+               "drop every 2nd")
+    return b.final("config")
 
 
 def s_reclaim():
@@ -788,7 +962,7 @@ def s_malformed():
 
 
 def s_drop_sim():
-    """cfg_drop_every 3 over SwitchGNN frames only."""
+    """drop_every 3 over SwitchGNN frames only."""
     b = Bench()
     b.drop_every(3)
     b.agg(0, 100, 0, 10, 500, 1, 2, 0)
@@ -817,15 +991,18 @@ def s_random(seed=1, n=300):
         dsts = []
         for d in range(6):
             dsts.append((10000 * (blk + 1) + d, R.randrange(W), slot, R.randint(1, 3)))
-            slot += 2
+            slot += 4
         sources[blk] = []
         for s in range(8):
             src, owner, k = 1000 * (blk + 1) + s, R.randrange(W), R.choice([1, 1, 2, 3])
+            # src_seen cells as the planner gives them (source s: 4 * s, the same cells in
+            # every block and round), one source of block 0 on the last cells (bad index)
+            seen = SEEN_CELLS - 2 if (blk, s) == (0, 7) else 4 * s
             for p, (dst, dw, base, exp) in enumerate(R.sample(dsts, k)):
                 if R.random() < 0.15:
-                    b.deliver(blk, src, p, dst, dw, int(p + 1 < k))
+                    b.deliver(blk, src, p, dst, dw, int(p + 1 < k), seen=seen)
                 else:
-                    b.agg(blk, src, p, base, dst, dw, exp, int(p + 1 < k))
+                    b.agg(blk, src, p, base, dst, dw, exp, int(p + 1 < k), seen=seen)
             sources[blk].append((src, owner, k))
 
     def lanes_rand():
@@ -834,20 +1011,24 @@ def s_random(seed=1, n=300):
                               R.randint(-2 ** 31, 2 ** 31 - 1)]) for _ in range(32)]
         return [R.randint(-10 ** 6, 10 ** 6) for _ in range(32)]
 
+    last_data = None
     for i in range(n):
         blk, rnd = b.m.sync_block, b.m.sync_round
         x = R.random()
-        if x < 0.55:                       # Data
+        if x < 0.05 and last_data:         # a network duplicate of the last Data frame
+            f, port = last_data
+        elif x < 0.55:                     # Data
             if R.random() < 0.1:
                 blk, rnd = R.randrange(BLOCKS), R.choice([rnd, (rnd + 1) & 0xffff, max(rnd - 1, 0)])
             src, owner, k = R.choice(sources[blk])
             resend = int(R.random() < 0.12)
             pas = R.randrange(k) if resend else (0 if R.random() < 0.97 else 1)
             f = from_worker(owner, DATA, lanes_rand(), worker=owner, src=src, block=blk, rnd=rnd,
-                            segment=R.choice([0, 0, 0, 1]), pas=pas, resend=resend,
+                            segment=R.choice([0, 0, 1, 2, 3]), pas=pas, resend=resend,
                             ecn=int(R.random() < 0.1), frac=R.randint(0, 30), count=k,
                             dscp=R.choice([0, 34]))
             port = owner
+            last_data = f, port
         elif x < 0.68:                     # BlockDone
             w = R.randrange(W + 1) if R.random() < 0.1 else R.randrange(W)
             if R.random() < 0.2:
@@ -899,8 +1080,8 @@ def s_ecn():
     """30 Results into a 20 pps queue with threshold 3, 3 Acks among them."""
     b = Bench(ecn_threshold=3)
     n = 30
-    cli(["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0" % (1000 + i, 100 + i, 2000 + i)
-         for i in range(n)] + ["set_queue_rate 20 2"])
+    cli(["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0 %d" % (
+        1000 + i, 100 + i, 2000 + i, i) for i in range(n)] + ["set_queue_rate 20 2"])
     for i in range(n):
         b.P.send(0, from_worker(0, DATA, [i] * 32, worker=0, src=1000 + i, dscp=34))
         if i % 10 == 5:
@@ -929,8 +1110,9 @@ def s_priority():
     b = Bench()
     cli(["table_add dscp_priority set_priority 46 => 7",
          "table_add dscp_priority set_priority 34 => 5"] +
-        ["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0" % (1000 + i, 100 + i, 2000 + i)
-         for i in range(8)] + ["set_queue_rate 10 2 %d" % q for q in range(8)])
+        ["table_add agg_table aggregate 0 %d 0 => %d %d 2 1 0 %d" % (
+            1000 + i, 100 + i, 2000 + i, i) for i in range(8)] +
+        ["set_queue_rate 10 2 %d" % q for q in range(8)])
     for i in range(12):
         b.P.send(0, frame(worker_mac(2), worker_mac(0), worker_ip(0), worker_ip(2),
                           struct.pack("!HHHH", 1, 2, 12, 0) + bytes([i] * 4), proto=17))
@@ -951,23 +1133,28 @@ def s_priority():
 
 SCENARIOS = {
     "aggregate": s_aggregate, "recirculation": s_recirculation, "deliver": s_deliver,
-    "resend": s_resend, "block_sync": s_block_sync, "reclaim": s_reclaim,
+    "resend": s_resend, "duplicate": s_duplicate, "seen_rounds": s_seen_rounds,
+    "unknown_addr": s_unknown_addr, "block_sync": s_block_sync, "config": s_config, "reclaim": s_reclaim,
     "saturation": s_saturation, "padding": s_padding, "malformed": s_malformed,
     "drop_sim": s_drop_sim, "random": s_random, "ecn": s_ecn, "priority": s_priority,
 }
 
 
 def main():
-    global THRIFT_PORT
+    global THRIFT_PORT, VETH
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", required=True, help="bmv2 JSON of p4/v1model/switchgnn.p4")
     ap.add_argument("--thrift-port", type=int, default=9191,
                     help="Thrift port of the switch it starts (default %(default)s); pick a "
                          "free one when other switches run on the machine")
+    ap.add_argument("--veth-prefix", default="p4t",
+                    help="names of the veth pairs: PREFIX0..3 <-> PREFIX0h..3h (default "
+                         "%(default)s); pick unused ones when other tests run on the machine")
     ap.add_argument("scenarios", nargs="*", metavar="scenario",
                     help="any of %s (default: all)" % ", ".join(SCENARIOS))
     a = ap.parse_args()
     THRIFT_PORT = a.thrift_port
+    VETH = a.veth_prefix
     unknown = [s for s in a.scenarios if s not in SCENARIOS]
     if unknown:
         ap.error("unknown scenario %s" % ", ".join(unknown))

@@ -5,6 +5,12 @@ Every table, action, counter and register of the contract must be in the P4Info 
 name, id (prefix << 24 | N), match fields, parameters, widths and sizes; the P4Info must
 hold nothing else (except core.p4's NoAction, whose id p4c chooses and which is printed).
 
+Default actions: a table whose actions cell reads "...; default `NoAction`" has NoAction as
+its const default action (default-only action ref). A table whose cell reads "default action
+`x`, ...; initially `x(v1, v2, ...)`" (the keyless switch_config) has x as its only action,
+default-only, NOT const (the control plane modifies it), and x(v1, ...) as its initial
+default action; values are decimal, MAC (aa:bb:..) or dotted IPv4.
+
     python3 p4/tools/check_p4info.py /tmp/p4work/switchgnn.p4info.txtpb [docs/switch-interface.md]
 
 Needs the p4runtime Python protobufs (/opt/p4/venv/bin/python has them). Exit status 0 when
@@ -41,6 +47,16 @@ def md_tables(text, heading):
 
 def plain(s):
     return s.replace("`", "").strip()
+
+
+def value_of(v):
+    """A contract value as an integer: decimal, MAC aa:bb:cc:dd:ee:ff or IPv4 a.b.c.d."""
+    v = v.strip()
+    if ":" in v:
+        return int(v.replace(":", ""), 16)
+    if "." in v:
+        return int.from_bytes(bytes(int(x) for x in v.split(".")), "big")
+    return int(v, 0)
 
 
 def main():
@@ -90,13 +106,24 @@ def main():
         name = plain(cells[1]).split()[0]  # "`worker_addr` (egress)"
         fields = [(int(i), n, int(b), k.upper()) for i, n, b, k in
                   re.findall(r"(\d+): `(\w+)` (\d+) (\w+)", cells[2])]
-        actions = [a for a in re.findall(r"`(\w+)`", cells[3].split("default")[0])]
-        want_tables[name] = (int(cells[0]), fields, actions, size_of(cells[4]))
+        if not fields and not cells[2].startswith("none"):
+            errors.append("contract: cannot read the match fields of %s: %r" % (name, cells[2]))
+        m = re.match(r"default action `(\w+)`", cells[3])
+        if m:  # keyless, modifiable default action: "initially `x(v1, v2, ...)`"
+            init = re.search(r"initially `%s\(([^)]*)\)`" % m.group(1), cells[3])
+            if not init:
+                errors.append("contract: no initial %s(...) for %s" % (m.group(1), name))
+            default = (m.group(1), [value_of(v) for v in init.group(1).split(",")] if init else [])
+            actions = [m.group(1)]
+        else:  # "x, y; default `NoAction` (...)": const NoAction
+            default = None
+            actions = re.findall(r"`(\w+)`", cells[3].split("default")[0])
+        want_tables[name] = (int(cells[0]), fields, actions, default, size_of(cells[4]))
     got_tables = {t.preamble.name: t for t in info.tables}
     check(set(got_tables) == set(want_tables),
           "tables: P4Info has %s, contract %s" % (sorted(got_tables), sorted(want_tables)))
     action_ids = {a.preamble.id: a.preamble.name for a in info.actions}
-    for name, (n, fields, actions, size) in want_tables.items():
+    for name, (n, fields, actions, default, size) in want_tables.items():
         t = got_tables.get(name)
         if t is None:
             continue
@@ -105,13 +132,36 @@ def main():
                for f in t.match_fields]
         check(got == fields, "table %s match fields %s, contract %s" % (name, got, fields))
         refs = {action_ids[r.id]: r for r in t.action_refs}
-        check(set(refs) == set(actions) | {"NoAction"},
-              "table %s actions %s, contract %s + NoAction" % (name, sorted(refs), actions))
-        if "NoAction" in refs:
-            check(refs["NoAction"].scope == p4info_pb2.ActionRef.DEFAULT_ONLY,
-                  "table %s: NoAction not default-only" % name)
-        check(t.const_default_action_id == noaction_id,
-              "table %s default action %d, not NoAction" % (name, t.const_default_action_id))
+        init = t.initial_default_action
+        if default is None:
+            check(set(refs) == set(actions) | {"NoAction"},
+                  "table %s actions %s, contract %s + NoAction" % (name, sorted(refs), actions))
+            if "NoAction" in refs:
+                check(refs["NoAction"].scope == p4info_pb2.ActionRef.DEFAULT_ONLY,
+                      "table %s: NoAction not default-only" % name)
+            check(t.const_default_action_id == noaction_id,
+                  "table %s default action %d, not NoAction" % (name, t.const_default_action_id))
+            check(init.action_id == noaction_id and not init.arguments,
+                  "table %s initial default action is not NoAction()" % name)
+        else:
+            dname, values = default
+            check(set(refs) == {dname},
+                  "table %s actions %s, contract only %s" % (name, sorted(refs), dname))
+            if dname in refs:
+                check(refs[dname].scope == p4info_pb2.ActionRef.DEFAULT_ONLY,
+                      "table %s: %s not default-only" % (name, dname))
+            check(t.const_default_action_id == 0,
+                  "table %s: default action is const (id %d); the control plane must be able "
+                  "to modify it" % (name, t.const_default_action_id))
+            check(action_ids.get(init.action_id) == dname,
+                  "table %s initial default action %s, contract %s" % (
+                      name, action_ids.get(init.action_id), dname))
+            params = want_actions.get(dname, (0, []))[1]
+            want_args = [(pid, v) for (pid, _, _), v in zip(params, values)]
+            got_args = [(a.param_id, int.from_bytes(a.value, "big")) for a in init.arguments]
+            check(len(values) == len(params) and got_args == want_args,
+                  "table %s initial %s arguments %s, contract %s" % (
+                      name, dname, got_args, want_args))
         check(t.size == size, "table %s size %d, contract %d" % (name, t.size, size))
 
     # counters
@@ -159,6 +209,12 @@ def main():
 
     for e in errors:
         print("MISMATCH:", e)
+    for t in info.tables:
+        if t.const_default_action_id == 0:
+            print("table %s (id %d = %#x): default action %s (id %d = %#x), modifiable" % (
+                t.preamble.name, t.preamble.id, t.preamble.id,
+                action_ids.get(t.initial_default_action.action_id),
+                t.initial_default_action.action_id, t.initial_default_action.action_id))
     print("%d tables, %d actions + NoAction (id %d = %#x), %d counters, %d registers: %s" % (
         len(want_tables), len(want_actions), noaction_id or 0, noaction_id or 0,
         len(want_counters), len(want_regs), "all match" if not errors else "%d mismatches" % len(errors)))

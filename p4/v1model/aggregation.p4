@@ -5,6 +5,13 @@
  * worker as Bypass). The aggregator is 32 lane registers plus count, state, tag (round
  * and block it belongs to) and a sticky ECN bit, all indexed by the same slot.
  *
+ * Duplicate suppression (docs/switch-interface.md): a Data frame from a host without
+ * RESEND (so at pass 0), after its agg_table hit and before the action's effects, takes
+ * cell seen_base + segment of src_seen (drop_bad_index beyond SEEN_CELLS); if the cell
+ * already holds 1 ++ round ++ block the frame is a network duplicate (drop_duplicate: it
+ * would be added twice and complete an aggregate early), otherwise the cell gets that
+ * value. RESEND frames and recirculated passes (pass >= 1) skip the check.
+ *
  * A source that feeds several aggregators (more = 1) needs one pass per aggregator, each
  * adding the ORIGINAL values. The pass requests an I2E clone (session 100): bmv2 makes it
  * from the packet buffer as it entered ingress and parses it again, so whatever this pass
@@ -72,22 +79,27 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_state") @id(34) register<bit<8>>(AGGREGATORS)  agg_state;
     @name(".agg_tag")   @id(35) register<bit<32>>(AGGREGATORS) agg_tag;
     @name(".agg_ecn")   @id(36) register<bit<8>>(AGGREGATORS)  agg_ecn;
+    @name(".src_seen")  @id(49) register<bit<33>>(SEEN_CELLS)  src_seen;
 
+    /* The actions only load their data; the effects follow in apply, after the duplicate
+     * check (which needs seen_base, so it cannot come before the lookup). */
     @name(".aggregate") @id(1)
     action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
-                     bit<16> expected, bit<1> more) {
+                     bit<16> expected, bit<1> more, bit<32> seen_base) {
         meta.agg_base = agg_base;
         meta.out_dst_id = dst_id;
         meta.dst_worker = dst_worker;
         meta.expected = expected;
         meta.more = more;
+        meta.seen_base = seen_base;
     }
 
     @name(".deliver") @id(2)
-    action deliver(bit<32> dst_id, bit<16> dst_worker, bit<1> more) {
+    action deliver(bit<32> dst_id, bit<16> dst_worker, bit<1> more, bit<32> seen_base) {
         meta.out_dst_id = dst_id;
         meta.dst_worker = dst_worker;
         meta.more = more;
+        meta.seen_base = seen_base;
     }
 
     @name(".agg_table") @id(1)
@@ -100,6 +112,17 @@ control Aggregation(inout headers_t hdr,
         actions = { aggregate; deliver; @defaultonly NoAction; }
         const default_action = NoAction();
         size = AGG_TABLE_SIZE;
+    }
+
+    /* Cell `cell` of src_seen for the first-pass copy marked `mark`: a duplicate when the
+     * cell already holds the mark; afterwards it holds it either way (writing the same
+     * value to a duplicate's cell changes nothing). One action: bmv2 holds the register
+     * lock for the read-compare-write. */
+    @hidden action take_seen(bit<32> cell, bit<33> mark) {
+        bit<33> held;
+        src_seen.read(held, cell);
+        meta.duplicate = (held == mark) ? 1w1 : 1w0;
+        src_seen.write(cell, mark);
     }
 
     /* Empties slot idx and leaves it in `state` for round/block `tag`. */
@@ -235,53 +258,72 @@ control Aggregation(inout headers_t hdr,
         bit<8> pass = hdr.sgnn.pass;
         meta.more = 0;
 
+        // 0: no effect (miss, duplicate, bad src_seen cell), 1: aggregate, 2: deliver.
+        bit<2> run = 0;
         switch (agg_table.apply().action_run) {
-            aggregate: {
-                bit<33> slot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
-                if (slot >= (bit<33>)AGGREGATORS) {
-                    events.count(EV_DROP_BAD_INDEX);
-                } else {
-                    bit<32> idx = slot[31:0];
-                    bit<32> tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
-                    bit<8> state;
-                    bit<32> held;
-                    agg_state.read(state, idx);
-                    agg_tag.read(held, idx);
-                    // State of another round or block is a leftover of loss: reclaim.
-                    if (state != AGG_FREE && held != tag) {
-                        events.count(EV_RECLAIMED);
-                        release(idx, AGG_FREE, 0);
-                        state = AGG_FREE;
-                    }
-                    if (resend == 1 || state == AGG_BYPASSED) {
-                        // Release (the receiver refetches partial sums) and go to the host.
-                        release(idx, AGG_BYPASSED, tag);
-                        events.count(EV_BYPASSED);
-                        make_bypass();
-                    } else {
-                        accumulate(idx, tag);
-                        if (meta.saturated == 1) {
-                            events.count(EV_SATURATED);
-                        }
-                        events.count(EV_AGGREGATED);
-                        if (meta.complete == 1) {
-                            events.count(EV_RESULTS);
-                            make_result();
-                        }
-                    }
+            aggregate: { run = 1; }
+            deliver:   { run = 2; }
+            default:   { events.count(EV_DROP_NO_ENTRY); }
+        }
+
+        // Duplicate suppression, before the action's effects (Pipeline::data).
+        if (run != 0 && sm.instance_type == INSTANCE_NORMAL && resend == 0 && pass == 0) {
+            bit<33> cell = (bit<33>)meta.seen_base + (bit<33>)hdr.sgnn.segment;
+            if (cell >= (bit<33>)SEEN_CELLS) {
+                events.count(EV_DROP_BAD_INDEX);
+                run = 0;
+            } else {
+                take_seen(cell[31:0], SEEN_VALID ++ hdr.sgnn.round ++ hdr.sgnn.block_id);
+                if (meta.duplicate == 1) {
+                    events.count(EV_DROP_DUPLICATE);
+                    run = 0;
                 }
-            }
-            deliver: {
-                events.count(EV_DELIVERED);
-                make_bypass();
-            }
-            default: {
-                events.count(EV_DROP_NO_ENTRY);
             }
         }
 
-        // Next pass, with the original values (see the top of this file).
-        if (meta.more == 1 && resend == 0 && pass != 255) {
+        if (run == 1) {
+            bit<33> slot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
+            if (slot >= (bit<33>)AGGREGATORS) {
+                events.count(EV_DROP_BAD_INDEX);
+            } else {
+                bit<32> idx = slot[31:0];
+                bit<32> tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
+                bit<8> state;
+                bit<32> held;
+                agg_state.read(state, idx);
+                agg_tag.read(held, idx);
+                // State of another round or block is a leftover of loss: reclaim.
+                if (state != AGG_FREE && held != tag) {
+                    events.count(EV_RECLAIMED);
+                    release(idx, AGG_FREE, 0);
+                    state = AGG_FREE;
+                }
+                if (resend == 1 || state == AGG_BYPASSED) {
+                    // Release (the receiver refetches partial sums) and go to the host.
+                    release(idx, AGG_BYPASSED, tag);
+                    events.count(EV_BYPASSED);
+                    make_bypass();
+                } else {
+                    accumulate(idx, tag);
+                    if (meta.saturated == 1) {
+                        events.count(EV_SATURATED);
+                    }
+                    events.count(EV_AGGREGATED);
+                    if (meta.complete == 1) {
+                        events.count(EV_RESULTS);
+                        make_result();
+                    }
+                }
+            }
+        } else if (run == 2) {
+            events.count(EV_DELIVERED);
+            make_bypass();
+        }
+
+        // Next pass, with the original values (see the top of this file). Not after a miss
+        // or a suppressed duplicate; after an aggregator index beyond AGGREGATORS, yes (the
+        // model's loop goes on with `more`).
+        if (run != 0 && meta.more == 1 && resend == 0 && pass != 255) {
             meta.next_pass = pass + 1;
             events.count(EV_RECIRCULATED);
             clone_preserving_field_list(CloneType.I2E, RECIRC_CLONE_SESSION, FL_RECIRC);

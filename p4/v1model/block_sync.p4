@@ -1,9 +1,10 @@
 /* block_sync.p4: block synchronisation (paper 3.3; softswitch::Pipeline::block_done).
  *
- * Each worker reports BlockDone(round, block); when all cfg_workers workers have reported
+ * Each worker reports BlockDone(round, block); when all `workers` workers have reported
  * the current block, the switch sends BlockAdvance(round, block) to every worker through
  * multicast group 1 (replica rid = worker id) and moves to the next block (after
- * cfg_blocks_per_round blocks, block 0 of the next round). A BlockDone for an earlier
+ * blocks_per_round blocks, block 0 of the next round). workers and blocks_per_round are
+ * switch_config's (meta.cfg). A BlockDone for an earlier
  * block comes from a worker that lost the advance: it alone gets that block's advance
  * again, unicast. One for a later block is stale.
  *
@@ -30,9 +31,7 @@ control CurrentBlock(out bit<16> round, out bit<16> block) {
 control BlockSync(inout headers_t hdr,
                   inout metadata_t meta,
                   inout standard_metadata_t sm) {
-    @name(".sync_count")           @id(40) register<bit<16>>(1) sync_count;
-    @name(".cfg_workers")          @id(41) register<bit<16>>(1) cfg_workers;
-    @name(".cfg_blocks_per_round") @id(42) register<bit<16>>(1) cfg_blocks_per_round;
+    @name(".sync_count") @id(40) register<bit<16>>(1) sync_count;
 
     /* The packet becomes BlockAdvance(round, block) for `worker`: a fresh header
      * (sgnn::Repr::new), every other field 0. */
@@ -58,10 +57,9 @@ control BlockSync(inout headers_t hdr,
     }
 
     apply {
-        bit<16> workers;
-        cfg_workers.read(workers, 0);
+        bit<16> workers = meta.cfg.workers;
         bit<16> w = hdr.sgnn.worker_id;
-        // cfg_workers above MAX_WORKERS is a configuration error; never index past it.
+        // workers above MAX_WORKERS is a configuration error; never index past it.
         if (w >= workers || (bit<32>)w >= MAX_WORKERS) {
             events.count(EV_DROP_UNKNOWN_WORKER);
         } else {
@@ -95,10 +93,8 @@ control BlockSync(inout headers_t hdr,
                         meta.advance_mc = 1;
                         sm.mcast_grp = ADVANCE_MCAST_GROUP;
                         sync_count.write(0, 0);
-                        bit<16> blocks;
-                        cfg_blocks_per_round.read(blocks, 0);
                         block = block + 1;
-                        if (block >= blocks) {
+                        if (block >= meta.cfg.blocks_per_round) {
                             block = 0;
                             round = round + 1;
                         }

@@ -9,8 +9,18 @@ const bit<32> MAX_WORKERS    = 256;     // sync_done slots, worker_table / worke
 const bit<32> AGG_TABLE_SIZE = 1048576; // agg_table entries
 const bit<32> IPV4_FORWARD_SIZE  = 1024;
 const bit<32> DSCP_PRIORITY_SIZE = 64;
-const bit<32> EVENT_COUNTERS = 32;      // events[] (25 used, see counters.p4)
+const bit<32> EVENT_COUNTERS = 32;      // events[] (26 used, see counters.p4)
+const bit<32> SEEN_CELLS     = 262144;  // src_seen cells (duplicate suppression)
 const bit<32> PORTS          = 512;     // port_rx / port_tx (every 9-bit port)
+
+/* ---- switch_config: the initial default action (docs/switch-interface.md, table 6) ---- */
+const bit<16> INIT_WORKERS          = 0;
+const bit<16> INIT_BLOCKS_PER_ROUND = 1;
+const bit<32> INIT_ECN_THRESHOLD    = 0xffffffff;   // never marks
+const bit<32> INIT_DROP_EVERY       = 0;            // off
+const bit<32> INIT_DROP_PROB        = 0;            // off
+const bit<48> INIT_SWITCH_MAC       = 0x02000000fffe; // 02:00:00:00:ff:fe
+const bit<32> INIT_SWITCH_IP        = 0x0a0000fe;     // 10.0.0.254
 
 /* ---- packet replication engine ---- */
 const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id
@@ -42,6 +52,9 @@ const sgnn_type_t TYPE_FETCH_REQ     = 3;
 const sgnn_type_t TYPE_BYPASS        = 4;
 const sgnn_type_t TYPE_BLOCK_DONE    = 5;
 const sgnn_type_t TYPE_BLOCK_ADVANCE = 6;
+
+/* ---- src_seen: valid bit of a cell (the register is 33 bits: 1 ++ round ++ block) ---- */
+const bit<1> SEEN_VALID = 1;
 
 /* ---- agg_state values ---- */
 const bit<8> AGG_FREE     = 0;

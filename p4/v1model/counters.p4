@@ -29,6 +29,7 @@ const bit<32> EV_DROP_NO_ENTRY        = 21;
 const bit<32> EV_DROP_BAD_INDEX       = 22;
 const bit<32> EV_DROP_UNKNOWN_WORKER  = 23;
 const bit<32> EV_SATURATED            = 24;   // contributions with at least one saturated lane
+const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (source, segment)
 
 @name(".events") @id(1)
 counter(EVENT_COUNTERS, CounterType.packets) events;

@@ -3,13 +3,10 @@
  * Ingress: ipv4_forward (plain IPv4 and host-to-host SwitchGNN: Ack, FetchReq, Bypass,
  * forwarded byte for byte) and worker_table (the port of a worker the switch sends to).
  * Egress: worker_addr and the rewrite of the Ethernet and IPv4 headers of every frame the
- * switch originates (softswitch::Pipeline::send_to_worker). */
+ * switch originates (softswitch::Pipeline::send_to_worker), with switch_config's switch_mac
+ * and switch_ip (meta.cfg). */
 #ifndef SGNN_FORWARDING_P4
 #define SGNN_FORWARDING_P4
-
-/* Globals read in egress only, kept here with their only user. */
-@name(".cfg_switch_mac") @id(46) register<bit<48>>(1) cfg_switch_mac;
-@name(".cfg_switch_ip")  @id(47) register<bit<32>>(1) cfg_switch_ip;
 
 control Ipv4Forward(inout headers_t hdr,
                     inout metadata_t meta,
@@ -63,11 +60,13 @@ control WorkerPort(inout headers_t hdr,
 }
 
 /* Addresses a switch frame to meta.dst_worker (egress_rid for multicast replicas, set by
- * BlockSyncEgress before this runs). A worker without a worker_addr entry gets all-zero
- * addresses: the frame still leaves, on the port worker_table or the group chose. */
+ * BlockSyncEgress before this runs). A worker without a worker_addr entry: the frame is
+ * dropped and counted drop_unknown_worker (sent = false; it is then neither ECN-marked
+ * nor counted as sent), as Pipeline::egress_to_worker. */
 control SwitchFrameEgress(inout headers_t hdr,
                           inout metadata_t meta,
-                          inout standard_metadata_t sm) {
+                          inout standard_metadata_t sm,
+                          out bool sent) {
     @name(".set_worker_addr") @id(6)
     action set_worker_addr(bit<48> mac, bit<32> ip) {
         meta.worker_mac = mac;
@@ -83,17 +82,15 @@ control SwitchFrameEgress(inout headers_t hdr,
     }
 
     apply {
-        meta.worker_mac = 0;
-        meta.worker_ip = 0;
-        worker_addr.apply();
-
-        bit<48> switch_mac;
-        bit<32> switch_ip;
-        cfg_switch_mac.read(switch_mac, 0);
-        cfg_switch_ip.read(switch_ip, 0);
+        sent = worker_addr.apply().hit;
+        if (!sent) {
+            events.count(EV_DROP_UNKNOWN_WORKER);
+            mark_to_drop(sm);
+            return;
+        }
 
         hdr.ethernet.dst_addr = meta.worker_mac;
-        hdr.ethernet.src_addr = switch_mac;
+        hdr.ethernet.src_addr = meta.cfg.switch_mac;
         hdr.ethernet.ether_type = ETHERTYPE_IPV4;
 
         // Every IPv4 field as sgnn_wire::ipv4::Repr::emit writes it; DSCP stays that of
@@ -107,7 +104,7 @@ control SwitchFrameEgress(inout headers_t hdr,
         hdr.ipv4.frag_offset = 0;
         hdr.ipv4.ttl = SWITCH_TTL;
         hdr.ipv4.protocol = IP_PROTO_SWITCHGNN;
-        hdr.ipv4.src_addr = switch_ip;
+        hdr.ipv4.src_addr = meta.cfg.switch_ip;
         hdr.ipv4.dst_addr = meta.worker_ip;
 
         // Drop Ethernet padding the causing frame may have had: the frame is exactly

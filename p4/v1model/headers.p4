@@ -67,11 +67,30 @@ struct headers_t {
     lanes_h    lanes;
 }
 
+/* The switch_config settings (set_config's parameters), loaded into every ingress pass,
+ * recirculated ones included. Unicast frames and multicast replicas take the ingress
+ * metadata into egress (simple_switch copies the whole PHV), so Ecn and SwitchFrameEgress
+ * read them there. The I2E recirculation clone does not need them in its egress (it only
+ * gets its next pass number and is recirculated) and reloads them in its next ingress
+ * pass, so they are not in FL_RECIRC. */
+struct config_t {
+    bit<16> workers;
+    bit<16> blocks_per_round;
+    bit<32> ecn_threshold;
+    bit<32> drop_every;
+    bit<32> drop_prob;
+    bit<48> switch_mac;
+    bit<32> switch_ip;
+}
+
 struct metadata_t {
     /* Pass number the I2E clone takes into its recirculation. The only field that
      * survives cloning and recirculation (both reset the rest of the metadata). */
     @field_list(FL_RECIRC)
     bit<8>  next_pass;
+
+    /* switch_config (switch_config.p4). */
+    config_t cfg;
 
     /* Frame checks (CheckFrame in parser.p4). */
     bool    ipv4_ok;        // IPv4 header a receiver accepts (version, IHL, lengths)
@@ -88,6 +107,10 @@ struct metadata_t {
     bit<32> out_dst_id;
     bit<16> expected;
     bit<1>  more;
+    bit<32> seen_base;      // first src_seen cell of the source in this block
+
+    /* Duplicate suppression: src_seen already held this round and block. */
+    bit<1>  duplicate;
 
     /* One contribution's aggregation outcome. */
     bit<1>  complete;       // the count reached expected: emit the result
@@ -95,7 +118,7 @@ struct metadata_t {
     bit<1>  result_ecn;     // sticky agg_ecn after this contribution
     bit<16> result_count;
 
-    /* Worker addresses (egress worker_addr; 0 when the worker has no entry). */
+    /* Worker addresses (egress worker_addr). */
     bit<48> worker_mac;
     bit<32> worker_ip;
 }

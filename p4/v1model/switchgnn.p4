@@ -9,6 +9,7 @@
 #include "headers.p4"
 #include "counters.p4"
 #include "parser.p4"
+#include "switch_config.p4"
 #include "forwarding.p4"
 #include "priority.p4"
 #include "drop_simulator.p4"
@@ -19,6 +20,7 @@
 control SgnnIngress(inout headers_t hdr,
                     inout metadata_t meta,
                     inout standard_metadata_t sm) {
+    SwitchConfig() switch_config;
     CheckFrame() check_frame;
     Priority() priority;
     Ipv4Forward() ipv4_forward;
@@ -29,6 +31,8 @@ control SgnnIngress(inout headers_t hdr,
     WorkerPort() worker_port;
 
     apply {
+        // The settings, for every pass (a recirculated pass starts with fresh metadata).
+        switch_config.apply(meta);
         // Nothing leaves unless a control below sends it.
         mark_to_drop(sm);
         bool from_host = sm.instance_type == INSTANCE_NORMAL;
@@ -49,7 +53,7 @@ control SgnnIngress(inout headers_t hdr,
         } else {
             bool simulated_drop = false;
             if (from_host) {
-                drop_simulator.apply(simulated_drop);
+                drop_simulator.apply(meta.cfg, simulated_drop);
             }
             if (simulated_drop) {
                 // counted by the drop simulator
@@ -115,15 +119,22 @@ control SgnnEgress(inout headers_t hdr,
             hdr.sgnn.pass = meta.next_pass;
             recirculate_preserving_field_list(FL_RECIRC);
         } else {
+            bool sent = true;
             if (meta.originated == 1) {
                 if (meta.advance_mc == 1) {
+                    // Clears sync_done[egress_rid] even if worker_addr then drops the
+                    // replica: the model clears every entry whatever it sends.
                     block_sync_egress.apply(hdr, meta, sm);
                 }
-                switch_frame.apply(hdr, meta, sm);
-                ecn.apply(hdr, meta, sm);
+                switch_frame.apply(hdr, meta, sm, sent);
+                if (sent) {
+                    ecn.apply(hdr, meta, sm);
+                }
             }
-            events.count(EV_TX);
-            port_tx.count((bit<32>)sm.egress_port);
+            if (sent) {
+                events.count(EV_TX);
+                port_tx.count((bit<32>)sm.egress_port);
+            }
         }
     }
 }
