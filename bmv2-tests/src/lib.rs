@@ -4,6 +4,7 @@
 //! The tests themselves are in `tests/`. When `p4c` or `simple_switch_grpc` is missing, or the
 //! process may not create network namespaces, they print `SKIPPED: <reason>` and return.
 
+pub mod device;
 pub mod net;
 pub mod runner;
 pub mod scenario;

@@ -97,14 +97,15 @@ pub const COMPARED_REGISTERS: [&str; 9] = [
     "src_seen",
 ];
 
-/// Runs `sc` through `net`/`state` and the model. `settle` bounds the wait per step.
+/// Runs `sc` through `net`/`state` and through `model` (the model switch holding what the
+/// switch under test was loaded with). `settle` bounds the wait per step.
 pub fn run(
     sc: &Scenario,
+    mut model: Pipeline,
     net: &TestNet,
     state: &mut dyn SwitchState,
     settle: Duration,
 ) -> Result<RunReport, String> {
-    let mut model: Pipeline = sc.model();
     let mut report = RunReport::default();
     let mut out = Vec::new();
     for (k, st) in sc.steps.iter().enumerate() {

@@ -178,10 +178,14 @@ pub fn install(
     let start = Instant::now();
     let mut done = 0;
     for chunk in ops.chunks(batch.max(1)) {
-        target.apply(chunk).map_err(|e| InstallError::Partial {
-            done,
-            total,
-            source: e,
+        target.apply(chunk).map_err(|e| match e {
+            // Nothing of this plan reached the switch (its earlier entries were cleared).
+            TargetError::InvalidArgument(_) if done == 0 => InstallError::Target(e),
+            e => InstallError::Partial {
+                done,
+                total,
+                source: e,
+            },
         })?;
         done += chunk.len();
         progress(done, total);

@@ -105,10 +105,20 @@ fn table(n: u32, name: &str, fields: &[(&str, i32)], actions: &[u32], size: u32)
             ..Default::default()
         })
         .collect();
-    action_refs.push(cfg::ActionRef {
-        id: NO_ACTION_ID,
-        ..Default::default()
-    });
+    // Every table but the keyless one has NoAction as its fixed (const) default: a miss drops.
+    let keyless = fields.is_empty();
+    if !keyless {
+        action_refs.push(cfg::ActionRef {
+            id: NO_ACTION_ID,
+            scope: cfg::action_ref::Scope::DefaultOnly as i32,
+            ..Default::default()
+        });
+    } else {
+        // `switch_config`: its only action is its (modifiable) default.
+        for r in &mut action_refs {
+            r.scope = cfg::action_ref::Scope::DefaultOnly as i32;
+        }
+    }
     cfg::Table {
         preamble: preamble(Prefix::Table, n, name),
         match_fields: fields
@@ -123,6 +133,7 @@ fn table(n: u32, name: &str, fields: &[(&str, i32)], actions: &[u32], size: u32)
             })
             .collect(),
         action_refs,
+        const_default_action_id: if keyless { 0 } else { NO_ACTION_ID },
         size: size as i64,
         ..Default::default()
     }

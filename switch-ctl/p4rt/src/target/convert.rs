@@ -142,7 +142,7 @@ pub fn table_entry_to_p4(
     let action = if delete {
         None
     } else {
-        Some(action_to_p4(ix, table, e)?)
+        Some(action_to_p4(ix, table, e, false)?)
     };
     Ok(p4::TableEntry {
         table_id: table.id,
@@ -167,6 +167,7 @@ fn action_to_p4(
     ix: &P4InfoIndex,
     table: &crate::p4info::TableInfo,
     e: &TableEntry,
+    default: bool,
 ) -> Result<p4::Action, TargetError> {
     let action = ix.action(&e.action)?;
     match table.action_scope(action.id) {
@@ -176,7 +177,13 @@ fn action_to_p4(
                 table.name, action.name
             )))
         }
-        Some(ActionScope::DefaultOnly) => {
+        Some(ActionScope::TableOnly) if default => {
+            return Err(invalid(format!(
+                "action `{}` is only for entries of table `{}`, not its default",
+                action.name, table.name
+            )))
+        }
+        Some(ActionScope::DefaultOnly) if !default => {
             return Err(invalid(format!(
                 "action `{}` is only the default action of table `{}`, not for entries",
                 action.name, table.name
@@ -452,8 +459,22 @@ pub fn op_to_update(
                     e.table
                 )));
             }
-            let mut t = table_entry_to_p4(ix, e, false)?;
-            t.is_default_action = true;
+            let table = ix.table(&e.table)?;
+            if table.const_default_action.is_some() {
+                return Err(invalid(format!(
+                    "the default action of `{}` is fixed by the P4 program",
+                    e.table
+                )));
+            }
+            let action = action_to_p4(ix, table, e, true)?;
+            let t = p4::TableEntry {
+                table_id: table.id,
+                action: Some(p4::TableAction {
+                    r#type: Some(p4::table_action::Type::Action(action)),
+                }),
+                is_default_action: true,
+                ..Default::default()
+            };
             (U::Modify, E::TableEntry(t))
         }
         Op::WriteRegister {
