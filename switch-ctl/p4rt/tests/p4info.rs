@@ -103,6 +103,9 @@ fn compare_lists_every_difference() {
                 r.id = 0x0100_0099;
             }
         }
+        if t.const_default_action_id == NO_ACTION_ID {
+            t.const_default_action_id = 0x0100_0099;
+        }
     }
     let mut extra = actual.registers[0].clone();
     extra.preamble.as_mut().unwrap().name = "debug".into();
@@ -160,7 +163,9 @@ tables {
   }
   action_refs {
     id: 21257015
+    scope: DEFAULT_ONLY
   }
+  const_default_action_id: 21257015
   initial_default_action {
     action_id: 21257015
   }
