@@ -1392,6 +1392,13 @@ impl Engine {
         if used {
             self.stats.acks_used += 1;
             self.last_progress = now;
+            // The resend timer measures silence, not age: while acks keep coming the
+            // receivers are progressing (merely slow, e.g. on a loaded machine), and a
+            // premature resend would release aggregators and force every receiver of those
+            // sources onto the raw path.
+            if let Some(r) = bs.resend_at.as_mut() {
+                *r = (*r).max(now + self.cfg.resend_timeout_ns);
+            }
         }
     }
 

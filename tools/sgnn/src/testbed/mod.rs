@@ -225,12 +225,13 @@ fn run_mode(
     let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
 
     let mut sw = Command::new(&softswitch);
-    sw.arg("--plan").arg(plan_dir);
+    let sock = out.join("p4runtime.sock");
+    sw.arg("--p4runtime")
+        .arg(format!("unix:{}", sock.display()));
     for ad in &addrs {
         sw.args(["--worker", ad]);
     }
     sw.arg("--stats-json").arg(out.join("switch.json"));
-    sw.args(["--drop-prob", &a.loss.to_string()]);
     sw.args(["--egress-loss", &a.loss.to_string()]);
     sw.args(["--egress-duplicate", &a.duplicate.to_string()]);
     sw.args(["--egress-reorder", &a.reorder.to_string()]);
@@ -241,8 +242,7 @@ fn run_mode(
     reader
         .read_line(&mut line)
         .context("reading the switch's first line")?;
-    // Keep reading so the switch never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+    let mut sw_out_rest = Some(reader);
     let switch_addr = line
         .trim()
         .strip_prefix("listening on ")
@@ -253,6 +253,18 @@ fn run_mode(
             )
         })?
         .to_string();
+    let mut line = String::new();
+    reader_line(&mut line, sw_out_rest.as_mut())?;
+    let p4rt = line
+        .trim()
+        .strip_prefix("p4runtime on ")
+        .ok_or_else(|| anyhow!("the software switch serves no P4Runtime: {line}"))?
+        .to_string();
+    // Keep reading so the switch never writes into a closed pipe.
+    if let Some(mut r) = sw_out_rest.take() {
+        std::thread::spawn(move || std::io::copy(&mut r, &mut std::io::sink()));
+    }
+    load_switch(a, plan_dir, &p4rt)?;
 
     let started = Instant::now();
     let mut ws = Vec::new();
@@ -379,6 +391,41 @@ fn run_mode(
         switch,
         workers: workers_json,
     })
+}
+
+fn reader_line(
+    line: &mut String,
+    reader: Option<&mut BufReader<std::process::ChildStdout>>,
+) -> Result<()> {
+    let r = reader.expect("the switch's stdout");
+    r.read_line(line)
+        .context("reading the switch's second line")?;
+    Ok(())
+}
+
+/// Installs the plan into the switch over P4Runtime, as `switch-ctl load` does.
+fn load_switch(a: &TestbedArgs, plan_dir: &Path, addr: &str) -> Result<()> {
+    use switch_ctl::install::{install, sizes_of};
+    use switch_ctl::program::{program_for, Deployment};
+    let plan = Plan::load(plan_dir)?;
+    let mut target = sgnn_p4rt::target::P4RuntimeTarget::connect(
+        addr,
+        0,
+        1,
+        &sgnn_p4rt::schema::switchgnn_p4info(),
+    )?;
+    let mut dep = Deployment::standard(plan.workers());
+    dep.drop_probability = a.loss;
+    let sizes = sizes_of(&target)?;
+    let prog = program_for(&plan, &dep, &sizes)?;
+    let r = install(&mut target, &prog, 1000, &mut |_, _| {})?;
+    eprintln!(
+        "switch-ctl load: {} operations in {:.2} s ({:.0}/s) into {addr}",
+        r.entries,
+        r.seconds,
+        r.rate()
+    );
+    Ok(())
 }
 
 /// Checks every worker's sums of every round against a single-process reference computed
