@@ -189,6 +189,7 @@ host/dpdk-sys/README.md).";
             "rte_eth_dev_info_get",
             "rte_eth_dev_socket_id",
             "rte_eth_dev_configure",
+            "rte_eth_dev_adjust_nb_rx_tx_desc",
             "rte_eth_rx_queue_setup",
             "rte_eth_tx_queue_setup",
             "rte_eth_dev_start",
