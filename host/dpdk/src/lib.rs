@@ -385,14 +385,15 @@ pub struct Port {
     pool: Arc<Mempool>,
     cfg: PortConfig,
     rx: Vec<*mut sys::rte_mbuf>,
-    tx: Vec<*mut sys::rte_mbuf>,
+    pending: Vec<*mut sys::rte_mbuf>,
+    pending_bytes: u64,
     scratch: Vec<u8>,
     counters: PortStats,
     _eal: Eal,
 }
 
-// SAFETY: a port's queues are used by one thread at a time (&mut self); the mbuf pointers
-// it holds between calls are always empty slots.
+// SAFETY: a port's queues are used by one thread at a time (&mut self); the mbufs it holds
+// between calls (queued for transmission) belong to it alone.
 unsafe impl Send for Port {}
 
 impl std::fmt::Debug for Port {
@@ -462,7 +463,8 @@ impl Port {
                 pool,
                 cfg: cfg.clone(),
                 rx: vec![ptr::null_mut(); BURST],
-                tx: vec![ptr::null_mut(); BURST],
+                pending: Vec::with_capacity(BURST),
+                pending_bytes: 0,
                 scratch: Vec::new(),
                 counters: PortStats::default(),
                 _eal: eal.clone(),
@@ -571,61 +573,71 @@ impl Port {
     /// Transmits `frames` (whole Ethernet frames, each copied into an mbuf) in bursts of
     /// [`BURST`]. What the device does not take after [`PortConfig::tx_retries`] offers is
     /// freed and counted ([`PortStats::tx_dropped`]), like loss on a congested link. Returns
-    /// how many frames the device took.
+    /// how many of `frames` the device took (frames queued earlier by [`Port::tx_queue`] go
+    /// first and are not counted).
     pub fn tx_burst<F: AsRef<[u8]>>(&mut self, frames: &[F]) -> usize {
+        self.tx_flush();
         let mut sent = 0;
-        for chunk in frames.chunks(BURST) {
-            let n = chunk.len();
-            // SAFETY: self.tx has BURST slots; on success all n are valid fresh mbufs.
-            let r = unsafe {
-                sys::sgnn_rte_pktmbuf_alloc_bulk(
-                    self.pool.ptr.as_ptr(),
-                    self.tx.as_mut_ptr(),
-                    n as u32,
-                )
+        for f in frames {
+            self.tx_queue(f.as_ref());
+            if self.pending.len() + 1 >= BURST {
+                sent += self.tx_flush();
+            }
+        }
+        sent + self.tx_flush()
+    }
+
+    /// Copies `frame` into an mbuf and queues it for [`Port::tx_flush`] (which runs by itself
+    /// once [`BURST`] frames wait). Returns false if the frame was dropped: no free mbuf, or
+    /// larger than one ([`PortStats::tx_nombuf`]).
+    pub fn tx_queue(&mut self, frame: &[u8]) -> bool {
+        // SAFETY: a valid pool; the mbuf (checked for NULL) is ours until queued or freed.
+        unsafe {
+            let m = sys::sgnn_rte_pktmbuf_alloc(self.pool.ptr.as_ptr());
+            if m.is_null() {
+                self.counters.tx_nombuf += 1;
+                return false;
+            }
+            let p = if frame.len() <= u16::MAX as usize {
+                sys::sgnn_rte_pktmbuf_append(m, frame.len() as u16)
+            } else {
+                ptr::null_mut()
             };
-            if r != 0 {
-                self.counters.tx_nombuf += (frames.len() - sent) as u64;
-                return sent;
+            if p.is_null() {
+                sys::sgnn_rte_pktmbuf_free(m);
+                self.counters.tx_nombuf += 1;
+                return false;
             }
-            for (i, f) in chunk.iter().enumerate() {
-                let f = f.as_ref();
-                let m = self.tx[i];
-                // SAFETY: m is a fresh mbuf; append returns NULL (checked) if f does not fit.
-                unsafe {
-                    let p = if f.len() <= u16::MAX as usize {
-                        sys::sgnn_rte_pktmbuf_append(m, f.len() as u16)
-                    } else {
-                        ptr::null_mut()
-                    };
-                    if p.is_null() {
-                        sys::sgnn_rte_pktmbuf_free(m);
-                        self.counters.tx_nombuf += 1;
-                        self.tx[i] = ptr::null_mut();
-                        continue;
-                    }
-                    ptr::copy_nonoverlapping(f.as_ptr(), p as *mut u8, f.len());
-                }
-            }
-            // Frames too large for an mbuf left holes: close them.
-            let ready = self.compact_tx(n);
-            let lens: usize = self.tx[..ready]
-                .iter()
-                // SAFETY: filled mbufs.
-                .map(|&m| unsafe { sys::sgnn_rte_pktmbuf_pkt_len(m) } as usize)
-                .sum();
-            let mut done = 0;
-            let mut tries = 0;
+            ptr::copy_nonoverlapping(frame.as_ptr(), p as *mut u8, frame.len());
+            self.pending.push(m);
+            self.pending_bytes += frame.len() as u64;
+        }
+        if self.pending.len() >= BURST {
+            self.tx_flush();
+        }
+        true
+    }
+
+    /// Transmits the frames queued by [`Port::tx_queue`]; returns how many the device took.
+    /// The rest are freed and counted as [`PortStats::tx_dropped`].
+    pub fn tx_flush(&mut self) -> usize {
+        let ready = self.pending.len();
+        if ready == 0 {
+            return 0;
+        }
+        let mut done = 0;
+        let mut tries = 0;
+        // SAFETY (whole block): pending holds filled mbufs that are ours until the device
+        // takes them (and may free them at once: their lengths were summed when queued);
+        // those it did not take are still ours and freed here.
+        unsafe {
             while done < ready {
-                // SAFETY: slots done..ready hold filled mbufs.
-                let k = unsafe {
-                    sys::sgnn_rte_eth_tx_burst(
-                        self.id,
-                        0,
-                        self.tx.as_mut_ptr().add(done),
-                        (ready - done) as u16,
-                    )
-                } as usize;
+                let k = sys::sgnn_rte_eth_tx_burst(
+                    self.id,
+                    0,
+                    self.pending.as_mut_ptr().add(done),
+                    (ready - done) as u16,
+                ) as usize;
                 done += k;
                 if k == 0 {
                     tries += 1;
@@ -635,40 +647,23 @@ impl Port {
                     std::hint::spin_loop();
                 }
             }
-            let mut unsent = 0;
+            let mut dropped_bytes = 0u64;
             if done < ready {
-                for &m in &self.tx[done..ready] {
-                    // SAFETY: still ours.
-                    unsent += unsafe { sys::sgnn_rte_pktmbuf_pkt_len(m) } as usize;
+                for &m in &self.pending[done..] {
+                    dropped_bytes += sys::sgnn_rte_pktmbuf_pkt_len(m) as u64;
                 }
-                // SAFETY: the device did not take these; they are still ours.
-                unsafe {
-                    sys::rte_pktmbuf_free_bulk(
-                        self.tx.as_mut_ptr().add(done),
-                        (ready - done) as u32,
-                    )
-                };
+                sys::rte_pktmbuf_free_bulk(
+                    self.pending.as_mut_ptr().add(done),
+                    (ready - done) as u32,
+                );
                 self.counters.tx_dropped += (ready - done) as u64;
             }
-            sent += done;
             self.counters.tx_frames += done as u64;
-            self.counters.tx_bytes += (lens - unsent) as u64;
+            self.counters.tx_bytes += self.pending_bytes - dropped_bytes;
         }
-        sent
-    }
-
-    fn compact_tx(&mut self, n: usize) -> usize {
-        let mut w = 0;
-        for r in 0..n {
-            if !self.tx[r].is_null() {
-                self.tx[w] = self.tx[r];
-                w += 1;
-            }
-        }
-        for slot in &mut self.tx[w..n] {
-            *slot = ptr::null_mut();
-        }
-        w
+        self.pending.clear();
+        self.pending_bytes = 0;
+        done
     }
 
     /// The device's counters and this wrapper's drop counters.
@@ -703,6 +698,7 @@ impl Port {
 
 impl Drop for Port {
     fn drop(&mut self) {
+        self.tx_flush();
         // SAFETY: the port was started by open; nothing else uses it.
         unsafe {
             sys::rte_eth_dev_stop(self.id);
