@@ -14,6 +14,7 @@
 //! from the thread that owns it. Without the default `link` feature this crate is empty.
 
 #![cfg(feature = "link")]
+#![deny(missing_docs)]
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
