@@ -40,7 +40,7 @@ fn eal(role: &str, sock: &str) -> Eal {
 fn open(eal: &Eal) -> Port {
     let pool = Mempool::new(eal, "perf", 16383, MBUF_DATA_ROOM).expect("pool");
     let cfg = PortConfig {
-        tx_retries: 1_000_000,
+        tx_wait: Duration::from_secs(1),
         ..PortConfig::default()
     };
     let port = Port::open(eal, eal.ports()[0], pool, &cfg).expect("port");

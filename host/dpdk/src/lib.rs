@@ -324,9 +324,9 @@ pub struct PortConfig {
     pub tx_queue_size: u16,
     /// Receive every frame, whatever its destination MAC (ignored by devices that cannot).
     pub promiscuous: bool,
-    /// How often [`Port::tx_burst`] offers the device what it did not take (a full ring)
-    /// before dropping it.
-    pub tx_retries: u32,
+    /// How long [`Port::tx_flush`] keeps offering the device what it did not take (its ring
+    /// full: the peer is slow, or descheduled) before dropping it.
+    pub tx_wait: Duration,
 }
 
 impl Default for PortConfig {
@@ -335,7 +335,7 @@ impl Default for PortConfig {
             rx_queue_size: 1024,
             tx_queue_size: 1024,
             promiscuous: true,
-            tx_retries: 64,
+            tx_wait: Duration::from_micros(200),
         }
     }
 }
@@ -572,20 +572,19 @@ impl Port {
     }
 
     /// Transmits `frames` (whole Ethernet frames, each copied into an mbuf) in bursts of
-    /// [`BURST`]. What the device does not take after [`PortConfig::tx_retries`] offers is
+    /// [`BURST`]. What the device does not take within [`PortConfig::tx_wait`] is
     /// freed and counted ([`PortStats::tx_dropped`]), like loss on a congested link. Returns
     /// how many of `frames` the device took (frames queued earlier by [`Port::tx_queue`] go
     /// first and are not counted).
     pub fn tx_burst<F: AsRef<[u8]>>(&mut self, frames: &[F]) -> usize {
         self.tx_flush();
-        let mut sent = 0;
+        let before = self.counters.tx_frames;
         for f in frames {
+            // Flushes by itself every BURST frames.
             self.tx_queue(f.as_ref());
-            if self.pending.len() + 1 >= BURST {
-                sent += self.tx_flush();
-            }
         }
-        sent + self.tx_flush()
+        self.tx_flush();
+        (self.counters.tx_frames - before) as usize
     }
 
     /// Copies `frame` into an mbuf and queues it for [`Port::tx_flush`] (which runs by itself
@@ -627,7 +626,7 @@ impl Port {
             return 0;
         }
         let mut done = 0;
-        let mut tries = 0;
+        let mut since: Option<Instant> = None;
         // SAFETY (whole block): pending holds filled mbufs that are ours until the device
         // takes them (and may free them at once: their lengths were summed when queued);
         // those it did not take are still ours and freed here.
@@ -641,8 +640,9 @@ impl Port {
                 ) as usize;
                 done += k;
                 if k == 0 {
-                    tries += 1;
-                    if tries > self.cfg.tx_retries {
+                    // The clock is read on this slow path only.
+                    let t = *since.get_or_insert_with(Instant::now);
+                    if t.elapsed() > self.cfg.tx_wait {
                         break;
                     }
                     std::hint::spin_loop();

@@ -110,11 +110,20 @@ fn memif_args(sock: &str, role: &str) -> Vec<String> {
     )]
 }
 
+/// The echo test counts every frame: wait for a full ring to drain (the peer may be
+/// descheduled on a busy machine) rather than drop.
+fn lossless() -> PortConfig {
+    PortConfig {
+        tx_wait: Duration::from_secs(5),
+        ..PortConfig::default()
+    }
+}
+
 fn memif_server(sock: &str) {
     let eal = eal(&memif_args(sock, "server"));
     let pool = Mempool::new(&eal, "srv", 8191, MBUF_DATA_ROOM).unwrap();
-    let mut port = Port::open(&eal, eal.ports()[0], pool, &PortConfig::default())
-        .unwrap_or_else(|e| die(&e.to_string()));
+    let mut port =
+        Port::open(&eal, eal.ports()[0], pool, &lossless()).unwrap_or_else(|e| die(&e.to_string()));
     println!("READY");
     let t = Instant::now();
     let (mut echoed, mut bytes) = (0usize, 0u64);
@@ -141,8 +150,8 @@ fn memif_server(sock: &str) {
 fn memif_client(sock: &str) {
     let eal = eal(&memif_args(sock, "client"));
     let pool = Mempool::new(&eal, "cli", 8191, MBUF_DATA_ROOM).unwrap();
-    let mut port = Port::open(&eal, eal.ports()[0], pool, &PortConfig::default())
-        .unwrap_or_else(|e| die(&e.to_string()));
+    let mut port =
+        Port::open(&eal, eal.ports()[0], pool, &lossless()).unwrap_or_else(|e| die(&e.to_string()));
     if !port.wait_link_up(Duration::from_secs(20)) {
         die("memif link did not come up");
     }
