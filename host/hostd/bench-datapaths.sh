@@ -91,7 +91,7 @@ run "udp (loopback)" \
 vd=(); for w in $(seq 0 $((W - 1))); do vd+=(--vdev=net_memif$w,role=server,socket=$T/m$w.sock,socket-abstract=no); done
 run "dpdk memif (switch on dpdk)" \
     "$BIN/softswitch --plan $T/plan --dpdk -- ${EAL[*]} --file-prefix ${P}s ${vd[*]}" \
-    "$BIN/sgnn-hostd --plan $T/plan --worker-id \$w --datapath dpdk ${HOSTD[*]} --stats-json $T/w\$w.json -- ${EAL[*]} --file-prefix ${P}w\$w --vdev=net_memif0,role=client,socket=$T/m\$w.sock,socket-abstract=no"
+    "$BIN/sgnn-hostd --plan $T/plan --worker-id \$w --datapath dpdk ${HOSTD[*]} --stats-json $T/w\$w.json -- ${EAL[*]} --file-prefix ${P}w\$w --vdev=net_memif0,role=client,socket=$T/m\$w.sock,socket-abstract=no${MEMIF_OPTS:-}"
 
 # Veths between namespaces
 netns

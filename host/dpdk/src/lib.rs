@@ -325,7 +325,8 @@ pub struct PortConfig {
     /// Receive every frame, whatever its destination MAC (ignored by devices that cannot).
     pub promiscuous: bool,
     /// How long [`Port::tx_flush`] keeps offering the device what it did not take (its ring
-    /// full: the peer is slow, or descheduled) before dropping it.
+    /// full: the peer is slow, or descheduled) before dropping it. Frames for a link that is
+    /// down are dropped at once.
     pub tx_wait: Duration,
 }
 
@@ -640,7 +641,11 @@ impl Port {
                 ) as usize;
                 done += k;
                 if k == 0 {
-                    // The clock is read on this slow path only.
+                    // The slow path: a link that is down (a memif peer not connected yet, or
+                    // gone) will not take anything; do not wait for it.
+                    if since.is_none() && !self.link_up() {
+                        break;
+                    }
                     let t = *since.get_or_insert_with(Instant::now);
                     if t.elapsed() > self.cfg.tx_wait {
                         break;
