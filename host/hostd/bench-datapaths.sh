@@ -9,7 +9,8 @@
 #   sudo host/hostd/bench-datapaths.sh [GRAPH] [SWITCH_MEM] [EXTRA HOSTD ARGS...]
 #
 # Defaults: rmat:scale=11,edge_factor=8 and 64KB; the daemons' own rate defaults (start at
-# 1000 Mbit/s, at most 10000) unless EXTRA says otherwise.
+# 1000 Mbit/s, at most 10000) unless EXTRA says otherwise. MEMIF_OPTS=",rsize=12" appends
+# options to the daemons' memif vdevs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BIN=target/release
