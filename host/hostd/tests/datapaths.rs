@@ -229,11 +229,19 @@ fn drop_stdin(c: &mut Child) {
     drop(c.stdin.take());
 }
 
+/// Says why a case is skipped on the real standard error: libtest captures `eprintln!`
+/// and shows it only for failures, but a skip must be seen.
+fn skipped(what: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {what}: {why}");
+}
+
 fn dpdk_built() -> bool {
     if !cfg!(feature = "dpdk") {
-        eprintln!(
-            "SKIPPED: sgnn-hostd was built without its `dpdk` feature (needs libdpdk-dev); \
-             build with default features to run the DPDK cases"
+        skipped(
+            "a DPDK case",
+            "sgnn-hostd was built without its `dpdk` feature (needs libdpdk-dev); build with \
+             default features to run the DPDK cases",
         );
         return false;
     }
@@ -349,7 +357,7 @@ impl VethNet {
 
 fn namespaces_ok(what: &str) -> bool {
     if let Err(e) = can_create_namespaces() {
-        eprintln!("SKIPPED {what}: {e}");
+        skipped(what, &e.to_string());
         return false;
     }
     true
