@@ -13,7 +13,7 @@ use clap::{Parser, ValueEnum};
 use sgnn_graph::npy::write_npy;
 use sgnn_graph::Features;
 use sgnn_plan::Plan;
-use sgnn_transport::datapath::UdpDatapath;
+use sgnn_transport::datapath::{AfPacketDatapath, Datapath, UdpDatapath};
 use sgnn_transport::ipc::{self, Reply, Request};
 use sgnn_transport::reference::{next_layer, reference_sums};
 use sgnn_transport::{
@@ -28,8 +28,17 @@ Loads worker --worker-id's schedule from a plan directory (switch-ctl plan --out
 that the plan fits (worker id, feature size, switch), checks the switch routes this worker
 back to itself (a probe), then per layer sends its vertices block by block, collects the
 switch's aggregates, recovers losses (acks, fetch, RESEND), adds local neighbours and hands
-the per-vertex neighbour sums on. Each UDP datagram carries one Ethernet frame, as the
-softswitch expects. Protocol: docs/host.md.
+the per-vertex neighbour sums on. Protocol: docs/host.md.
+
+Three datapaths (--datapath):
+  udp        (default) kernel UDP: each datagram carries one Ethernet frame, as the
+             softswitch's UDP ports expect; --switch and --bind give the addresses.
+  af-packet  raw frames on --iface NAME (a veth or NIC leading to the switch); root.
+  dpdk       a DPDK ethdev driven from user space by this process's one core; the EAL
+             arguments follow `--`, e.g.
+               -- --no-huge -m 256 --no-pci --vdev=net_memif0,role=client,socket=/run/sw0.sock
+             The port is the first ethdev, or --dpdk-port N|NAME. Built with the cargo
+             feature `dpdk` (default).
 
 Two ways to run:
   stand-alone   --layers L forward rounds then L backward rounds on random (--seed) or
@@ -41,7 +50,11 @@ Two ways to run:
 Example (4 workers, loopback; start softswitch first with the same plan):
   softswitch --plan plan --listen 127.0.0.1:9000 --worker 127.0.0.1:9100 ... --worker 127.0.0.1:9103
   sgnn-hostd --plan plan --worker-id 0 --switch 127.0.0.1:9000 --bind 127.0.0.1:9100 \\
-             --layers 2 --feature-dim 64 --seed 1 --verify --stats-json w0.json";
+             --layers 2 --feature-dim 64 --seed 1 --verify --stats-json w0.json
+Over DPDK memif to `softswitch --dpdk -- ... --vdev=net_memif0,role=server,socket=/tmp/m0.sock`:
+  sgnn-hostd --plan plan --worker-id 0 --datapath dpdk --layers 2 --verify -- \\
+             --no-huge -m 256 --no-pci --no-shconf --no-telemetry \\
+             --vdev=net_memif0,role=client,socket=/tmp/m0.sock,socket-abstract=no";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum ModeArg {
@@ -49,6 +62,26 @@ enum ModeArg {
     Switchgnn,
     /// Baseline: boundary vertices unicast host to host, summed at the receiver.
     HostBased,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DatapathArg {
+    /// Kernel UDP, one Ethernet frame per datagram (--switch, --bind).
+    Udp,
+    /// Raw frames on an interface through AF_PACKET (--iface; root).
+    AfPacket,
+    /// A DPDK ethdev (EAL arguments after `--`; --dpdk-port).
+    Dpdk,
+}
+
+impl DatapathArg {
+    fn name(self) -> &'static str {
+        match self {
+            DatapathArg::Udp => "udp",
+            DatapathArg::AfPacket => "af-packet",
+            DatapathArg::Dpdk => "dpdk",
+        }
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -60,12 +93,31 @@ struct Args {
     /// This worker's id (0-based; the plan's partition numbering).
     #[arg(long, value_name = "W")]
     worker_id: u32,
-    /// UDP address of the switch (softswitch --listen).
+    /// How frames leave and enter this host.
+    #[arg(long, value_enum, default_value = "udp")]
+    datapath: DatapathArg,
+    /// UDP address of the switch (softswitch --listen); --datapath udp.
     #[arg(long, value_name = "ADDR")]
-    switch: SocketAddr,
-    /// UDP address to bind: must be the switch's W-th --worker address.
+    switch: Option<SocketAddr>,
+    /// UDP address to bind: must be the switch's W-th --worker address; --datapath udp.
     #[arg(long, value_name = "ADDR")]
-    bind: SocketAddr,
+    bind: Option<SocketAddr>,
+    /// Interface leading to the switch (its W-th port); --datapath af-packet.
+    #[arg(long, value_name = "NAME")]
+    iface: Option<String>,
+    /// DPDK port: an ethdev id or name (default: the first ethdev); --datapath dpdk.
+    #[arg(long, value_name = "N|NAME")]
+    dpdk_port: Option<String>,
+    /// DPDK: after 100 us without frames, sleep this long between polls (0: poll without
+    /// pause, one core at 100%).
+    #[arg(long, default_value_t = 50, value_name = "US")]
+    dpdk_idle_sleep_us: u64,
+    /// DPDK: packet buffers in the pool.
+    #[arg(long, default_value_t = 8191, value_name = "N")]
+    dpdk_mbufs: u32,
+    /// EAL arguments for --datapath dpdk (after `--`).
+    #[arg(last = true, value_name = "EAL ARGS")]
+    eal: Vec<String>,
     /// SwitchGNN (in-network) or the host-based baseline.
     #[arg(long, value_enum, default_value = "switchgnn")]
     mode: ModeArg,
@@ -262,15 +314,78 @@ fn run(a: &Args) -> Result<()> {
         .feature_dim
         .unwrap_or(plan.manifest.config.feature_dim as usize);
     view.segments_for(dim)?;
-    let dp = UdpDatapath::bind(a.bind, a.switch, a.socket_buffer)
-        .with_context(|| format!("binding {} (talking to the switch at {})", a.bind, a.switch))?;
-    let mut session = Session::new(view.clone(), cfg, dp);
+    if a.datapath != DatapathArg::Dpdk && !a.eal.is_empty() {
+        bail!("EAL arguments after `--` are for --datapath dpdk");
+    }
+    match a.datapath {
+        DatapathArg::Udp => {
+            let (Some(bind), Some(switch)) = (a.bind, a.switch) else {
+                bail!("--datapath udp needs --switch ADDR and --bind ADDR");
+            };
+            let dp = UdpDatapath::bind(bind, switch, a.socket_buffer)
+                .with_context(|| format!("binding {bind} (talking to the switch at {switch})"))?;
+            drive(Session::new(view, cfg, dp), &plan, a, dim)
+        }
+        DatapathArg::AfPacket => {
+            let Some(iface) = &a.iface else {
+                bail!(
+                    "--datapath af-packet needs --iface NAME (the interface leading to the switch)"
+                );
+            };
+            let dp = AfPacketDatapath::open(iface)?;
+            drive(Session::new(view, cfg, dp), &plan, a, dim)
+        }
+        DatapathArg::Dpdk => dpdk(view, cfg, &plan, a, dim),
+    }
+}
+
+#[cfg(feature = "dpdk")]
+fn dpdk(view: Arc<WorkerView>, cfg: EngineConfig, plan: &Plan, a: &Args, dim: usize) -> Result<()> {
+    use sgnn_transport::datapath::{DpdkConfig, DpdkDatapath};
+    let dcfg = DpdkConfig {
+        port: a.dpdk_port.clone(),
+        mbufs: a.dpdk_mbufs,
+        link_timeout: std::time::Duration::from_secs_f64(a.timeout),
+        idle_sleep: std::time::Duration::from_micros(a.dpdk_idle_sleep_us),
+        ..DpdkConfig::default()
+    };
+    let dp = DpdkDatapath::open(&a.eal, &dcfg)?;
+    eprintln!(
+        "worker {}: DPDK port {} ({}, MAC {})",
+        a.worker_id,
+        dp.port().name(),
+        dp.port().driver(),
+        sgnn_dpdk_mac(&dp)
+    );
+    drive(Session::new(view, cfg, dp), plan, a, dim)
+}
+
+#[cfg(feature = "dpdk")]
+fn sgnn_dpdk_mac(dp: &sgnn_transport::datapath::DpdkDatapath) -> String {
+    dp.port()
+        .mac()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn dpdk(_: Arc<WorkerView>, _: EngineConfig, _: &Plan, _: &Args, _: usize) -> Result<()> {
+    bail!(
+        "this sgnn-hostd was built without DPDK: rebuild with the cargo feature `dpdk` (the \
+         default; needs libdpdk-dev), or use --datapath udp or af-packet"
+    )
+}
+
+/// Runs the session (stand-alone or serving) and writes the statistics.
+fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize) -> Result<()> {
     let started = Instant::now();
     let result = (|| -> Result<()> {
         session.connect().context("checking the switch")?;
         match &a.serve {
             Some(path) => serve(&mut session, path),
-            None => standalone(&mut session, &plan, a, dim),
+            None => standalone(&mut session, plan, a, dim),
         }
     })();
     if let Some(path) = &a.stats_json {
@@ -285,20 +400,25 @@ fn run(a: &Args) -> Result<()> {
     result
 }
 
-fn write_stats(
-    s: &Session<UdpDatapath>,
+fn write_stats<D: Datapath>(
+    s: &Session<D>,
     path: &Path,
     a: &Args,
     seconds: f64,
     ok: bool,
 ) -> Result<()> {
     let stats = s.stats();
+    let mut dp = serde_json::Map::new();
+    dp.insert("kind".into(), a.datapath.name().into());
+    for (k, v) in s.datapath().counters() {
+        dp.insert(k.into(), v.into());
+    }
     let v = serde_json::json!({
         "worker": a.worker_id,
         "mode": match a.mode { ModeArg::Switchgnn => "switchgnn", ModeArg::HostBased => "host-based" },
         "ok": ok,
         "seconds": seconds,
-        "udp_send_errors": s.datapath().send_errors,
+        "datapath": dp,
         "sent_total": stats.sent.total(),
         "received_total": stats.received.total(),
         "stats": stats,
@@ -318,7 +438,7 @@ fn local_rows(global: &[f32], vertices: &[u32], dim: usize) -> Vec<f32> {
         .collect()
 }
 
-fn standalone(s: &mut Session<UdpDatapath>, plan: &Plan, a: &Args, dim: usize) -> Result<()> {
+fn standalone<D: Datapath>(s: &mut Session<D>, plan: &Plan, a: &Args, dim: usize) -> Result<()> {
     let n = plan.graph.num_vertices();
     let forward = match &a.features {
         Some(p) => {
@@ -401,7 +521,7 @@ fn standalone(s: &mut Session<UdpDatapath>, plan: &Plan, a: &Args, dim: usize) -
     Ok(())
 }
 
-fn serve(s: &mut Session<UdpDatapath>, path: &Path) -> Result<()> {
+fn serve<D: Datapath>(s: &mut Session<D>, path: &Path) -> Result<()> {
     if path.exists() {
         std::fs::remove_file(path)
             .with_context(|| format!("removing the stale socket {}", path.display()))?;

@@ -1,9 +1,15 @@
 //! Datapaths: how Ethernet frames leave and enter the host.
 //!
 //! The protocol ([`crate::engine::Engine`]) only sees frames. A datapath moves bursts of
-//! them. [`UdpDatapath`] carries one Ethernet frame per UDP datagram to and from the software
-//! switch (unprivileged, works on loopback). AF_PACKET and DPDK backends implement the same
-//! trait.
+//! them:
+//!
+//! - [`UdpDatapath`] carries one Ethernet frame per UDP datagram to and from the software
+//!   switch (unprivileged, works on loopback);
+//! - [`AfPacketDatapath`] sends and receives raw frames on a network interface (a veth or a
+//!   NIC cabled to the switch) through the kernel's `AF_PACKET` sockets (root);
+//! - `DpdkDatapath` (cargo feature `dpdk`) drives a DPDK ethdev from user space: a NIC, or a
+//!   virtual device such as `net_memif` (shared memory to a DPDK software switch) or
+//!   `net_af_packet` (an interface).
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -23,7 +29,18 @@ pub trait Datapath {
         timeout: Duration,
         deliver: &mut dyn FnMut(&[u8]),
     ) -> io::Result<usize>;
+
+    /// The datapath's own counters (frames the device refused, and so on) by name, for the
+    /// daemon's statistics. None by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
+
+#[cfg(feature = "dpdk")]
+mod dpdk;
+#[cfg(feature = "dpdk")]
+pub use dpdk::{DpdkConfig, DpdkDatapath};
 
 /// Frames received per [`Datapath::recv_burst`] at most.
 pub const RECV_BURST: usize = 256;
@@ -107,6 +124,10 @@ fn wait_readable(s: &UdpSocket, timeout: Duration) -> io::Result<bool> {
 }
 
 impl Datapath for UdpDatapath {
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("send_errors", self.send_errors)]
+    }
+
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
         let mut sent = 0;
         for f in frames {
@@ -156,5 +177,79 @@ impl Datapath for UdpDatapath {
             }
         }
         Ok(n)
+    }
+}
+
+/// Raw Ethernet frames on one interface through an `AF_PACKET` socket (needs root or
+/// `CAP_NET_RAW`). The interface leads to the switch: every frame sent goes there.
+#[derive(Debug)]
+pub struct AfPacketDatapath {
+    sock: sgnn_netdev::AfPacket,
+    buf: Vec<u8>,
+    /// Frames sent.
+    pub sent: u64,
+    /// Frames received.
+    pub received: u64,
+}
+
+impl AfPacketDatapath {
+    /// Opens a raw socket on `iface` (in this thread's network namespace).
+    pub fn open(iface: &str) -> Result<Self, sgnn_netdev::Error> {
+        Ok(AfPacketDatapath {
+            sock: sgnn_netdev::AfPacket::open(iface)?,
+            buf: vec![0u8; 9216],
+            sent: 0,
+            received: 0,
+        })
+    }
+
+    /// The interface.
+    pub fn ifname(&self) -> &str {
+        self.sock.ifname()
+    }
+}
+
+fn netdev_io(e: sgnn_netdev::Error) -> io::Error {
+    match e {
+        sgnn_netdev::Error::Io { what, source } => {
+            io::Error::new(source.kind(), format!("{what}: {source}"))
+        }
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+impl Datapath for AfPacketDatapath {
+    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
+        for f in frames {
+            // Blocks (briefly) while the socket's buffer is full: back-pressure, not loss.
+            self.sock.send(f).map_err(netdev_io)?;
+        }
+        self.sent += frames.len() as u64;
+        Ok(frames.len())
+    }
+
+    fn recv_burst(
+        &mut self,
+        timeout: Duration,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        let mut wait = Some(timeout);
+        while n < RECV_BURST {
+            match self.sock.recv(&mut self.buf, wait).map_err(netdev_io)? {
+                Some(len) => {
+                    deliver(&self.buf[..len]);
+                    n += 1;
+                    wait = Some(Duration::ZERO);
+                }
+                None => break,
+            }
+        }
+        self.received += n as u64;
+        Ok(n)
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("sent", self.sent), ("received", self.received)]
     }
 }

@@ -1460,7 +1460,7 @@ impl Engine {
         };
         if matches!(self.probe, Probe::Pending { .. }) {
             return format!(
-                "worker {w}: no answer from the switch to the start-up probe for {secs:.1} s: check that the switch is running, that --switch is its listen address, and that its worker list has this daemon's address as worker {w}"
+                "worker {w}: no answer from the switch to the start-up probe for {secs:.1} s: check that the switch is running and that this daemon is its port {w} (UDP: --switch is the switch's listen address and its worker list has this daemon's address as worker {w}; AF_PACKET or DPDK: this daemon's interface or ethdev leads to the switch's port {w})"
             );
         }
         let layer = self

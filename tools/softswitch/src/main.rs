@@ -1,4 +1,5 @@
-//! `softswitch`: the SwitchGNN software switch on UDP (one Ethernet frame per datagram).
+//! `softswitch`: the SwitchGNN software switch on UDP (one Ethernet frame per datagram), on
+//! interfaces (AF_PACKET) or on DPDK ethdevs.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -16,20 +17,26 @@ use softswitch::ports::{
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 const ABOUT: &str =
-    "SwitchGNN software switch: the P4 pipeline's model, serving workers over UDP or veths.
+    "SwitchGNN software switch: the P4 pipeline's model, serving workers over UDP, veths or DPDK.
 
 Ports are either UDP peers (`--worker ADDR`, repeated: port i is the i-th address; each datagram
-carries one Ethernet frame; no privileges needed) or network interfaces (`--iface NAME`,
-repeated: port i is the i-th interface, raw frames over AF_PACKET; needs root). Worker w sits on
-port w with MAC 02:00:00:00:hi:lo and IPv4 10.1.hi.lo.
+carries one Ethernet frame; no privileges needed), network interfaces (`--iface NAME`,
+repeated: port i is the i-th interface, raw frames over AF_PACKET; needs root), or DPDK
+ethdevs (`--dpdk -- EAL ARGS`: port i is the i-th ethdev, e.g. one `net_memif` server per
+worker; cargo feature `dpdk`). Worker w sits on port w with MAC 02:00:00:00:hi:lo and IPv4
+10.1.hi.lo.
 
 With --plan the switch loads worker addresses and every block's aggregation entries itself.
-The switch prints `listening on ADDR` (UDP) or `serving af_packet on IFACES` once ready, and
+The switch prints `listening on ADDR` (UDP), `serving af_packet on IFACES` or
+`serving dpdk on PORTS` once ready, and
 on exit (stdin closed, or --exit-after-blocks reached) prints its counters as JSON (and writes
 them to --stats-json).
 
   softswitch --plan plan/ --listen 127.0.0.1:9000 --worker 127.0.0.1:9100 --worker 127.0.0.1:9101
-  softswitch --plan plan/ --iface sw0 --iface sw1";
+  softswitch --plan plan/ --iface sw0 --iface sw1
+  softswitch --plan plan/ --dpdk -- --no-huge -m 256 --no-pci --no-shconf --no-telemetry \\
+      --vdev=net_memif0,role=server,socket=/tmp/sw0.sock,socket-abstract=no \\
+      --vdev=net_memif1,role=server,socket=/tmp/sw1.sock,socket-abstract=no";
 
 #[derive(Parser)]
 #[command(name = "softswitch", version, about = ABOUT, long_about = ABOUT)]
@@ -52,8 +59,21 @@ struct Args {
     #[arg(long = "worker", value_name = "ADDR", conflicts_with = "ifaces")]
     workers: Vec<SocketAddr>,
     /// Interface of port 0, 1, ... in order (AF_PACKET); one per worker of the plan.
-    #[arg(long = "iface", value_name = "NAME")]
+    #[arg(long = "iface", value_name = "NAME", conflicts_with = "dpdk")]
     ifaces: Vec<String>,
+    /// Ports on DPDK ethdevs, one per worker in ethdev order; EAL arguments after `--`.
+    #[arg(long, conflicts_with = "workers")]
+    dpdk: bool,
+    /// With --dpdk and no --plan: how many ethdevs are ports (0..N).
+    #[arg(long, value_name = "N")]
+    dpdk_ports: Option<usize>,
+    /// DPDK: after 100 us without frames, sleep this long between polls (0: poll without
+    /// pause, one core at 100%).
+    #[arg(long, default_value_t = 50, value_name = "US")]
+    dpdk_idle_sleep_us: u64,
+    /// EAL arguments for --dpdk (after `--`).
+    #[arg(last = true, value_name = "EAL ARGS")]
+    eal: Vec<String>,
     /// Aggregators (register size); default: the P4 program's AGGREGATORS (65536).
     #[arg(long)]
     aggregators: Option<u32>,
@@ -96,7 +116,41 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
-    let nports = a.workers.len().max(a.ifaces.len());
+    let plan = match &a.plan {
+        Some(dir) => match Plan::load(dir) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("error: loading plan {}: {e}", dir.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        None => None,
+    };
+    if !a.dpdk && !a.eal.is_empty() {
+        eprintln!("error: EAL arguments after `--` are for --dpdk");
+        return ExitCode::FAILURE;
+    }
+    let nports = match (&plan, a.dpdk) {
+        (Some(p), true) => p.workers() as usize,
+        (None, true) => a.dpdk_ports.unwrap_or(0),
+        (_, false) => a.workers.len().max(a.ifaces.len()),
+    };
+    if a.dpdk && nports == 0 {
+        eprintln!(
+            "error: with --dpdk and no --plan, say how many ethdevs are ports with --dpdk-ports N"
+        );
+        return ExitCode::FAILURE;
+    }
+    if let Some(plan) = &plan {
+        if nports != plan.workers() as usize {
+            eprintln!(
+                "error: the plan has {} workers but {} ports were given; pass one --worker ADDR (UDP) or one --iface NAME (veth) per worker, in order",
+                plan.workers(),
+                nports
+            );
+            return ExitCode::FAILURE;
+        }
+    }
     let ports: Vec<WorkerPort> = (0..nports as u16)
         .map(|w| WorkerPort {
             port: w,
@@ -115,33 +169,29 @@ fn main() -> ExitCode {
         drop_every: a.drop_every,
         drop_seed: a.drop_seed,
     };
-    let tables = match &a.plan {
-        Some(dir) => {
-            let plan = match Plan::load(dir) {
-                Ok(p) => p,
-                Err(e) => {
-                    eprintln!("error: loading plan {}: {e}", dir.display());
-                    return ExitCode::FAILURE;
-                }
-            };
-            if nports != plan.workers() as usize {
-                eprintln!(
-                    "error: the plan has {} workers but {} ports were given; pass one --worker ADDR (UDP) or one --iface NAME (veth) per worker, in order",
-                    plan.workers(),
-                    nports
-                );
-                return ExitCode::FAILURE;
-            }
+    let tables = match &plan {
+        Some(plan) => {
             let used = plan.manifest.aggregators.min(u32::MAX as u64) as u32;
             cfg.aggregators = a.aggregators.unwrap_or(used.max(1 << 16));
             cfg.workers = plan.workers() as u16;
             cfg.blocks_per_round = plan.blocks.len() as u16;
-            Tables::from_plan(&plan, &ports)
+            Tables::from_plan(plan, &ports)
         }
         None => Tables::default(),
     };
     let pipeline = Arc::new(Mutex::new(Pipeline::new(cfg, tables)));
-    let mut datapath: Box<dyn Ports> = if a.ifaces.is_empty() {
+    let mut datapath: Box<dyn Ports> = if a.dpdk {
+        match open_dpdk(&a, nports) {
+            Ok(p) => {
+                println!("serving {}", p.describe());
+                p
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else if a.ifaces.is_empty() {
         match UdpPorts::bind(a.listen, a.workers.clone()) {
             Ok(p) => {
                 println!("listening on {}", p.socket.local_addr().unwrap());
@@ -205,7 +255,7 @@ fn main() -> ExitCode {
     });
     let dp = result.as_ref().copied().unwrap_or_default();
     let p = pipeline.lock().unwrap();
-    let json = counters_json(&p, &dp);
+    let json = counters_json(&p, &dp, &datapath.counters());
     // Whoever started the switch may have stopped reading its stdout; that is not an error.
     let _ = writeln!(std::io::stdout(), "counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {
@@ -223,10 +273,39 @@ fn main() -> ExitCode {
     }
 }
 
+#[cfg(feature = "dpdk")]
+fn open_dpdk(a: &Args, nports: usize) -> Result<Box<dyn Ports>, String> {
+    use softswitch::ports::{DpdkPorts, DpdkPortsConfig};
+    let cfg = DpdkPortsConfig {
+        idle_sleep: std::time::Duration::from_micros(a.dpdk_idle_sleep_us),
+        ..DpdkPortsConfig::default()
+    };
+    DpdkPorts::open(&a.eal, nports, &cfg)
+        .map(|p| Box::new(p) as Box<dyn Ports>)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(not(feature = "dpdk"))]
+fn open_dpdk(_: &Args, _: usize) -> Result<Box<dyn Ports>, String> {
+    Err(
+        "this softswitch was built without DPDK: rebuild with the cargo feature `dpdk` (the \
+         default; needs libdpdk-dev)"
+            .into(),
+    )
+}
+
 /// The counters as a JSON object (field names as in `Counters`), plus the datapath's
-/// `tx_errors`, `queue_drops`, `max_queue_depth` and the per-port packet and byte counts.
-fn counters_json(p: &Pipeline, dp: &DatapathStats) -> String {
+/// `tx_errors`, `queue_drops`, `max_queue_depth`, the per-port packet and byte counts and the
+/// backend's own counters (`datapath`, DPDK only).
+fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) -> String {
     let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
+    if !backend.is_empty() {
+        v["datapath"] = backend
+            .iter()
+            .map(|(k, n)| (k.clone(), (*n).into()))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+    }
     v["tx_errors"] = dp.tx_errors.into();
     v["queue_drops"] = dp.queue_drops.into();
     v["max_queue_depth"] = dp.max_queue_depth.into();

@@ -4,6 +4,9 @@
 //!   `i`-th peer address (no privileges needed, loopback).
 //! - [`AfPacketPorts`]: one `AF_PACKET` socket per interface (for example the switch ends of
 //!   veth pairs); port `i` is the `i`-th interface.
+//! - `DpdkPorts` (cargo feature `dpdk`): one DPDK ethdev per port, in ethdev order (for
+//!   example `net_memif` servers the daemons connect to, or `net_af_packet` on interfaces);
+//!   frames are received in bursts and processed straight from the mbufs.
 //!
 //! [`serve`] moves frames between the ports and the [`Pipeline`], which it shares behind a
 //! mutex with the control plane (the P4Runtime server) so tables change while traffic flows.
@@ -30,6 +33,36 @@ pub trait Ports {
     fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()>;
     /// A human-readable description (printed at start).
     fn describe(&self) -> String;
+
+    /// Waits up to `timeout` for frames and passes each available one (a burst) to `deliver`
+    /// with its ingress port; returns how many. The default receives one frame into `buf`
+    /// with [`Ports::recv`]; backends with bursts of their own (DPDK) override it and pass
+    /// frames without copying.
+    fn recv_burst(
+        &mut self,
+        buf: &mut [u8],
+        timeout: Duration,
+        deliver: &mut dyn FnMut(PortId, &[u8]),
+    ) -> io::Result<usize> {
+        match self.recv(buf, timeout)? {
+            Some((port, n)) => {
+                deliver(port, &buf[..n]);
+                Ok(1)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Sends what [`Ports::send`] buffered (the DPDK backend sends in bursts). The default
+    /// buffers nothing.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// The backend's own counters by name (per-port frames, drops), for the stats JSON.
+    fn counters(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// Ports on one UDP socket.
@@ -378,25 +411,33 @@ pub fn serve(
             }
             // Let the queues empty at their rate: the last frames (block-advance) matter.
             while let Some(w) = queues.drain(ports, &mut stats) {
+                let _ = ports.flush();
                 std::thread::sleep(w);
+            }
+            if ports.flush().is_err() {
+                stats.tx_errors += 1;
             }
             return Ok(stats);
         }
-        let wait = queues
-            .drain(ports, &mut stats)
-            .map_or(Duration::from_millis(50), |w| {
-                w.min(Duration::from_millis(50))
-            });
-        let Some((port, n)) = ports.recv(&mut buf, wait)? else {
-            continue;
-        };
+        let wait = queues.drain(ports, &mut stats);
+        if ports.flush().is_err() {
+            stats.tx_errors += 1;
+        }
+        let wait = wait.map_or(Duration::from_millis(50), |w| {
+            w.min(Duration::from_millis(50))
+        });
         out.clear();
         {
-            let mut p = pipeline.lock().expect("pipeline lock");
-            if queues.rate_pps.is_some() {
-                p.queue_depth = queues.depths();
-            }
-            p.process(port, &buf[..n], &mut out);
+            // Locked only once frames are there, and once per burst.
+            let mut locked: Option<std::sync::MutexGuard<'_, Pipeline>> = None;
+            let depths = queues.rate_pps.map(|_| queues.depths());
+            ports.recv_burst(&mut buf, wait, &mut |port, frame| {
+                let p = locked.get_or_insert_with(|| pipeline.lock().expect("pipeline lock"));
+                if let Some(d) = &depths {
+                    p.queue_depth.clone_from(d);
+                }
+                p.process(port, frame, &mut out);
+            })?;
         }
         for e in &out {
             if faults.active() {
@@ -406,6 +447,222 @@ pub fn serve(
             } else {
                 queues.push(e.port, &e.frame, ports, &mut stats);
             }
+        }
+        if ports.flush().is_err() {
+            stats.tx_errors += 1;
+        }
+    }
+}
+
+#[cfg(feature = "dpdk")]
+pub use dpdk_ports::{DpdkPorts, DpdkPortsConfig};
+
+#[cfg(feature = "dpdk")]
+mod dpdk_ports {
+    use std::io;
+    use std::time::{Duration, Instant};
+
+    use sgnn_dpdk::{Eal, Mempool, Port, PortConfig, MBUF_DATA_ROOM};
+
+    use super::Ports;
+    use crate::tables::PortId;
+
+    /// How [`DpdkPorts::open`] sets up DPDK.
+    #[derive(Debug, Clone)]
+    pub struct DpdkPortsConfig {
+        /// Receive and transmit descriptors per port.
+        pub queue_size: u16,
+        /// Packet buffers per port in the shared pool.
+        pub mbufs_per_port: u32,
+        /// When no port has frames, poll without pause for this long, then sleep
+        /// [`DpdkPortsConfig::idle_sleep`] between polls.
+        pub spin: Duration,
+        /// Pause between idle polls after the spin; zero: poll without pause (one core).
+        pub idle_sleep: Duration,
+    }
+
+    impl Default for DpdkPortsConfig {
+        fn default() -> Self {
+            DpdkPortsConfig {
+                queue_size: 1024,
+                mbufs_per_port: 4096,
+                spin: Duration::from_micros(100),
+                idle_sleep: Duration::from_micros(50),
+            }
+        }
+    }
+
+    /// The switch's ports on DPDK ethdevs: port `i` is the `i`-th ethdev. Frames are
+    /// received in bursts and handed to the pipeline from the mbufs; frames sent are queued
+    /// per port and transmitted in bursts by [`Ports::flush`].
+    pub struct DpdkPorts {
+        ports: Vec<Port>,
+        next: usize,
+        cfg: DpdkPortsConfig,
+    }
+
+    impl DpdkPorts {
+        /// Initialises DPDK's EAL with `eal_args` and opens its ethdevs as ports
+        /// `0..nports`; it must have exactly `nports` (one per worker, in order). Links are
+        /// not waited for: memif clients connect when their daemons start.
+        pub fn open(
+            eal_args: &[String],
+            nports: usize,
+            cfg: &DpdkPortsConfig,
+        ) -> Result<DpdkPorts, sgnn_dpdk::Error> {
+            let eal = Eal::init(eal_args)?;
+            let ids = eal.ports();
+            if ids.len() != nports {
+                return Err(sgnn_dpdk::Error {
+                    what: "opening the switch's DPDK ports".into(),
+                    reason: format!(
+                        "the plan has {nports} workers but DPDK has {} ethdevs; give the EAL \
+                         one device per worker, in order (e.g. --vdev=net_memif0,role=server,\
+                         socket=/tmp/sw0.sock,socket-abstract=no --vdev=net_memif1,...)",
+                        ids.len()
+                    ),
+                });
+            }
+            let pool = Mempool::new(
+                &eal,
+                "softswitch",
+                (cfg.mbufs_per_port * nports as u32).max(1023),
+                MBUF_DATA_ROOM,
+            )?;
+            let pcfg = PortConfig {
+                rx_queue_size: cfg.queue_size,
+                tx_queue_size: cfg.queue_size,
+                ..PortConfig::default()
+            };
+            let ports = ids
+                .iter()
+                .map(|&id| Port::open(&eal, id, pool.clone(), &pcfg))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(DpdkPorts {
+                ports,
+                next: 0,
+                cfg: cfg.clone(),
+            })
+        }
+
+        /// The ethdevs, port by port.
+        pub fn ports(&self) -> &[Port] {
+            &self.ports
+        }
+    }
+
+    impl Ports for DpdkPorts {
+        fn recv(
+            &mut self,
+            buf: &mut [u8],
+            timeout: Duration,
+        ) -> io::Result<Option<(PortId, usize)>> {
+            let mut got = None;
+            let n = buf.len();
+            let mut one = |p: PortId, f: &[u8]| {
+                let k = f.len().min(n);
+                buf[..k].copy_from_slice(&f[..k]);
+                got = Some((p, k));
+            };
+            // One frame at a time: poll each port for at most one.
+            let start = Instant::now();
+            loop {
+                for k in 0..self.ports.len() {
+                    let i = (self.next + k) % self.ports.len();
+                    if self.ports[i].rx_burst(1, |f| one(i as PortId, f)) > 0 {
+                        self.next = (i + 1) % self.ports.len();
+                        return Ok(got);
+                    }
+                }
+                if !self.idle(start, timeout) {
+                    return Ok(None);
+                }
+            }
+        }
+
+        fn recv_burst(
+            &mut self,
+            _buf: &mut [u8],
+            timeout: Duration,
+            deliver: &mut dyn FnMut(PortId, &[u8]),
+        ) -> io::Result<usize> {
+            let start = Instant::now();
+            loop {
+                let mut total = 0;
+                // Every port gets one burst per round, starting after last round's first.
+                for k in 0..self.ports.len() {
+                    let i = (self.next + k) % self.ports.len();
+                    total += self.ports[i].rx_burst(sgnn_dpdk::BURST, |f| deliver(i as PortId, f));
+                }
+                self.next = (self.next + 1) % self.ports.len().max(1);
+                if total > 0 {
+                    return Ok(total);
+                }
+                if !self.idle(start, timeout) {
+                    return Ok(0);
+                }
+            }
+        }
+
+        fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()> {
+            let p = self.ports.get_mut(port as usize).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotFound, format!("no DPDK port {port}"))
+            })?;
+            if p.tx_queue(frame) {
+                Ok(())
+            } else {
+                Err(io::Error::other("no mbuf for the frame"))
+            }
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            for p in &mut self.ports {
+                p.tx_flush();
+            }
+            Ok(())
+        }
+
+        fn describe(&self) -> String {
+            let names: Vec<String> = self
+                .ports
+                .iter()
+                .map(|p| format!("{} ({})", p.name(), p.driver()))
+                .collect();
+            format!("dpdk on {}", names.join(", "))
+        }
+
+        fn counters(&self) -> Vec<(String, u64)> {
+            let mut out = Vec::new();
+            for (i, p) in self.ports.iter().enumerate() {
+                if let Ok(s) = p.stats() {
+                    for (k, v) in [
+                        ("rx_frames", s.rx_frames),
+                        ("tx_frames", s.tx_frames),
+                        ("tx_dropped", s.tx_dropped),
+                        ("tx_nombuf", s.tx_nombuf),
+                        ("dev_imissed", s.imissed),
+                    ] {
+                        out.push((format!("port{i}_{k}"), v));
+                    }
+                }
+            }
+            out
+        }
+    }
+
+    impl DpdkPorts {
+        /// Between empty polls: spin, then sleep; false once `timeout` has passed.
+        fn idle(&self, start: Instant, timeout: Duration) -> bool {
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return false;
+            }
+            if waited < self.cfg.spin || self.cfg.idle_sleep.is_zero() {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(self.cfg.idle_sleep.min(timeout - waited));
+            }
+            true
         }
     }
 }
