@@ -117,17 +117,16 @@ fn a_queue_over_the_threshold_marks_results_ecn_on_bmv2() {
     let mut out = Vec::new();
     // Paced by bmv2's rx counter so no frame is lost on the way in; the egress queues, at
     // 100 frames/s, still fill.
-    let mut sent = 0u64;
-    for st in sc
+    for (sent, st) in sc
         .steps
         .iter()
         .take_while(|s| s.what.starts_with("data round 0 block 0"))
+        .enumerate()
     {
-        while sent >= target.read_counter("events", 0).unwrap().packets + 16 {
+        while sent as u64 >= target.read_counter("events", 0).unwrap().packets + 16 {
             std::thread::sleep(Duration::from_millis(1));
         }
         net.send(st.port, &st.frame).unwrap();
-        sent += 1;
         out.clear();
         model.process(st.port, &st.frame, &mut out);
         want_results += out.len();
