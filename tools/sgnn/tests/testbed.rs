@@ -5,6 +5,12 @@
 use std::process::Command;
 
 fn testbed(extra: &[&str]) -> (bool, String, String) {
+    let (ok, last, err, _) = testbed_report(extra);
+    (ok, last, err)
+}
+
+/// Runs the testbed; also returns report.json when it succeeded.
+fn testbed_report(extra: &[&str]) -> (bool, String, String, serde_json::Value) {
     let out = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_sgnn"))
         .args([
@@ -28,17 +34,17 @@ fn testbed(extra: &[&str]) -> (bool, String, String) {
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     let last = stdout.lines().last().unwrap_or("").to_string();
+    let mut report = serde_json::Value::Null;
     if o.status.success() {
-        let report: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
-                .unwrap();
+        let text = std::fs::read_to_string(out.path().join("report.json")).unwrap();
+        report = serde_json::from_str(&text).unwrap();
         assert!(report["values_checked"].as_u64().unwrap() > 0);
         assert!(
             report["blocks"].as_u64().unwrap() > 1,
             "the plan has several blocks"
         );
     }
-    (o.status.success(), last, stderr)
+    (o.status.success(), last, stderr, report)
 }
 
 #[test]
@@ -82,4 +88,60 @@ fn bad_options_fail_with_what_to_fix() {
     let (ok, last, _) = testbed(&["--loss", "1.5"]);
     assert!(!ok);
     assert_eq!(last, "FAILED: --loss is a probability in [0, 1), got 1.5");
+}
+
+#[test]
+fn exact_sums_over_veths_in_namespaces_with_netem_loss() {
+    if let Err(e) = sgnn_netdev::can_create_namespaces() {
+        eprintln!("SKIPPED testbed --net veth: {e}");
+        return;
+    }
+    let (ok, last, err, report) =
+        testbed_report(&["--net", "veth", "--layers", "1", "--loss", "0.02"]);
+    // The loss happened (netem, or the switch where the kernel has no netem) and was repaired.
+    let repairs = report["runs"][0]["fetches"].as_u64().unwrap_or(0)
+        + report["runs"][0]["retransmissions"].as_u64().unwrap_or(0);
+    assert!(repairs > 0, "{report}");
+    assert!(
+        ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
+        "{last}\n{err}"
+    );
+}
+
+#[test]
+fn exact_sums_with_bmv2_as_the_switch() {
+    let missing = ["p4c", "simple_switch_grpc"].into_iter().find(|t| {
+        let env = if *t == "p4c" {
+            "P4C"
+        } else {
+            "SIMPLE_SWITCH_GRPC"
+        };
+        std::env::var_os(env).is_none()
+            && !std::env::var_os("PATH")
+                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()))
+    });
+    if let Some(t) = missing {
+        eprintln!(
+            "SKIPPED testbed --switch bmv2: `{t}` is not installed (see bmv2-tests/README.md)"
+        );
+        return;
+    }
+    if let Err(e) = sgnn_netdev::can_create_namespaces() {
+        eprintln!("SKIPPED testbed --switch bmv2: {e}");
+        return;
+    }
+    // bmv2 forwards a few thousand frames a second: slow senders, patient workers.
+    let (ok, last, err) = testbed(&[
+        "--switch",
+        "bmv2",
+        "--layers",
+        "1",
+        "--rate-mbps",
+        "10",
+        "--no-baseline",
+    ]);
+    assert!(
+        ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
+        "{last}\n{err}"
+    );
 }

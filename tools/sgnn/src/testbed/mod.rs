@@ -7,6 +7,7 @@
 //! last line printed starts with `verified:` or `FAILED:`, and the exit code agrees.
 
 mod procs;
+mod veth;
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -77,9 +78,36 @@ pub struct TestbedArgs {
     /// A worker gives up after this long without progress, seconds.
     #[arg(long, default_value_t = 20.0)]
     pub timeout: f64,
+    /// Network: `udp` (loopback, no privileges; faults injected by the switch) or `veth`
+    /// (a namespace per worker and one for the switch, veth links, AF_PACKET, faults by
+    /// `tc netem`; root).
+    #[arg(long, value_enum, default_value = "udp")]
+    pub net: Net,
+    /// The switch: the software switch, or bmv2 (`simple_switch_grpc`, compiled from `p4/`
+    /// with `p4c`; found on PATH or through SIMPLE_SWITCH_GRPC / P4C; implies --net veth).
+    #[arg(long, value_enum, default_value = "softswitch")]
+    pub switch: SwitchKind,
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]
     pub out: PathBuf,
+}
+
+/// The network of the testbed.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Net {
+    /// Loopback UDP.
+    Udp,
+    /// Namespaces and veths.
+    Veth,
+}
+
+/// The switch of the testbed.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SwitchKind {
+    /// `softswitch`.
+    Softswitch,
+    /// bmv2 `simple_switch_grpc` running `p4/v1model/switchgnn.p4`.
+    Bmv2,
 }
 
 /// What one mode's run measured.
@@ -210,6 +238,14 @@ fn count_rounds(log: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// Where the switch and the workers run.
+enum Fabric {
+    /// Loopback UDP: every process in this namespace.
+    Udp { addrs: Vec<String> },
+    /// A namespace for the switch and one per worker, joined by veth pairs; AF_PACKET.
+    Veth(veth::Topology),
+}
+
 fn run_mode(
     a: &TestbedArgs,
     sup: &Supervisor,
@@ -220,65 +256,118 @@ fn run_mode(
     std::fs::create_dir_all(out.join("sums"))?;
     let workers = a.workers as usize;
     let rounds = 2 * a.layers as usize;
-    let addrs = free_udp_addrs(workers)?;
-    let softswitch = binary("softswitch", "SGNN_SOFTSWITCH")?;
     let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
-
-    let mut sw = Command::new(&softswitch);
+    // Faults come from netem on veths where the kernel has it, else from the switch.
+    let mut switch_faults = true;
+    let fabric = if a.net == Net::Veth || a.switch == SwitchKind::Bmv2 {
+        let t = veth::Topology::create(workers)?;
+        switch_faults = !t.apply_faults(a.loss, a.duplicate, a.reorder, a.seed)?;
+        if switch_faults && a.loss + a.duplicate + a.reorder > 0.0 {
+            eprintln!("note: this kernel has no netem; the switch injects the faults");
+            if a.switch == SwitchKind::Bmv2 && a.duplicate + a.reorder > 0.0 {
+                bail!("--duplicate and --reorder need netem with --switch bmv2 (bmv2 only drops); this kernel has no sch_netem");
+            }
+        }
+        Fabric::Veth(t)
+    } else {
+        Fabric::Udp {
+            addrs: free_udp_addrs(workers)?,
+        }
+    };
     let sock = out.join("p4runtime.sock");
-    sw.arg("--p4runtime")
-        .arg(format!("unix:{}", sock.display()));
-    for ad in &addrs {
-        sw.args(["--worker", ad]);
-    }
-    sw.arg("--stats-json").arg(out.join("switch.json"));
-    sw.args(["--egress-loss", &a.loss.to_string()]);
-    sw.args(["--egress-duplicate", &a.duplicate.to_string()]);
-    sw.args(["--egress-reorder", &a.reorder.to_string()]);
-    sw.args(["--drop-seed", &a.seed.to_string()]);
-    let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
-    let mut line = String::new();
-    let mut reader = BufReader::new(sw_out.expect("piped"));
-    reader
-        .read_line(&mut line)
-        .context("reading the switch's first line")?;
-    let mut sw_out_rest = Some(reader);
-    let switch_addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or_else(|| {
-            anyhow!(
-                "the software switch did not start: {}",
-                sup.log_tail(sw_i, 5)
-            )
-        })?
-        .to_string();
-    let mut line = String::new();
-    reader_line(&mut line, sw_out_rest.as_mut())?;
-    let p4rt = line
-        .trim()
-        .strip_prefix("p4runtime on ")
-        .ok_or_else(|| anyhow!("the software switch serves no P4Runtime: {line}"))?
-        .to_string();
-    // Keep reading so the switch never writes into a closed pipe.
-    if let Some(mut r) = sw_out_rest.take() {
-        std::thread::spawn(move || std::io::copy(&mut r, &mut std::io::sink()));
-    }
-    load_switch(a, plan_dir, &p4rt)?;
+    let (sw_i, p4rt, switch_addr) = match (&fabric, a.switch) {
+        (Fabric::Veth(t), SwitchKind::Bmv2) => {
+            let (i, addr) = veth::start_bmv2(sup, t, out)?;
+            (i, addr, String::new())
+        }
+        (fabric, _) => {
+            let softswitch = binary("softswitch", "SGNN_SOFTSWITCH")?;
+            let mut sw = match fabric {
+                Fabric::Veth(t) => {
+                    let mut c = t
+                        .switch_ns
+                        .command(softswitch.to_str().expect("utf-8 path"));
+                    for ifname in &t.switch_ifaces {
+                        c.args(["--iface", ifname]);
+                    }
+                    c
+                }
+                Fabric::Udp { addrs } => {
+                    let mut c = Command::new(&softswitch);
+                    for ad in addrs {
+                        c.args(["--worker", ad]);
+                    }
+                    c
+                }
+            };
+            if switch_faults {
+                // No netem (loopback, or a kernel without it): the switch injects the faults
+                // on the way out; its drop simulator drops on the way in (set by load).
+                sw.args(["--egress-loss", &a.loss.to_string()]);
+                sw.args(["--egress-duplicate", &a.duplicate.to_string()]);
+                sw.args(["--egress-reorder", &a.reorder.to_string()]);
+            }
+            sw.arg("--p4runtime")
+                .arg(format!("unix:{}", sock.display()));
+            sw.arg("--stats-json").arg(out.join("switch.json"));
+            sw.args(["--drop-seed", &a.seed.to_string()]);
+            let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
+            let mut reader = BufReader::new(sw_out.expect("piped"));
+            let mut first = String::new();
+            reader
+                .read_line(&mut first)
+                .context("reading the switch's first line")?;
+            let mut second = String::new();
+            reader
+                .read_line(&mut second)
+                .context("reading the switch's second line")?;
+            // Keep reading so the switch never writes into a closed pipe.
+            std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+            let switch_addr = first
+                .trim()
+                .strip_prefix("listening on ")
+                .unwrap_or("")
+                .to_string();
+            let p4rt = second
+                .trim()
+                .strip_prefix("p4runtime on ")
+                .ok_or_else(|| {
+                    anyhow!(
+                        "the software switch did not start: {} {}",
+                        first.trim(),
+                        sup.log_tail(sw_i, 5)
+                    )
+                })?
+                .to_string();
+            (sw_i, p4rt, switch_addr)
+        }
+    };
+    let drop_prob = if switch_faults { a.loss } else { 0.0 };
+    let mut target = load_switch(
+        plan_dir,
+        &p4rt,
+        a.switch == SwitchKind::Bmv2,
+        drop_prob,
+        out,
+    )?;
 
     let started = Instant::now();
     let mut ws = Vec::new();
-    for (w, ad) in addrs.iter().enumerate() {
-        let mut c = Command::new(&hostd);
+    for w in 0..workers {
+        let mut c = match &fabric {
+            Fabric::Udp { addrs } => {
+                let mut c = Command::new(&hostd);
+                c.args(["--switch", &switch_addr, "--bind", &addrs[w]]);
+                c
+            }
+            Fabric::Veth(t) => {
+                let mut c = t.worker_ns[w].command(hostd.to_str().expect("utf-8 path"));
+                c.args(["--datapath", "af-packet", "--iface", &t.worker_ifaces[w]]);
+                c
+            }
+        };
         c.arg("--plan").arg(plan_dir);
-        c.args([
-            "--worker-id",
-            &w.to_string(),
-            "--switch",
-            &switch_addr,
-            "--bind",
-            ad,
-        ]);
+        c.args(["--worker-id", &w.to_string()]);
         c.args(["--mode", mode]);
         c.args(["--layers", &a.layers.to_string()]);
         c.args(["--feature-dim", &a.feature_dim.to_string()]);
@@ -344,10 +433,12 @@ fn run_mode(
     }
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
-    sup.close_stdin(sw_i);
-    let t = Instant::now();
-    while sup.try_wait(sw_i).is_none() && t.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
+    if a.switch == SwitchKind::Softswitch {
+        sup.close_stdin(sw_i);
+        let t = Instant::now();
+        while sup.try_wait(sw_i).is_none() && t.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     if !failures.is_empty() {
         let msgs: Vec<String> = failures
@@ -367,7 +458,11 @@ fn run_mode(
         let t = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
         Ok(serde_json::from_str(&t)?)
     };
-    let switch = read_json(out.join("switch.json"))?;
+    let switch = match a.switch {
+        SwitchKind::Softswitch => read_json(out.join("switch.json"))?,
+        SwitchKind::Bmv2 => veth::bmv2_counters(&mut target, workers)?,
+    };
+    drop(fabric);
     let workers_json: Vec<Value> = (0..workers)
         .map(|w| read_json(out.join(format!("w{w}.json"))))
         .collect::<Result<_>>()?;
@@ -393,29 +488,34 @@ fn run_mode(
     })
 }
 
-fn reader_line(
-    line: &mut String,
-    reader: Option<&mut BufReader<std::process::ChildStdout>>,
-) -> Result<()> {
-    let r = reader.expect("the switch's stdout");
-    r.read_line(line)
-        .context("reading the switch's second line")?;
-    Ok(())
-}
-
-/// Installs the plan into the switch over P4Runtime, as `switch-ctl load` does.
-fn load_switch(a: &TestbedArgs, plan_dir: &Path, addr: &str) -> Result<()> {
+/// Installs the plan into the switch over P4Runtime, as `switch-ctl load` does (pushing the
+/// compiled P4 program first on bmv2).
+fn load_switch(
+    plan_dir: &Path,
+    addr: &str,
+    bmv2: bool,
+    drop_prob: f64,
+    out: &Path,
+) -> Result<sgnn_p4rt::target::P4RuntimeTarget> {
     use switch_ctl::install::{install, sizes_of};
     use switch_ctl::program::{program_for, Deployment};
     let plan = Plan::load(plan_dir)?;
-    let mut target = sgnn_p4rt::target::P4RuntimeTarget::connect(
-        addr,
-        0,
-        1,
-        &sgnn_p4rt::schema::switchgnn_p4info(),
-    )?;
+    let expected = sgnn_p4rt::schema::switchgnn_p4info();
+    let mut target = if bmv2 {
+        let (p4info, json) = veth::compile_p4(out)?;
+        sgnn_p4rt::target::P4RuntimeTarget::connect_and_install(
+            addr,
+            0,
+            1,
+            Default::default(),
+            &p4info,
+            json,
+        )?
+    } else {
+        sgnn_p4rt::target::P4RuntimeTarget::connect(addr, 0, 1, &expected)?
+    };
     let mut dep = Deployment::standard(plan.workers());
-    dep.drop_probability = a.loss;
+    dep.drop_probability = drop_prob;
     let sizes = sizes_of(&target)?;
     let prog = program_for(&plan, &dep, &sizes)?;
     let r = install(&mut target, &prog, 1000, &mut |_, _| {})?;
@@ -425,7 +525,7 @@ fn load_switch(a: &TestbedArgs, plan_dir: &Path, addr: &str) -> Result<()> {
         r.seconds,
         r.rate()
     );
-    Ok(())
+    Ok(target)
 }
 
 /// Checks every worker's sums of every round against a single-process reference computed
