@@ -145,3 +145,35 @@ fn exact_sums_with_bmv2_as_the_switch() {
         "{last}\n{err}"
     );
 }
+
+#[test]
+fn exact_sums_over_every_datapath_at_0_1_and_5_percent_loss() {
+    let root = sgnn_netdev::can_create_namespaces();
+    for net in ["memif", "veth", "veth-dpdk"] {
+        if net != "memif" {
+            if let Err(e) = &root {
+                eprintln!("SKIPPED testbed --net {net}: {e}");
+                continue;
+            }
+        }
+        for loss in ["0", "0.01", "0.05"] {
+            let (ok, last, err) = testbed(&[
+                "--net",
+                net,
+                "--layers",
+                "1",
+                "--loss",
+                loss,
+                "--no-baseline",
+            ]);
+            if !ok && last.contains("built without DPDK") {
+                eprintln!("SKIPPED testbed --net {net}: {last}");
+                break;
+            }
+            assert!(
+                ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
+                "--net {net} --loss {loss}: {last}\n{err}"
+            );
+        }
+    }
+}

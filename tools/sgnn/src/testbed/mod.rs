@@ -78,9 +78,11 @@ pub struct TestbedArgs {
     /// A worker gives up after this long without progress, seconds.
     #[arg(long, default_value_t = 20.0)]
     pub timeout: f64,
-    /// Network: `udp` (loopback, no privileges; faults injected by the switch) or `veth`
-    /// (a namespace per worker and one for the switch, veth links, AF_PACKET, faults by
-    /// `tc netem`; root).
+    /// Network: `udp` (loopback, no privileges; faults injected by the switch), `veth` (a
+    /// namespace per worker and one for the switch, veth links, AF_PACKET, faults by `tc netem`
+    /// where the kernel has it; root) or `memif` (DPDK to DPDK: the switch has one net_memif
+    /// server port per worker, each daemon a memif client; no hugepages, no kernel in the path)
+    /// or `veth-dpdk` (as `veth`, the daemons on DPDK net_af_packet).
     #[arg(long, value_enum, default_value = "udp")]
     pub net: Net,
     /// The switch: the software switch, or bmv2 (`simple_switch_grpc`, compiled from `p4/`
@@ -99,6 +101,11 @@ pub enum Net {
     Udp,
     /// Namespaces and veths.
     Veth,
+    /// DPDK net_memif between the switch and each daemon.
+    Memif,
+    /// Namespaces and veths as `veth`, the daemons on DPDK net_af_packet (the switch on
+    /// AF_PACKET).
+    VethDpdk,
 }
 
 /// The switch of the testbed.
@@ -244,6 +251,36 @@ enum Fabric {
     Udp { addrs: Vec<String> },
     /// A namespace for the switch and one per worker, joined by veth pairs; AF_PACKET.
     Veth(veth::Topology),
+    /// DPDK memif: socket files in this directory.
+    Memif { dir: PathBuf },
+}
+
+/// EAL arguments of one DPDK process: no hugepages, no PCI scan, no shared files, a unique
+/// file prefix, and its memif ports.
+fn eal(prefix: &str, mem_mb: u32, vdevs: &[String]) -> Vec<String> {
+    let mut v: Vec<String> = [
+        "--no-huge",
+        "-m",
+        &mem_mb.to_string(),
+        "--no-pci",
+        "--no-shconf",
+        "--no-telemetry",
+        "--log-level=lib.eal:warning",
+        "--file-prefix",
+        prefix,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    v.extend(vdevs.iter().map(|d| format!("--vdev={d}")));
+    v
+}
+
+fn memif(i: usize, role: &str, sock: &Path) -> String {
+    format!(
+        "net_memif{i},role={role},id=0,socket={},socket-abstract=no",
+        sock.display()
+    )
 }
 
 fn run_mode(
@@ -259,7 +296,7 @@ fn run_mode(
     let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
     // Faults come from netem on veths where the kernel has it, else from the switch.
     let mut switch_faults = true;
-    let fabric = if a.net == Net::Veth || a.switch == SwitchKind::Bmv2 {
+    let fabric = if matches!(a.net, Net::Veth | Net::VethDpdk) || a.switch == SwitchKind::Bmv2 {
         let t = veth::Topology::create(workers)?;
         switch_faults = !t.apply_faults(a.loss, a.duplicate, a.reorder, a.seed)?;
         if switch_faults && a.loss + a.duplicate + a.reorder > 0.0 {
@@ -269,11 +306,16 @@ fn run_mode(
             }
         }
         Fabric::Veth(t)
+    } else if a.net == Net::Memif {
+        let dir = out.join("memif");
+        std::fs::create_dir_all(&dir)?;
+        Fabric::Memif { dir }
     } else {
         Fabric::Udp {
             addrs: free_udp_addrs(workers)?,
         }
     };
+    let prefix = format!("sgnn-tb{}-{mode}", std::process::id());
     let sock = out.join("p4runtime.sock");
     let (sw_i, p4rt, switch_addr) = match (&fabric, a.switch) {
         (Fabric::Veth(t), SwitchKind::Bmv2) => {
@@ -299,6 +341,11 @@ fn run_mode(
                     }
                     c
                 }
+                Fabric::Memif { .. } => {
+                    let mut c = Command::new(&softswitch);
+                    c.args(["--dpdk", "--dpdk-ports", &workers.to_string()]);
+                    c
+                }
             };
             if switch_faults {
                 // No netem (loopback, or a kernel without it): the switch injects the faults
@@ -311,6 +358,12 @@ fn run_mode(
                 .arg(format!("unix:{}", sock.display()));
             sw.arg("--stats-json").arg(out.join("switch.json"));
             sw.args(["--drop-seed", &a.seed.to_string()]);
+            if let Fabric::Memif { dir } = fabric {
+                let vdevs: Vec<String> = (0..workers)
+                    .map(|w| memif(w, "server", &dir.join(format!("w{w}.sock"))))
+                    .collect();
+                sw.arg("--").args(eal(&format!("{prefix}-sw"), 256, &vdevs));
+            }
             let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
             let mut reader = BufReader::new(sw_out.expect("piped"));
             let mut first = String::new();
@@ -360,9 +413,19 @@ fn run_mode(
                 c.args(["--switch", &switch_addr, "--bind", &addrs[w]]);
                 c
             }
+            Fabric::Veth(t) if a.net == Net::VethDpdk => {
+                let mut c = t.worker_ns[w].command(hostd.to_str().expect("utf-8 path"));
+                c.args(["--datapath", "dpdk"]);
+                c
+            }
             Fabric::Veth(t) => {
                 let mut c = t.worker_ns[w].command(hostd.to_str().expect("utf-8 path"));
                 c.args(["--datapath", "af-packet", "--iface", &t.worker_ifaces[w]]);
+                c
+            }
+            Fabric::Memif { .. } => {
+                let mut c = Command::new(&hostd);
+                c.args(["--datapath", "dpdk"]);
                 c
             }
         };
@@ -376,6 +439,19 @@ fn run_mode(
         c.args(["--timeout", &a.timeout.to_string()]);
         c.arg("--output-dir").arg(out.join("sums"));
         c.arg("--stats-json").arg(out.join(format!("w{w}.json")));
+        match &fabric {
+            Fabric::Memif { dir } => {
+                let vdev = memif(0, "client", &dir.join(format!("w{w}.sock")));
+                c.arg("--")
+                    .args(eal(&format!("{prefix}-w{w}"), 128, &[vdev]));
+            }
+            Fabric::Veth(t) if a.net == Net::VethDpdk => {
+                let vdev = format!("net_af_packet0,iface={}", t.worker_ifaces[w]);
+                c.arg("--")
+                    .args(eal(&format!("{prefix}-w{w}"), 128, &[vdev]));
+            }
+            _ => {}
+        }
         let log = out.join(format!("w{w}.log"));
         let (i, _) = sup.spawn(&format!("worker {w}"), c, &log, false)?;
         ws.push((i, log));
