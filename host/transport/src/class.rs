@@ -68,11 +68,11 @@ pub struct DscpMap {
 impl Default for DscpMap {
     fn default() -> Self {
         DscpMap {
-            control: 46,
-            result: 34,
-            recovery: 26,
-            data: 10,
-            background: 8,
+            control: sgnn_wire::dscp::BLOCK_CONTROL,
+            result: sgnn_wire::dscp::RESULT_ACK,
+            recovery: sgnn_wire::dscp::RECOVERY,
+            data: sgnn_wire::dscp::DATA,
+            background: sgnn_wire::dscp::BACKGROUND,
         }
     }
 }

@@ -178,7 +178,7 @@ pub mod addressing {
 /// | results and acks | 34 (AF41) | 5 | Result, Ack |
 /// | recovery | 26 (AF31) | 4 | FetchReq, Bypass (host to host and switch bypass) |
 /// | feature data | 10 (AF11) | 2 | Data, host-based baseline exchange |
-/// | background | 0 (best effort) | 0 | everything else |
+/// | background | 8 (CS1, lower effort) | 0 | everything else |
 ///
 /// Like Hermod, the classes that unblock others (control, results) go first; unlike Hermod
 /// there is no per-flow priority inside a class. A frame the switch builds keeps the DSCP of
@@ -195,8 +195,8 @@ pub mod dscp {
     pub const RECOVERY: u8 = 26;
     /// Feature data.
     pub const DATA: u8 = 10;
-    /// Background.
-    pub const BACKGROUND: u8 = 0;
+    /// Background (CS1, "lower effort").
+    pub const BACKGROUND: u8 = 8;
 
     /// (name, DSCP, switch priority queue) of every class, control first.
     pub const CLASSES: [(&str, u8, u8); 5] = [
