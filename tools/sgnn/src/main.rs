@@ -16,6 +16,7 @@ const ABOUT: &str = "SwitchGNN toolkit: datasets and reports.
   sgnn dataset info --graph cora          vertices, edges, degrees of any graph source
   sgnn dataset generate --graph rmat:scale=16,edge_factor=16 --out g.txt.gz
   sgnn report plan/                       the traffic table of a plan's report.json
+  sgnn sim --graph rmat:scale=12 --workers 16 --out sim/   packet-level simulation
 
 A graph source is a file (SNAP edge list, plain or .gz; .npy [E,2] edge array), a generator
 spec rmat:scale=S,edge_factor=F[,a=..,b=..,c=..,d=..,seed=..], or the name of a dataset in
@@ -33,6 +34,9 @@ enum Cmd {
     /// Run a whole SwitchGNN cluster on this machine (software switch + N sgnn-hostd over
     /// loopback UDP), verify every sum, and compare with the host-based baseline.
     Testbed(testbed::TestbedArgs),
+    /// Simulate one layer of each strategy on a packet-level network model (star topology):
+    /// communication time, bytes per link, drops, against the planner's traffic model.
+    Sim(sim::SimArgs),
     /// Inspect, generate and convert graphs.
     #[command(subcommand)]
     Dataset(DatasetCmd),
@@ -75,12 +79,16 @@ enum DatasetCmd {
     },
 }
 
+mod sim;
 mod testbed;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Cmd::Testbed(a) = cli.command {
         return testbed::main(a);
+    }
+    if let Cmd::Sim(a) = cli.command {
+        return sim::main(a);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -106,7 +114,7 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Testbed(_) => unreachable!("handled in main"),
+        Cmd::Testbed(_) | Cmd::Sim(_) => unreachable!("handled in main"),
         Cmd::Dataset(DatasetCmd::List { datasets }) => {
             let mut names: Vec<_> = std::fs::read_dir(&datasets)
                 .with_context(|| format!("reading datasets directory {}", datasets.display()))?
