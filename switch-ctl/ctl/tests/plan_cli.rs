@@ -1,5 +1,8 @@
 //! End-to-end tests of `switch-ctl plan` and `switch-ctl plan --verify` through the real binary.
 
+// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
+use std::io::Write as _;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,7 +20,11 @@ fn dataset(name: &str) -> Option<PathBuf> {
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("SKIPPED: dataset {name} not found at {}", p.display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: dataset {name} not found at {}",
+            p.display()
+        );
         None
     }
 }

@@ -2,6 +2,9 @@
 //! loopback UDP, every sum checked against the single-process reference, under loss,
 //! duplication and reordering; a killed worker ends the run with FAILED, not a hang.
 
+// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
+use std::io::Write as _;
+
 use std::process::Command;
 
 fn testbed(extra: &[&str]) -> (bool, String, String) {
@@ -93,7 +96,7 @@ fn bad_options_fail_with_what_to_fix() {
 #[test]
 fn exact_sums_over_veths_in_namespaces_with_netem_loss() {
     if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        eprintln!("SKIPPED testbed --net veth: {e}");
+        let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net veth: {e}");
         return;
     }
     let (ok, last, err, report) =
@@ -121,13 +124,14 @@ fn exact_sums_with_bmv2_as_the_switch() {
                 .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()))
     });
     if let Some(t) = missing {
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "SKIPPED testbed --switch bmv2: `{t}` is not installed (see bmv2-tests/README.md)"
         );
         return;
     }
     if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        eprintln!("SKIPPED testbed --switch bmv2: {e}");
+        let _ = writeln!(std::io::stderr(), "SKIPPED testbed --switch bmv2: {e}");
         return;
     }
     // bmv2 forwards a few thousand frames a second: slow senders, patient workers.
@@ -152,7 +156,7 @@ fn exact_sums_over_every_datapath_at_0_1_and_5_percent_loss() {
     for net in ["memif", "veth", "veth-dpdk"] {
         if net != "memif" {
             if let Err(e) = &root {
-                eprintln!("SKIPPED testbed --net {net}: {e}");
+                let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net {net}: {e}");
                 continue;
             }
         }
@@ -167,7 +171,7 @@ fn exact_sums_over_every_datapath_at_0_1_and_5_percent_loss() {
                 "--no-baseline",
             ]);
             if !ok && last.contains("built without DPDK") {
-                eprintln!("SKIPPED testbed --net {net}: {last}");
+                let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net {net}: {last}");
                 break;
             }
             assert!(

@@ -2,6 +2,9 @@
 //! a network namespace the test creates and removes. A block of a real plan is aggregated
 //! exactly, block sync works, and the counters come out as JSON.
 
+// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
+use std::io::Write as _;
+
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::Path;
@@ -188,7 +191,7 @@ fn a_slow_egress_port_builds_a_queue_and_marks_results_ecn() {
 #[test]
 fn softswitch_binary_aggregates_a_block_over_veth_af_packet() {
     if let Err(e) = can_create_namespaces() {
-        eprintln!("SKIPPED softswitch AF_PACKET test: {e}");
+        let _ = writeln!(std::io::stderr(), "SKIPPED softswitch AF_PACKET test: {e}");
         return;
     }
     let plan = one_block_plan();
