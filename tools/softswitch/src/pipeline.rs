@@ -163,34 +163,7 @@ pub struct Counters {
 
 impl Counters {
     /// Names in the order of the P4 program's `events` counter indices.
-    pub const NAMES: [&'static str; 26] = [
-        "rx",
-        "tx",
-        "data",
-        "aggregated",
-        "results",
-        "recirculated",
-        "bypassed",
-        "delivered",
-        "reclaimed",
-        "forwarded",
-        "block_done",
-        "block_done_duplicate",
-        "block_done_stale",
-        "block_advance",
-        "ecn_marked",
-        "drop_simulated",
-        "drop_not_ipv4",
-        "drop_no_route",
-        "drop_malformed",
-        "drop_unexpected",
-        "drop_stale",
-        "drop_no_entry",
-        "drop_bad_index",
-        "drop_unknown_worker",
-        "saturated",
-        "drop_duplicate",
-    ];
+    pub const NAMES: [&'static str; 26] = sgnn_p4rt::schema::EVENTS;
 
     /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
     pub fn to_array(&self) -> [u64; 26] {
