@@ -145,6 +145,11 @@ pub struct Out {
     pub emits: Vec<(Time, u32, Pkt)>,
     /// Hosts that may have something new to send.
     pub kicks: Vec<u32>,
+    /// Timers: `(time >= now, node, token)`; at `time` the core calls
+    /// [`App::timer`]`(node, token)` (host timeouts, background flow arrivals, ...).
+    pub timers: Vec<(Time, u32, u64)>,
+    /// New pacing rates: `(host, bit/s)` (rate control); capped at the host's link rate.
+    pub rates: Vec<(u32, u64)>,
 }
 
 /// Host and switch logic of one strategy.
@@ -157,6 +162,10 @@ pub trait App {
     fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out);
     /// Work done and total, for progress reports (e.g. frames delivered of frames expected).
     fn progress(&self) -> (u64, u64);
+    /// A timer set through [`Out::timers`] fired (default: ignored).
+    fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
+        let _ = (node, token, now, out);
+    }
 }
 
 /// Progress reported every few thousand events.
@@ -200,6 +209,7 @@ enum Ev {
     Arrive { chan: u32, pkt: Pkt },
     HostWake { host: u32 },
     Emit { node: u32, pkt: Pkt },
+    Timer { node: u32, token: u64 },
 }
 
 /// Heap entry. At equal times, transmission ends run before everything else (a port that
@@ -329,6 +339,12 @@ impl Net {
                     self.host_try_send(app, host);
                 }
                 Ev::Emit { node, pkt } => self.forward(node, pkt),
+                Ev::Timer { node, token } => {
+                    let mut out = std::mem::take(&mut self.out);
+                    app.timer(node, token, self.now, &mut out);
+                    self.apply(app, &mut out);
+                    self.out = out;
+                }
             }
             if self.stats.events & 0xffff == 0 {
                 let (done, total) = app.progress();
@@ -431,9 +447,22 @@ impl Net {
                 self.schedule(t, Ev::Emit { node, pkt });
             }
         }
+        for (t, node, token) in out.timers.drain(..) {
+            debug_assert!(t >= self.now);
+            self.schedule(t.max(self.now), Ev::Timer { node, token });
+        }
+        for (h, bps) in out.rates.drain(..) {
+            let link = self.channels[self.routes.uplink[h as usize] as usize].bps;
+            self.pace_bps[h as usize] = bps.clamp(1, link);
+        }
         for h in out.kicks.drain(..) {
             self.host_try_send(app, h);
         }
+    }
+
+    /// Current pacing rate of host `h`, bit/s.
+    pub fn pace_bps(&self, h: u32) -> u64 {
+        self.pace_bps[h as usize]
     }
 
     /// A switch injects a packet it built.
