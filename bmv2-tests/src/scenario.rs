@@ -130,6 +130,7 @@ fn config(plan: &Plan) -> SwitchConfig {
         blocks_per_round: plan.blocks.len() as u16,
         mac: SWITCH_MAC,
         ip: SWITCH_IP,
+        plan_tag: plan.tag(),
         ..SwitchConfig::default()
     }
 }
@@ -334,6 +335,12 @@ pub fn forwarding_and_malformed() -> Scenario {
     ack.src_id = 3;
     ack.dst_id = 4;
     push(0, frame_to(0, worker_ip(1), ack, None), "ack 0->1");
+    // A daemon's start-up probe: an Ack to itself, answered with the plan tag in src_id.
+    let mut probe = Repr::new(PacketType::Ack);
+    probe.worker_id = 1;
+    probe.src_id = 1;
+    probe.dst_id = sgnn_wire::PROBE_DST;
+    push(1, frame_to(1, worker_ip(1), probe, None), "probe 1->1");
     let mut fetch = Repr::new(PacketType::FetchReq);
     fetch.worker_id = 1;
     fetch.src_id = 5;

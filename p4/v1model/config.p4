@@ -21,6 +21,10 @@ const bit<32> INIT_DROP_EVERY       = 0;            // off
 const bit<32> INIT_DROP_PROB        = 0;            // off
 const bit<48> INIT_SWITCH_MAC       = 0x02000000fffe; // 02:00:00:00:ff:fe
 const bit<32> INIT_SWITCH_IP        = 0x0a0000fe;     // 10.0.0.254
+const bit<32> INIT_PLAN_TAG         = 0;              // no plan loaded
+/* dst_id of a daemon's start-up probe (an Ack to itself); the switch answers with
+ * plan_tag in src_id (sgnn_wire::PROBE_DST). */
+const bit<32> PROBE_DST             = 0xffffffff;
 
 /* ---- packet replication engine ---- */
 const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id

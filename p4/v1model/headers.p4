@@ -81,6 +81,7 @@ struct config_t {
     bit<32> drop_prob;
     bit<48> switch_mac;
     bit<32> switch_ip;
+    bit<32> plan_tag;
 }
 
 struct metadata_t {

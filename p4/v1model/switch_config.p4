@@ -17,7 +17,7 @@ control SwitchConfig(inout metadata_t meta) {
     @name(".set_config") @id(7)
     action set_config(bit<16> workers, bit<16> blocks_per_round, bit<32> ecn_threshold,
                       bit<32> drop_every, bit<32> drop_prob, bit<48> switch_mac,
-                      bit<32> switch_ip) {
+                      bit<32> switch_ip, bit<32> plan_tag) {
         meta.cfg.workers = workers;
         meta.cfg.blocks_per_round = blocks_per_round;
         meta.cfg.ecn_threshold = ecn_threshold;
@@ -25,6 +25,7 @@ control SwitchConfig(inout metadata_t meta) {
         meta.cfg.drop_prob = drop_prob;
         meta.cfg.switch_mac = switch_mac;
         meta.cfg.switch_ip = switch_ip;
+        meta.cfg.plan_tag = plan_tag;
     }
 
     @name(".switch_config") @id(6)
@@ -32,7 +33,7 @@ control SwitchConfig(inout metadata_t meta) {
         actions = { @defaultonly set_config; }
         default_action = set_config(INIT_WORKERS, INIT_BLOCKS_PER_ROUND, INIT_ECN_THRESHOLD,
                                     INIT_DROP_EVERY, INIT_DROP_PROB, INIT_SWITCH_MAC,
-                                    INIT_SWITCH_IP);
+                                    INIT_SWITCH_IP, INIT_PLAN_TAG);
         size = 1;
     }
 

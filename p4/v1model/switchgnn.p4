@@ -83,7 +83,11 @@ control SgnnIngress(inout headers_t hdr,
                 } else if (t == TYPE_BLOCK_DONE) {
                     block_sync.apply(hdr, meta, sm);
                 } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
-                    // Host to host: forwarded byte for byte.
+                    // Host to host: forwarded byte for byte, except a daemon's start-up
+                    // probe, which learns the tag of the plan the tables hold.
+                    if (t == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
+                        hdr.sgnn.src_id = meta.cfg.plan_tag;
+                    }
                     forward = true;
                 } else {
                     // Result, BlockAdvance: only the switch sends these.

@@ -309,6 +309,12 @@ fn run(a: &Args) -> Result<()> {
         None
     };
     let view = Arc::new(WorkerView::new(&plan, a.worker_id, schedule.as_ref())?);
+    eprintln!(
+        "worker {}: plan {} (tag {:08x})",
+        a.worker_id,
+        a.plan.display(),
+        view.plan_tag
+    );
     check_switch(&plan, a)?;
     let dim = a
         .feature_dim

@@ -210,6 +210,24 @@ fn refuses_a_plan_that_does_not_fit() {
         assert!(!out.status.success());
         assert!(err.contains(want), "{args:?}: {err}");
     }
+    // The same graph planned with another order: a different plan the switch does not hold.
+    // The daemon learns the switch's plan tag from its start-up probe and refuses.
+    let other_dir = dir.path().join("other");
+    let mut other = sgnn_plan::Plan::load(&plan_dir).unwrap();
+    other.blocks.reverse();
+    other.save(&other_dir).unwrap();
+    let mine = sgnn_plan::Plan::load(&plan_dir).unwrap().tag();
+    let out = tb
+        .hostd(&other_dir, 0, &["--timeout", "10"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("the switch holds the plan with tag {mine:08x}"))
+            && err.contains(&format!("{:08x}", other.tag())),
+        "{err}"
+    );
     tb.stop();
 }
 

@@ -25,8 +25,9 @@ use crate::stats::{RoundStats, Stats};
 use crate::view::WorkerView;
 use crate::TransportError;
 
-/// `dst_id` of the start-up probe (an Ack a worker sends to itself through the switch).
-pub const PROBE_DST: u32 = u32::MAX;
+/// `dst_id` of the start-up probe (an Ack a worker sends to itself through the switch, which
+/// answers with its plan tag in `src_id`).
+pub use sgnn_wire::PROBE_DST;
 /// `dst_id` of the baseline's feature frames: "every neighbour of `src` on the receiver".
 pub const ALL_NEIGHBOURS: u32 = u32::MAX;
 
@@ -1130,6 +1131,23 @@ impl Engine {
                 "the switch delivered worker {}'s start-up probe to worker {}: its --worker list does not match the workers' ids (worker w must be the w-th --worker address)",
                 s.worker_id, self.view.worker
             )));
+            return;
+        }
+        // The switch wrote the tag of the plan its tables hold into src_id. The baseline
+        // only needs forwarding, so only SwitchGNN mode insists on the same plan.
+        if self.cfg.mode == Mode::SwitchGnn && s.src_id != self.view.plan_tag {
+            let msg = if s.src_id == 0 {
+                format!(
+                    "the switch holds no plan (it answered the start-up probe with plan tag 0), and this daemon's plan has tag {:08x}: load it first with `switch-ctl load --plan DIR --target ADDR` (or start the software switch with --plan DIR)",
+                    self.view.plan_tag
+                )
+            } else {
+                format!(
+                    "the switch holds the plan with tag {:08x}, but this daemon's plan has tag {:08x}: the switch was loaded with another plan (or the plan was made again after loading). Load this plan with `switch-ctl load --plan DIR`, or start the daemon with the plan the switch holds (`switch-ctl plan` and `sgnn-hostd` print a plan's tag)",
+                    s.src_id, self.view.plan_tag
+                )
+            };
+            self.fatal.get_or_insert(TransportError::Protocol(msg));
             return;
         }
         if matches!(self.probe, Probe::Pending { .. }) {

@@ -138,6 +138,9 @@ pub struct WorkerView {
     pub fixed: FixedPoint,
     /// Largest degree in the graph (terms of the largest sum).
     pub max_degree: u32,
+    /// [`Plan::tag`]: the switch must answer the start-up probe with this tag (SwitchGNN
+    /// mode), or it holds another plan.
+    pub plan_tag: u32,
 }
 
 impl WorkerView {
@@ -319,6 +322,7 @@ impl WorkerView {
             .unwrap_or(1)
             .max(1);
         Ok(WorkerView {
+            plan_tag: plan.tag(),
             worker: worker as u16,
             workers: workers as u16,
             num_vertices: n as u32,

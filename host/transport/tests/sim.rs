@@ -90,6 +90,7 @@ impl Sim {
                 aggregators: plan.manifest.aggregators as u32,
                 workers,
                 blocks_per_round: plan.blocks.len() as u16,
+                plan_tag: plan.tag(),
                 mac: SWITCH_MAC,
                 ip: SWITCH_IP,
                 ..SwitchConfig::default()
@@ -522,4 +523,51 @@ fn views_refuse_what_does_not_fit() {
     s.receives.pop();
     let e = WorkerView::new(&p, 1, Some(&s)).unwrap_err().to_string();
     assert!(e.contains("receives.npy"), "{e}");
+}
+
+/// Starts a layer on every engine of `sim` and runs until the first error.
+fn first_error(sim: &mut Sim) -> (u16, TransportError) {
+    let n = sim.plan.graph.num_vertices();
+    let dim = 32;
+    let x = Features::random(n, dim, 1).data;
+    for e in sim.engines.iter_mut() {
+        let f: Vec<f32> = e
+            .view()
+            .local_vertices
+            .iter()
+            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
+            .collect();
+        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
+    }
+    sim.run(60_000_000_000, |_| false)
+        .expect_err("a switch with another plan must stop the daemons")
+}
+
+#[test]
+fn a_switch_loaded_with_another_plan_or_none_is_refused_before_any_data() {
+    let chan = Channel {
+        drop: 0.0,
+        dup: 0.0,
+        jitter: 0,
+        seed: 1,
+    };
+    let p = small_plan();
+    let tag = p.tag();
+    let other = plan(8, 4, 32 << 10, 64);
+    assert_ne!(other.tag(), tag, "different plans have different tags");
+    let mut sim = Sim::new(p.clone(), quick_cfg(), chan);
+    sim.sw.config.plan_tag = other.tag();
+    let (_, err) = first_error(&mut sim);
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("{:08x}", other.tag())) && msg.contains(&format!("{tag:08x}")),
+        "{msg}"
+    );
+    assert!(msg.contains("switch-ctl load --plan"), "{msg}");
+    assert_eq!(sim.sw.counters.data, 0, "no data left a daemon");
+
+    let mut sim = Sim::new(p, quick_cfg(), chan);
+    sim.sw.config.plan_tag = 0;
+    let msg = first_error(&mut sim).1.to_string();
+    assert!(msg.contains("holds no plan"), "{msg}");
 }

@@ -20,6 +20,11 @@ pub use sgnn::{Flags, PacketType};
 pub const IP_PROTO_SWITCHGNN: u8 = 253;
 /// Protocol version carried in the header's high nibble.
 pub const VERSION: u8 = 1;
+/// `dst_id` of a daemon's start-up probe: an Ack a worker addresses to itself through the
+/// switch. The switch forwards it and writes the tag of the plan its tables hold
+/// (`switch_config`'s `plan_tag`, 0 if none) into its `src_id`, so the daemon can refuse to
+/// run against a switch loaded with another plan (docs/switch-interface.md, "Plan tag").
+pub const PROBE_DST: u32 = u32::MAX;
 /// Bytes of the SwitchGNN header.
 pub const HEADER_LEN: usize = 24;
 /// Value lanes per packet: one aggregator's worth (the paper's 128-byte aggregator).

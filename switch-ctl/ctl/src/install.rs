@@ -45,6 +45,7 @@ pub fn initial_config() -> Entry {
                 "switch_ip",
                 u32::from_be_bytes(sgnn_wire::addressing::SWITCH_IP) as u128,
             ),
+            ("plan_tag", 0),
         ],
     }
 }

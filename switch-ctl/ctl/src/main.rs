@@ -397,6 +397,10 @@ fn plan(a: &PlanArgs) -> Result<()> {
         report.workers, report.feature_dim
     );
     print!("{}", report.traffic_table());
+    println!(
+        "plan tag {:08x} (switch-ctl load installs it; sgnn-hostd checks the switch holds it)",
+        plan.tag()
+    );
     println!("wrote {}", out.display());
     Ok(())
 }
@@ -490,6 +494,10 @@ fn show(a: &ShowArgs) -> Result<()> {
         m.graph.source, m.graph.num_vertices, m.graph.num_edges, m.graph.fingerprint
     );
     println!("workers    {} ({})", m.config.workers, m.config.partitioner);
+    println!(
+        "plan tag   {:08x} (installed by switch-ctl load, checked by sgnn-hostd)",
+        plan.tag()
+    );
     println!(
         "switch     {} = {} aggregators of {} B; {} segments per vertex",
         fmt_bytes(m.config.switch_mem_bytes),

@@ -325,6 +325,7 @@ pub fn program_for(
             ("drop_prob", prob),
             ("switch_mac", mac_u128(SWITCH_MAC)),
             ("switch_ip", ip_u128(SWITCH_IP)),
+            ("plan_tag", plan.tag() as u128),
         ],
     };
     prog.registers = vec![

@@ -204,6 +204,7 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
                 ("drop_prob", 32),
                 ("switch_mac", 48),
                 ("switch_ip", 32),
+                ("plan_tag", 32),
             ],
         ),
         cfg::Action {
@@ -554,7 +555,7 @@ mod tests {
         assert_eq!(ix.register("src_seen").unwrap().bitwidth(), 33);
         assert_eq!(ix.register("src_seen").unwrap().id, 0x1600_0031);
         assert_eq!(ix.table("switch_config").unwrap().fields.len(), 0);
-        assert_eq!(ix.action("set_config").unwrap().params.len(), 7);
+        assert_eq!(ix.action("set_config").unwrap().params.len(), 8);
         assert_eq!(ix.register("sync_done").unwrap().size, 256);
         assert_eq!(ix.counter("port_tx").unwrap().id, 0x1200_0003);
         assert_eq!(ix.counter("events").unwrap().size, 32);

@@ -280,6 +280,55 @@ impl Plan {
         self.manifest.config.workers
     }
 
+    /// The plan's identity as the switch knows it: a 32-bit FNV-1a digest of everything the
+    /// switch's tables and the hosts' schedules are built from (the graph's fingerprint, the
+    /// partition, the sizes, and every block's sources, passes and aggregator slots), never 0
+    /// (0 is a switch with no plan loaded). `switch-ctl load` installs it in `switch_config`,
+    /// the switch writes it into its answer to a daemon's start-up probe, and the daemon refuses
+    /// to run if it differs from its own plan's (docs/switch-interface.md, "Plan tag").
+    /// The tool version and the graph's file name are left out: re-planning the same graph
+    /// with the same options gives the same tag.
+    pub fn tag(&self) -> u32 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |x: u64| {
+            for b in x.to_le_bytes() {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for b in self.manifest.graph.fingerprint.bytes() {
+            eat(b as u64);
+        }
+        eat(self.workers() as u64);
+        eat(self.manifest.segments as u64);
+        eat(self.manifest.aggregators);
+        eat(self.manifest.frac_bits as u64);
+        for &p in &self.partition {
+            eat(p as u64);
+        }
+        eat(self.blocks.len() as u64);
+        for b in &self.blocks {
+            eat(b.sources.len() as u64);
+            for &v in &b.sources {
+                eat(v as u64);
+            }
+            for &p in &b.fanout_ptr {
+                eat(p as u64);
+            }
+            for &f in &b.fanout {
+                eat(f as u64);
+            }
+            for a in &b.aggregators {
+                eat(((a.dst as u64) << 32) | a.base as u64);
+                eat(a.expected as u64);
+            }
+        }
+        match (h ^ (h >> 32)) as u32 {
+            0 => 1,
+            t => t,
+        }
+    }
+
     /// Number of multi-level partitioning levels used.
     pub fn levels(&self) -> u32 {
         self.blocks.iter().map(|b| b.level + 1).max().unwrap_or(0)

@@ -209,6 +209,7 @@ impl Pipeline {
                 c.drop_probability = p("drop_prob", 32)? as f64 / u32::MAX as f64;
                 c.mac = mac_of(p("switch_mac", 48)?);
                 c.ip = (p("switch_ip", 32)? as u32).to_be_bytes();
+                c.plan_tag = p("plan_tag", 32)? as u32;
                 self.regs.sync_done.resize(workers as usize, false);
                 Ok(())
             }
@@ -349,6 +350,7 @@ impl Pipeline {
                         ),
                         ("switch_mac", mac_value(c.mac)),
                         ("switch_ip", u32::from_be_bytes(c.ip) as u128),
+                        ("plan_tag", c.plan_tag as u128),
                     ],
                 ));
             }

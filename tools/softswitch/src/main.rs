@@ -168,6 +168,7 @@ fn main() -> ExitCode {
         drop_probability: a.drop_prob,
         drop_every: a.drop_every,
         drop_seed: a.drop_seed,
+        plan_tag: 0,
     };
     let tables = match &plan {
         Some(plan) => {
@@ -175,6 +176,7 @@ fn main() -> ExitCode {
             cfg.aggregators = a.aggregators.unwrap_or(used.max(1 << 16));
             cfg.workers = plan.workers() as u16;
             cfg.blocks_per_round = plan.blocks.len() as u16;
+            cfg.plan_tag = plan.tag();
             Tables::from_plan(plan, &ports)
         }
         None => Tables::default(),

@@ -42,6 +42,9 @@ pub struct SwitchConfig {
     pub drop_every: u64,
     /// Seed of the drop simulator.
     pub drop_seed: u64,
+    /// [`sgnn_plan::Plan::tag`] of the plan the tables hold (0: none), written into the
+    /// answer to a daemon's start-up probe.
+    pub plan_tag: u32,
 }
 
 impl Default for SwitchConfig {
@@ -56,6 +59,7 @@ impl Default for SwitchConfig {
             drop_probability: 0.0,
             drop_every: 0,
             drop_seed: 1,
+            plan_tag: 0,
         }
     }
 }
@@ -338,6 +342,15 @@ impl Pipeline {
                 self.data(repr, lanes, out)
             }
             PacketType::BlockDone => self.block_done(repr, out),
+            PacketType::Ack if repr.sgnn.dst_id == sgnn_wire::PROBE_DST => {
+                // A daemon's start-up probe: forwarded with the plan tag in src_id.
+                let mut f = frame.to_vec();
+                sgnn_wire::sgnn::Packet::new_unchecked(
+                    &mut f[sgnn_wire::ETHERNET_HEADER_LEN + sgnn_wire::IPV4_HEADER_LEN..],
+                )
+                .set_src_id(self.config.plan_tag);
+                self.forward(repr.ip.dst, repr.ip.dscp, f, out)
+            }
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
                 self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)
             }

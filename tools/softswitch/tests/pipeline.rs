@@ -500,3 +500,32 @@ fn counters_array_follows_the_p4_event_indices() {
     sorted_keys.sort();
     assert_eq!(sorted_keys, names);
 }
+
+#[test]
+fn a_start_up_probe_comes_back_with_the_plan_tag() {
+    let plan = plan(32, 64 * 1024);
+    let mut sw = switch(&plan);
+    sw.config.plan_tag = plan.tag();
+    assert_ne!(plan.tag(), 0);
+    let mut probe = Repr::new(PacketType::Ack);
+    probe.worker_id = 1;
+    probe.src_id = 1;
+    probe.dst_id = sgnn_wire::PROBE_DST;
+    let mut out = Vec::new();
+    sw.process(1, &common::frame_to(1, worker_ip(1), probe, None), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].port, 1, "back to the worker that sent it");
+    let (r, _) = FrameRepr::parse(&out[0].frame).unwrap();
+    assert_eq!(r.sgnn.src_id, plan.tag());
+    assert_eq!(r.sgnn.dst_id, sgnn_wire::PROBE_DST);
+    // An ordinary Ack keeps its src_id: forwarded byte for byte.
+    let mut ack = Repr::new(PacketType::Ack);
+    ack.worker_id = 0;
+    ack.src_id = 7;
+    ack.dst_id = 9;
+    let f = common::frame_to(0, worker_ip(2), ack, None);
+    out.clear();
+    sw.process(0, &f, &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].port, &out[0].frame), (2, &f));
+}

@@ -588,7 +588,20 @@ fn load_switch(
             json,
         )?
     } else {
-        sgnn_p4rt::target::P4RuntimeTarget::connect(addr, 0, 1, &expected)?
+        sgnn_p4rt::target::P4RuntimeTarget::connect(addr, 0, 1, &expected).map_err(|e| {
+            let differs = matches!(e, sgnn_p4rt::target::TargetError::Mismatch { .. });
+            let hint = if differs {
+                let bin = binary("softswitch", "SGNN_SOFTSWITCH")
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| "softswitch".into());
+                format!(
+                    " (the software switch {bin} runs another version of the program than this sgnn: if you updated the sources, rebuild every binary with `cargo build --release --workspace`)"
+                )
+            } else {
+                String::new()
+            };
+            anyhow::anyhow!("{e}{hint}")
+        })?
     };
     let mut dep = Deployment::standard(plan.workers());
     dep.drop_probability = drop_prob;

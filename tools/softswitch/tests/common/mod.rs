@@ -6,6 +6,12 @@ use sgnn_wire::{ethernet, ipv4, FrameRepr, LANES};
 
 /// A frame from worker `w` to the switch.
 pub fn frame(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
+    frame_to(w, SWITCH_IP, s, lanes)
+}
+
+/// A frame from worker `w` to the IPv4 address `dst` (through the switch).
+#[allow(dead_code)] // not every test file addresses hosts
+pub fn frame_to(w: u16, dst: [u8; 4], s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
     let r = FrameRepr {
         eth: ethernet::Repr {
             dst: SWITCH_MAC,
@@ -14,7 +20,7 @@ pub fn frame(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
         },
         ip: ipv4::Repr {
             src: worker_ip(w),
-            dst: SWITCH_IP,
+            dst,
             ttl: 64,
             ..Default::default()
         },
