@@ -194,6 +194,10 @@ struct Args {
     /// Send BlockDone again after this long without BlockAdvance, ms.
     #[arg(long, default_value_t = 20, value_name = "MS")]
     advance_timeout_ms: u64,
+    /// Most fetch requests (or resent frames) one timeout sends; the rest follow at the next
+    /// timeout. Keeps a slow peer on a loaded machine from being flooded with duplicates.
+    #[arg(long, default_value_t = 256, value_name = "FRAMES")]
+    recovery_window: usize,
     /// Give up with an error after this long without progress (a dead peer or switch), s.
     #[arg(long, default_value_t = 30.0, value_name = "SECS")]
     timeout: f64,
@@ -263,6 +267,7 @@ fn engine_config(a: &Args) -> Result<EngineConfig> {
         fetch_timeout_ns: a.fetch_timeout_ms * 1_000_000,
         resend_timeout_ns: a.resend_timeout_ms * 1_000_000,
         advance_timeout_ns: a.advance_timeout_ms * 1_000_000,
+        recovery_window: a.recovery_window.max(1),
         stall_timeout_ns: (a.timeout * 1e9) as u64,
         probe: !a.no_probe,
         ..EngineConfig::default()

@@ -105,6 +105,12 @@ pub struct EngineConfig {
     pub probe: bool,
     /// Interval between probe attempts (ns).
     pub probe_interval_ns: u64,
+    /// Most fetch requests, and most resent frames, one timer firing sends. A timeout on a
+    /// loaded machine is more often a slow peer than a loss: requesting everything missing
+    /// at once duplicates what is still in flight, loads the peers further and feeds a
+    /// retransmission storm. The rest follows at the next firing (the timers re-arm on
+    /// progress), so a real loss of many frames is recovered window by window.
+    pub recovery_window: usize,
     /// Most frames of the next round kept until it starts.
     pub early_buffer_frames: usize,
     /// The switch's MAC address (Ethernet destination of every frame).
@@ -126,6 +132,7 @@ impl Default for EngineConfig {
             stall_timeout_ns: 30_000_000_000,
             probe: true,
             probe_interval_ns: 100_000_000,
+            recovery_window: 256,
             early_buffer_frames: 1 << 16,
             switch_mac: SWITCH_MAC,
             switch_ip: SWITCH_IP,
@@ -785,6 +792,7 @@ impl Engine {
             }
         }
         let b = bs.b;
+        wanted.truncate(self.cfg.recovery_window.max(1));
         self.stats.fetch_timeouts += 1;
         self.rate.on_congestion(now);
         for (src, g, dst, owner) in wanted {
@@ -807,6 +815,7 @@ impl Engine {
                 }
             }
         }
+        wanted.truncate(self.cfg.recovery_window.max(1));
         self.stats.fetch_timeouts += 1;
         self.rate.on_congestion(now);
         for (src, g, owner) in wanted {
@@ -838,6 +847,7 @@ impl Engine {
             }
         }
         let b = bs.b;
+        frames.truncate(self.cfg.recovery_window.max(1));
         self.stats.resend_timeouts += 1;
         for (v, local, count, pass, g) in frames {
             let lanes = self.cur.as_ref().expect("round running").enc[local as usize * s + g];

@@ -13,6 +13,9 @@ use crate::TransportError;
 const MAX_WAIT: Duration = Duration::from_millis(5);
 /// Frames handed to the datapath per send call at most.
 const SEND_BURST: usize = 64;
+/// Receive bursts drained (without waiting) before timers are checked again: up to
+/// `DRAIN_BURSTS * RECV_BURST` frames, so a long backlog still lets the daemon transmit.
+const DRAIN_BURSTS: usize = 64;
 
 /// One worker's session: the engine, the datapath and the clock.
 ///
@@ -142,9 +145,17 @@ impl<D: Datapath> Session<D> {
             let Session {
                 engine, dp, clock, ..
             } = self;
-            dp.recv_burst(wait, &mut |f| {
-                engine.handle_frame(clock.elapsed().as_nanos() as u64, f)
-            })?;
+            let mut deliver = |f: &[u8]| engine.handle_frame(clock.elapsed().as_nanos() as u64, f);
+            // Drain what is already queued before the next timeout check: after this process
+            // was descheduled (a loaded machine), the timers have expired but the frames that
+            // answer them are waiting in the receive queue. Firing fetches and resends first
+            // would re-request everything in flight and start a retransmission storm.
+            let mut got = dp.recv_burst(wait, &mut deliver)?;
+            let mut bursts = 1;
+            while got > 0 && bursts < DRAIN_BURSTS {
+                got = dp.recv_burst(Duration::ZERO, &mut deliver)?;
+                bursts += 1;
+            }
         }
     }
 }

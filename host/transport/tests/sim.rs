@@ -571,3 +571,34 @@ fn a_switch_loaded_with_another_plan_or_none_is_refused_before_any_data() {
     let msg = first_error(&mut sim).1.to_string();
     assert!(msg.contains("holds no plan"), "{msg}");
 }
+
+#[test]
+fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
+    let chan = Channel {
+        drop: 0.25,
+        dup: 0.1,
+        jitter: 100_000,
+        seed: 11,
+    };
+    let cfg = EngineConfig {
+        recovery_window: 4,
+        ..quick_cfg()
+    };
+    let (stats, _) = run_and_check(small_plan(), cfg, chan, 64, 2);
+    for (w, s) in stats.iter().enumerate() {
+        assert!(
+            s.fetches_sent <= 4 * s.fetch_timeouts,
+            "worker {w}: {} fetches in {} timeouts",
+            s.fetches_sent,
+            s.fetch_timeouts
+        );
+        assert!(
+            s.retransmissions <= 4 * s.resend_timeouts,
+            "worker {w}: {} resent in {} timeouts",
+            s.retransmissions,
+            s.resend_timeouts
+        );
+    }
+    let fetched: u64 = stats.iter().map(|s| s.fetches_sent).sum();
+    assert!(fetched > 0, "25% loss needs fetches");
+}
