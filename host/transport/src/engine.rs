@@ -17,7 +17,7 @@ use std::sync::Arc;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::codec::accumulate;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, ACK_ALL_SEGMENTS, LANES};
 
 use crate::class::{DscpMap, TrafficClass};
 use crate::rate::{RateConfig, RateController};
@@ -1374,13 +1374,17 @@ impl Engine {
             self.stats.cells_by_raw += 1;
         }
         self.last_progress = now;
-        // Reception bitmap full: ack to every worker owning a source of this cell.
-        let mut owners: Vec<u16> = block.sources_of(d).iter().map(|r| r.worker).collect();
-        owners.sort_unstable();
-        owners.dedup();
-        let b = bs.b;
-        for w in owners {
-            self.send_ack(b, dest.vertex, g as u16, w);
+        // Reception bitmap of the destination full (every segment): one ack for all its
+        // segments to every worker owning a source of it.
+        if bs.cells[d * segs..(d + 1) * segs].iter().all(|c| c.done) {
+            let mut owners: Vec<u16> = block.sources_of(d).iter().map(|r| r.worker).collect();
+            owners.sort_unstable();
+            owners.dedup();
+            let b = bs.b;
+            let seg = if segs == 1 { 0 } else { ACK_ALL_SEGMENTS };
+            for w in owners {
+                self.send_ack(b, dest.vertex, seg, w);
+            }
         }
         self.check_block_done(now);
     }
@@ -1399,22 +1403,27 @@ impl Engine {
             self.stats.stale += 1;
             return;
         };
-        let g = s.segment as usize;
         let Some(passes) = view.blocks[bs.b].acked_by.get(&s.dst_id) else {
             self.stats.unexpected += 1;
             return;
         };
-        if g >= segs {
+        let segments = if s.segment == ACK_ALL_SEGMENTS {
+            0..segs
+        } else if (s.segment as usize) < segs {
+            s.segment as usize..s.segment as usize + 1
+        } else {
             self.stats.unexpected += 1;
             return;
-        }
+        };
         let mut used = false;
         for &p in passes {
-            let bit = &mut bs.acked[p as usize * segs + g];
-            if !*bit {
-                *bit = true;
-                bs.unacked -= 1;
-                used = true;
+            for g in segments.clone() {
+                let bit = &mut bs.acked[p as usize * segs + g];
+                if !*bit {
+                    *bit = true;
+                    bs.unacked -= 1;
+                    used = true;
+                }
             }
         }
         if used {

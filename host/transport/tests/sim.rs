@@ -320,7 +320,23 @@ fn lossless_run_is_exact_and_uses_the_switch_only() {
         jitter: 0,
         seed: 1,
     };
+    // One ack per (destination, worker owning a source of it) and round: all segments at once.
+    let mut acks_per_round = 0u64;
+    for block in &p.blocks {
+        let mut owners = vec![std::collections::BTreeSet::new(); block.aggregators.len()];
+        for (i, &src) in block.sources.iter().enumerate() {
+            for &row in block.passes(i) {
+                owners[row as usize].insert(p.partition[src as usize]);
+            }
+        }
+        acks_per_round += owners.iter().map(|o| o.len() as u64).sum::<u64>();
+    }
+    assert!(p.manifest.segments >= 2, "the test wants several segments per vertex");
     let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
+    assert_eq!(
+        stats.iter().map(|s| s.acks_sent).sum::<u64>(),
+        3 * acks_per_round
+    );
     for s in &stats {
         assert_eq!(s.cells_by_raw, 0, "nothing lost, nothing raw");
         assert_eq!(s.fetches_sent + s.retransmissions, 0);

@@ -25,6 +25,10 @@ pub const VERSION: u8 = 1;
 /// (`switch_config`'s `plan_tag`, 0 if none) into its `src_id`, so the daemon can refuse to
 /// run against a switch loaded with another plan (docs/switch-interface.md, "Plan tag").
 pub const PROBE_DST: u32 = u32::MAX;
+/// `segment` of an Ack that acknowledges every segment of its destination at once: a
+/// receiver acks a destination vertex once, when all its segments are done, instead of once
+/// per segment.
+pub const ACK_ALL_SEGMENTS: u16 = u16::MAX;
 /// Bytes of the SwitchGNN header.
 pub const HEADER_LEN: usize = 24;
 /// Value lanes per packet: one aggregator's worth (the paper's 128-byte aggregator).
