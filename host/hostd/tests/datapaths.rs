@@ -18,6 +18,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_netdev::{can_create_namespaces, Netns, Veth};
 
 mod common;
@@ -33,34 +34,6 @@ impl Drop for Kids {
             let _ = c.wait();
         }
     }
-}
-
-/// EAL arguments of one process: no hugepages, no PCI scan, no shared files, a unique file
-/// prefix (other test runs may share the machine), quiet EAL logs.
-fn eal(prefix: &str, mem_mb: u32, vdevs: &[String]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "--no-huge",
-        "-m",
-        &mem_mb.to_string(),
-        "--no-pci",
-        "--no-shconf",
-        "--no-telemetry",
-        "--log-level=lib.eal:warning",
-        "--file-prefix",
-        prefix,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(vdevs.iter().map(|d| format!("--vdev={d}")));
-    v
-}
-
-fn memif(i: usize, role: &str, sock: &Path) -> String {
-    format!(
-        "net_memif{i},role={role},id=0,socket={},socket-abstract=no",
-        sock.display()
-    )
 }
 
 /// Where the switch and the daemons run.
@@ -258,9 +231,11 @@ fn memif_cluster(drop: f64) {
     let sock = |w: usize| socks.path().join(format!("sw{w}.sock"));
     let pid = std::process::id();
     let tag = (drop * 100.0) as u32;
-    let switch_vdevs: Vec<String> = (0..WORKERS).map(|w| memif(w, "server", &sock(w))).collect();
+    let switch_vdevs: Vec<String> = (0..WORKERS)
+        .map(|w| memif_vdev(w, "server", &sock(w)))
+        .collect();
     let mut switch_ports = vec!["--dpdk".to_string(), "--".to_string()];
-    switch_ports.extend(eal(&format!("sgnn{pid}m{tag}s"), 256, &switch_vdevs));
+    switch_ports.extend(eal_args(&format!("sgnn{pid}m{tag}s"), 256, &switch_vdevs));
     let setup = Setup {
         net: Net::Here,
         switch_ports,
@@ -268,10 +243,10 @@ fn memif_cluster(drop: f64) {
         host_datapath: Box::new(|w| {
             (
                 vec!["--datapath".into(), "dpdk".into()],
-                eal(
+                eal_args(
                     &format!("sgnn{pid}m{tag}w{w}"),
                     128,
-                    &[memif(0, "client", &sock(w))],
+                    &[memif_vdev(0, "client", &sock(w))],
                 ),
             )
         }),
@@ -379,7 +354,7 @@ fn af_packet_pmd_cluster(drop: f64, switch_on_dpdk: bool) {
             .map(|w| format!("net_af_packet{w},iface={}", vn.sw_if(w)))
             .collect();
         let mut a = vec!["--dpdk".to_string(), "--".to_string()];
-        a.extend(eal(&format!("sgnn{pid}b{tag}s"), 256, &vdevs));
+        a.extend(eal_args(&format!("sgnn{pid}b{tag}s"), 256, &vdevs));
         (a, "serving dpdk on net_af_packet0 (net_af_packet)")
     } else {
         (vn.switch_af_packet(), "serving af_packet on")
@@ -391,7 +366,7 @@ fn af_packet_pmd_cluster(drop: f64, switch_on_dpdk: bool) {
         host_datapath: Box::new(|w| {
             (
                 vec!["--datapath".into(), "dpdk".into()],
-                eal(
+                eal_args(
                     &format!("sgnn{pid}b{tag}w{w}"),
                     128,
                     &[format!("net_af_packet0,iface={}", vn.host_if(w))],

@@ -4,11 +4,13 @@
 //!   whole Ethernet frames (what a veth-attached host or switch port needs).
 //! - [`Netns`] and [`Veth`]: network namespaces and veth pairs that remove themselves when
 //!   dropped, built with iproute2 (`ip`), so a test or `sgnn testbed` leaves nothing behind.
+//! - [`dpdk_args`]: EAL and vdev arguments of DPDK processes on those networks.
 //!
 //! Everything here needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
 //! whether this process may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
 mod afpacket;
+pub mod dpdk_args;
 mod netns;
 
 pub use afpacket::AfPacket;

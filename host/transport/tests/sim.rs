@@ -294,6 +294,23 @@ fn run_and_check(
     (stats, sim)
 }
 
+/// Starts forward layer 0 with `dim` random values per vertex on every engine of `sim`;
+/// returns the features (row-major, all vertices).
+fn start_layer(sim: &mut Sim, dim: usize) -> Vec<f32> {
+    let n = sim.plan.graph.num_vertices();
+    let x = Features::random(n, dim, 1).data;
+    for e in sim.engines.iter_mut() {
+        let f: Vec<f32> = e
+            .view()
+            .local_vertices
+            .iter()
+            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
+            .collect();
+        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
+    }
+    x
+}
+
 fn small_plan() -> Plan {
     // 2 segments, 64 destinations per block: several blocks.
     plan(8, 4, 16 << 10, 64)
@@ -331,7 +348,10 @@ fn lossless_run_is_exact_and_uses_the_switch_only() {
         }
         acks_per_round += owners.iter().map(|o| o.len() as u64).sum::<u64>();
     }
-    assert!(p.manifest.segments >= 2, "the test wants several segments per vertex");
+    assert!(
+        p.manifest.segments >= 2,
+        "the test wants several segments per vertex"
+    );
     let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
     assert_eq!(
         stats.iter().map(|s| s.acks_sent).sum::<u64>(),
@@ -385,20 +405,10 @@ fn lost_block_advances_are_recovered() {
         jitter: 0,
         seed: 1,
     };
-    let n = p.graph.num_vertices();
     let mut sim = Sim::new(p, quick_cfg(), chan);
     sim.drop_advances_to = Some((2, 4));
     let dim = 32;
-    let x = Features::random(n, dim, 1).data;
-    for e in sim.engines.iter_mut() {
-        let f: Vec<f32> = e
-            .view()
-            .local_vertices
-            .iter()
-            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-            .collect();
-        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
-    }
+    let _ = start_layer(&mut sim, dim);
     let mut done = [false; 4];
     sim.run(60_000_000_000, |s| {
         for (w, e) in s.engines.iter_mut().enumerate() {
@@ -425,17 +435,7 @@ fn ecn_marks_halve_the_rate_and_sums_stay_exact() {
     sim.sw.config.ecn_threshold = 0;
     sim.sw.queue_depth = vec![10; 4];
     let dim = 32;
-    let n = p.graph.num_vertices();
-    let x = Features::random(n, dim, 1).data;
-    for e in sim.engines.iter_mut() {
-        let f: Vec<f32> = e
-            .view()
-            .local_vertices
-            .iter()
-            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-            .collect();
-        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
-    }
+    let x = start_layer(&mut sim, dim);
     let mut got = vec![None; 4];
     sim.run(60_000_000_000, |s| {
         for (w, e) in s.engines.iter_mut().enumerate() {
@@ -503,20 +503,10 @@ fn a_dead_worker_stops_the_others_with_an_error_naming_it() {
         stall_timeout_ns: 1_000_000_000,
         ..quick_cfg()
     };
-    let n = p.graph.num_vertices();
     let mut sim = Sim::new(p, cfg, chan);
     sim.alive[3] = false;
     let dim = 32;
-    let x = Features::random(n, dim, 1).data;
-    for e in sim.engines.iter_mut() {
-        let f: Vec<f32> = e
-            .view()
-            .local_vertices
-            .iter()
-            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-            .collect();
-        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
-    }
+    let _ = start_layer(&mut sim, dim);
     let err = sim.run(60_000_000_000, |_| false).unwrap_err();
     let msg = err.1.to_string();
     assert!(matches!(err.1, TransportError::Stalled(_)), "{msg}");
@@ -543,18 +533,7 @@ fn views_refuse_what_does_not_fit() {
 
 /// Starts a layer on every engine of `sim` and runs until the first error.
 fn first_error(sim: &mut Sim) -> (u16, TransportError) {
-    let n = sim.plan.graph.num_vertices();
-    let dim = 32;
-    let x = Features::random(n, dim, 1).data;
-    for e in sim.engines.iter_mut() {
-        let f: Vec<f32> = e
-            .view()
-            .local_vertices
-            .iter()
-            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-            .collect();
-        e.start_round(0, Layer::forward(0), dim, &f).unwrap();
-    }
+    start_layer(sim, 32);
     sim.run(60_000_000_000, |_| false)
         .expect_err("a switch with another plan must stop the daemons")
 }

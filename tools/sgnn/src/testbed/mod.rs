@@ -21,6 +21,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use sgnn_graph::npy::read_npy;
 use sgnn_graph::Features;
+use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::codec::FixedPoint;
@@ -255,34 +256,6 @@ enum Fabric {
     Memif { dir: PathBuf },
 }
 
-/// EAL arguments of one DPDK process: no hugepages, no PCI scan, no shared files, a unique
-/// file prefix, and its memif ports.
-fn eal(prefix: &str, mem_mb: u32, vdevs: &[String]) -> Vec<String> {
-    let mut v: Vec<String> = [
-        "--no-huge",
-        "-m",
-        &mem_mb.to_string(),
-        "--no-pci",
-        "--no-shconf",
-        "--no-telemetry",
-        "--log-level=lib.eal:warning",
-        "--file-prefix",
-        prefix,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    v.extend(vdevs.iter().map(|d| format!("--vdev={d}")));
-    v
-}
-
-fn memif(i: usize, role: &str, sock: &Path) -> String {
-    format!(
-        "net_memif{i},role={role},id=0,socket={},socket-abstract=no",
-        sock.display()
-    )
-}
-
 fn run_mode(
     a: &TestbedArgs,
     sup: &Supervisor,
@@ -360,9 +333,10 @@ fn run_mode(
             sw.args(["--drop-seed", &a.seed.to_string()]);
             if let Fabric::Memif { dir } = fabric {
                 let vdevs: Vec<String> = (0..workers)
-                    .map(|w| memif(w, "server", &dir.join(format!("w{w}.sock"))))
+                    .map(|w| memif_vdev(w, "server", &dir.join(format!("w{w}.sock"))))
                     .collect();
-                sw.arg("--").args(eal(&format!("{prefix}-sw"), 256, &vdevs));
+                sw.arg("--")
+                    .args(eal_args(&format!("{prefix}-sw"), 256, &vdevs));
             }
             let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
             let mut reader = BufReader::new(sw_out.expect("piped"));
@@ -441,14 +415,14 @@ fn run_mode(
         c.arg("--stats-json").arg(out.join(format!("w{w}.json")));
         match &fabric {
             Fabric::Memif { dir } => {
-                let vdev = memif(0, "client", &dir.join(format!("w{w}.sock")));
+                let vdev = memif_vdev(0, "client", &dir.join(format!("w{w}.sock")));
                 c.arg("--")
-                    .args(eal(&format!("{prefix}-w{w}"), 128, &[vdev]));
+                    .args(eal_args(&format!("{prefix}-w{w}"), 128, &[vdev]));
             }
             Fabric::Veth(t) if a.net == Net::VethDpdk => {
                 let vdev = format!("net_af_packet0,iface={}", t.worker_ifaces[w]);
                 c.arg("--")
-                    .args(eal(&format!("{prefix}-w{w}"), 128, &[vdev]));
+                    .args(eal_args(&format!("{prefix}-w{w}"), 128, &[vdev]));
             }
             _ => {}
         }
