@@ -49,6 +49,14 @@ struct Channel {
     seed: u64,
 }
 
+/// A channel that loses, duplicates and delays nothing.
+const QUIET: Channel = Channel {
+    drop: 0.0,
+    dup: 0.0,
+    jitter: 0,
+    seed: 1,
+};
+
 const LATENCY: u64 = 2_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -331,12 +339,7 @@ fn quick_cfg() -> EngineConfig {
 fn lossless_run_is_exact_and_uses_the_switch_only() {
     let p = small_plan();
     assert!(p.blocks.len() >= 2, "the test wants several blocks");
-    let chan = Channel {
-        drop: 0.0,
-        dup: 0.0,
-        jitter: 0,
-        seed: 1,
-    };
+    let chan = QUIET;
     // One ack per (destination, worker owning a source of it) and round: all segments at once.
     let mut acks_per_round = 0u64;
     for block in &p.blocks {
@@ -399,12 +402,7 @@ fn heavy_loss_and_odd_feature_sizes() {
 #[test]
 fn lost_block_advances_are_recovered() {
     let p = small_plan();
-    let chan = Channel {
-        drop: 0.0,
-        dup: 0.0,
-        jitter: 0,
-        seed: 1,
-    };
+    let chan = QUIET;
     let mut sim = Sim::new(p, quick_cfg(), chan);
     sim.drop_advances_to = Some((2, 4));
     let dim = 32;
@@ -424,12 +422,7 @@ fn lost_block_advances_are_recovered() {
 #[test]
 fn ecn_marks_halve_the_rate_and_sums_stay_exact() {
     let p = small_plan();
-    let chan = Channel {
-        drop: 0.0,
-        dup: 0.0,
-        jitter: 0,
-        seed: 1,
-    };
+    let chan = QUIET;
     let mut sim = Sim::new(p.clone(), quick_cfg(), chan);
     // Every egress queue looks congested.
     sim.sw.config.ecn_threshold = 0;
@@ -493,12 +486,7 @@ fn host_based_baseline_is_exact_under_loss() {
 #[test]
 fn a_dead_worker_stops_the_others_with_an_error_naming_it() {
     let p = small_plan();
-    let chan = Channel {
-        drop: 0.0,
-        dup: 0.0,
-        jitter: 0,
-        seed: 1,
-    };
+    let chan = QUIET;
     let cfg = EngineConfig {
         stall_timeout_ns: 1_000_000_000,
         ..quick_cfg()
@@ -540,12 +528,7 @@ fn first_error(sim: &mut Sim) -> (u16, TransportError) {
 
 #[test]
 fn a_switch_loaded_with_another_plan_or_none_is_refused_before_any_data() {
-    let chan = Channel {
-        drop: 0.0,
-        dup: 0.0,
-        jitter: 0,
-        seed: 1,
-    };
+    let chan = QUIET;
     let p = small_plan();
     let tag = p.tag();
     let other = plan(8, 4, 32 << 10, 64);
