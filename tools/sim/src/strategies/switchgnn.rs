@@ -163,6 +163,11 @@ impl<'p> SwitchGnn<'p> {
     /// The plan's layer on a star: every worker on one switch (node `switch_node`, which is
     /// `plan.workers()`), whose recirculation path runs at `recirc_bps`.
     pub fn new(plan: &'p Plan, switch_node: u32, recirc_bps: u64) -> SwitchGnn<'p> {
+        assert_eq!(
+            switch_node,
+            plan.workers(),
+            "the star's switch follows the hosts"
+        );
         let tiers = Tiers {
             leaf_of: vec![switch_node; plan.workers() as usize],
             leaves: vec![switch_node],
