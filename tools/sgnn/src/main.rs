@@ -34,7 +34,7 @@ enum Cmd {
     /// Run a whole SwitchGNN cluster on this machine (software switch + N sgnn-hostd over
     /// loopback UDP), verify every sum, and compare with the host-based baseline.
     Testbed(testbed::TestbedArgs),
-    /// Simulate one layer of each strategy on a packet-level network model (star topology):
+    /// Simulate one layer of each strategy on a packet-level network model (star or leaf-spine):
     /// communication time, bytes per link, drops, against the planner's traffic model.
     Sim(sim::SimArgs),
     /// Inspect, generate and convert graphs.

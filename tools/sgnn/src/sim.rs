@@ -25,9 +25,22 @@ pub struct SimArgs {
     /// Workers (hosts), one graph partition each.
     #[arg(long, default_value_t = 8)]
     workers: u32,
-    /// Topology: star (N hosts on one switch). leaf-spine is not simulated yet.
+    /// Topology: star (every worker on one switch) or leaf-spine (--leaves leaf switches of
+    /// workers/leaves hosts each, every leaf linked to each of --spines spine switches; ECMP
+    /// over the spines; switchgnn aggregates in two levels, leaf then spine).
     #[arg(long, default_value = "star")]
     topology: String,
+    /// Leaf switches of --topology leaf-spine; must divide --workers (hosts per leaf =
+    /// workers / leaves; the paper: 8 leaves of 16 hosts).
+    #[arg(long, default_value_t = 8)]
+    leaves: u32,
+    /// Spine switches of --topology leaf-spine (the paper: 8).
+    #[arg(long, default_value_t = 8)]
+    spines: u32,
+    /// Bandwidth of every leaf-spine link, each direction, in Gbit/s (default: --link-gbps;
+    /// host links always run at --link-gbps).
+    #[arg(long)]
+    fabric_gbps: Option<f64>,
     /// Switch memory for aggregators (B, KB, MB, GB = x1000; KiB, MiB, GiB = x1024).
     #[arg(long, default_value = "100MB")]
     switch_mem: String,
@@ -40,10 +53,11 @@ pub struct SimArgs {
     /// Output directory (summary.txt, runs.csv, links.csv).
     #[arg(long)]
     out: PathBuf,
-    /// Bandwidth of every link, each direction, in Gbit/s.
+    /// Bandwidth of every host link (and, unless --fabric-gbps, every leaf-spine link), each
+    /// direction, in Gbit/s.
     #[arg(long, default_value_t = 100.0)]
     link_gbps: f64,
-    /// Propagation delay of every link, in microseconds.
+    /// Propagation delay of every link (host and fabric), in microseconds.
     #[arg(long, default_value_t = 2.0)]
     delay_us: f64,
     /// Buffer of each switch egress port (all priority queues together), bytes with unit.
@@ -52,7 +66,7 @@ pub struct SimArgs {
     /// Queue length at or above which the switch ECN-marks a packet, bytes with unit.
     #[arg(long, default_value = "100KB")]
     ecn_threshold: String,
-    /// Bandwidth of the switch's recirculation path in Gbit/s (default: the link rate).
+    /// Bandwidth of each switch's recirculation path in Gbit/s (default: --link-gbps).
     #[arg(long)]
     recirc_gbps: Option<f64>,
     /// Host pacing rate in Gbit/s (default: the link rate).
@@ -86,6 +100,32 @@ fn bps(gbps: f64, name: &str) -> Result<u64> {
     Ok((gbps * GBPS).round() as u64)
 }
 
+/// Checks a leaf-spine shape: at least one leaf and spine, no more leaves than workers, the
+/// leaves dividing the workers, and not absurdly many switches.
+fn leaf_spine_shape(workers: u32, leaves: u32, spines: u32) -> Result<()> {
+    if leaves == 0 || spines == 0 {
+        bail!("--leaves and --spines must be at least 1 (got {leaves} x {spines})");
+    }
+    if leaves > workers {
+        bail!("--leaves {leaves} is more than --workers {workers}: a leaf needs a host");
+    }
+    if !workers.is_multiple_of(leaves) {
+        bail!(
+            "--workers {workers} is not a multiple of --leaves {leaves}: every leaf must hold \
+             the same number of hosts (workers / leaves = {:.2}); try --leaves {}",
+            workers as f64 / leaves as f64,
+            (1..=leaves)
+                .rev()
+                .find(|l| workers.is_multiple_of(*l))
+                .unwrap_or(1)
+        );
+    }
+    if spines > 1024 || leaves as u64 * spines as u64 > 65_536 {
+        bail!("--leaves {leaves} x --spines {spines}: more than 1024 spines or 65536 leaf-spine links is not a fabric this simulator is meant for");
+    }
+    Ok(())
+}
+
 fn run(a: SimArgs) -> Result<()> {
     let strategies: Vec<Strategy> = a
         .strategies
@@ -96,13 +136,26 @@ fn run(a: SimArgs) -> Result<()> {
                 .map_err(|e: String| anyhow!("--strategies: {e}"))
         })
         .collect::<Result<_>>()?;
-    if a.topology != "star" {
-        bail!(
-            "--topology {}: only star is simulated so far (leaf-spine is issue 5's next step)",
-            a.topology
-        );
-    }
     let link_bps = bps(a.link_gbps, "--link-gbps")?;
+    let fabric_bps = a
+        .fabric_gbps
+        .map(|g| bps(g, "--fabric-gbps"))
+        .transpose()?
+        .unwrap_or(link_bps);
+    let topo_desc = match a.topology.as_str() {
+        "star" => "star".to_string(),
+        "leaf-spine" => {
+            leaf_spine_shape(a.workers, a.leaves, a.spines)?;
+            format!(
+                "leaf-spine {} leaves x {} spines, {} hosts per leaf, fabric {} Gbit/s",
+                a.leaves,
+                a.spines,
+                a.workers / a.leaves,
+                fabric_bps as f64 / GBPS
+            )
+        }
+        t => bail!("--topology {t}: use star or leaf-spine"),
+    };
     if !(a.delay_us.is_finite() && a.delay_us >= 0.0) {
         bail!(
             "--delay-us must be a non-negative number, got {}",
@@ -154,13 +207,14 @@ fn run(a: SimArgs) -> Result<()> {
     spinner.finish_and_clear();
     let plan_secs = t0.elapsed().as_secs_f64();
     let header = format!(
-        "sgnn sim: {} ({} vertices, {} edges), {} workers, star, {} Gbit/s links, {} us delay, \
+        "sgnn sim: {} ({} vertices, {} edges), {} workers, {}, {} Gbit/s links, {} us delay, \
          buffer {} B/port, ECN at {} B, recirculation {} Gbit/s\n\
          plan: switch memory {} B, {} segments per vertex, {} blocks in {} levels (planned in {:.1} s)",
         a.graph,
         plan.graph.num_vertices(),
         plan.graph.num_edges(),
         plan.workers(),
+        topo_desc,
         a.link_gbps,
         a.delay_us,
         cfg.net.buffer_bytes,
@@ -189,7 +243,18 @@ fn run(a: SimArgs) -> Result<()> {
             .progress_chars("=> "),
         );
         bar.set_prefix(s.name());
-        let topo = Topology::star(plan.workers(), link_bps, delay);
+        let topo = if a.topology == "star" {
+            Topology::star(plan.workers(), link_bps, delay)
+        } else {
+            Topology::leaf_spine(
+                a.leaves,
+                a.spines,
+                a.workers / a.leaves,
+                link_bps,
+                fabric_bps,
+                delay,
+            )
+        };
         let r = run_strategy(&plan, s, topo, cfg, &mut |p| {
             bar.set_length(p.total.max(1));
             bar.set_position(p.done);
@@ -206,20 +271,26 @@ fn run(a: SimArgs) -> Result<()> {
 
     // The planner's traffic model beside the simulated bytes.
     let model = traffic::model(&plan);
-    let mut check = String::from("\ntraffic model (sgnn-plan) vs simulated wire bytes:\n");
+    // The model counts host links (a star's every link); a fabric adds leaf-spine bytes.
+    let mut check =
+        String::from("\ntraffic model (sgnn-plan) vs simulated wire bytes on the host links:\n");
     for r in &runs {
         let m = model[&r.strategy].total;
+        let host = r.host_uplink.iter().sum::<u64>() + r.host_downlink.iter().sum::<u64>();
         check.push_str(&format!(
-            "  {:<12} model {:>14}  simulated {:>14}  {}\n",
+            "  {:<12} model {:>14}  simulated {:>14}  {}",
             r.strategy,
             m,
-            r.total_bytes(),
-            if m == r.total_bytes() {
-                "equal"
-            } else {
-                "DIFFERENT"
-            }
+            host,
+            if m == host { "equal" } else { "DIFFERENT" }
         ));
+        if r.total_bytes() != host {
+            check.push_str(&format!(
+                "  (+ {} B on leaf-spine links)",
+                r.total_bytes() - host
+            ));
+        }
+        check.push('\n');
     }
 
     let short = report::summary(&header, &runs, false) + &check;

@@ -3,7 +3,7 @@
 //!
 //! - [`net`]: the event core (event queue, channels, output-queued switch ports with finite
 //!   buffers, ECN marking, strict DSCP priorities, host NICs with pacing);
-//! - [`topology`]: hosts, switches, links and routing (star now, leaf-spine later);
+//! - [`topology`]: hosts, switches, links and routing (star, leaf-spine with ECMP);
 //! - [`strategies`]: host and switch logic of each strategy;
 //! - [`report`]: the text summary and the CSV of runs.
 //!
@@ -174,7 +174,8 @@ fn report(
     }
 }
 
-/// Simulates one layer of `strategy` under `plan` on a star of `plan.workers()` hosts.
+/// Simulates one layer of `strategy` under `plan` on `topo` (a star or a leaf-spine fabric
+/// of `plan.workers()` hosts; `host_based` runs on any topology).
 pub fn run_strategy(
     plan: &Plan,
     strategy: Strategy,
@@ -189,14 +190,6 @@ pub fn run_strategy(
             plan.workers()
         ));
     }
-    if topo.switches != 1 {
-        return Err(format!(
-            "{} strategies need exactly one switch for now (got {}: leaf-spine is not simulated yet)",
-            strategy.name(),
-            topo.switches
-        ));
-    }
-    let switch_node = topo.hosts;
     match strategy {
         Strategy::HostBased => {
             let mut app = HostBased::new(plan);
@@ -204,7 +197,7 @@ pub fn run_strategy(
             Ok(report(&net, strategy.name(), app.finish, None, wall))
         }
         Strategy::SwitchGnn => {
-            let mut app = SwitchGnn::new(plan, switch_node, cfg.recirc_bps);
+            let mut app = SwitchGnn::on_topology(plan, &topo, cfg.recirc_bps)?;
             let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
             let counters = app.counters.clone();
             Ok(report(

@@ -19,7 +19,7 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::topology::{Routes, Topology};
+use crate::topology::{flow_hash, Routes, Topology};
 
 /// Simulated time in picoseconds.
 pub type Time = u64;
@@ -79,6 +79,19 @@ pub struct Pkt {
     pub block: u32,
     /// Strategy-specific: source index in the block, aggregator row, vertex id.
     pub a: u32,
+}
+
+impl Pkt {
+    /// What identifies this packet's flow besides its ends, for the ECMP hash: a host-based
+    /// vector or test frame belongs to its (src, dst) pair (0), a data frame or result to its
+    /// (block, source or aggregator row), a control frame to its block.
+    pub fn flow_id(&self) -> u64 {
+        match self.kind {
+            Kind::Raw | Kind::Test => 0,
+            Kind::Data | Kind::Result => (self.block as u64) << 32 | self.a as u64,
+            Kind::BlockDone | Kind::BlockAdvance => self.block as u64,
+        }
+    }
 }
 
 /// Per-channel counters.
@@ -476,7 +489,7 @@ impl Net {
         let sw = node - self.topo.hosts;
         let chan = self
             .routes
-            .next_hop(sw, pkt.dst)
+            .next_hop(sw, pkt.dst, flow_hash(pkt.src, pkt.dst, pkt.flow_id()))
             .unwrap_or_else(|| panic!("switch {node} has no route to node {}", pkt.dst));
         self.enqueue(chan, pkt);
     }

@@ -102,6 +102,14 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
                 sw.stale
             )
             .unwrap();
+            if sw.leaf_partials + sw.spine_results > 0 {
+                writeln!(
+                    s,
+                    "  two levels: {} results from leaves, {} partials leaf->spine, {} results from spines; peak aggregators per switch {:?}",
+                    sw.leaf_results, sw.leaf_partials, sw.spine_results, sw.peak_aggregators_per_switch
+                )
+                .unwrap();
+            }
         } else {
             writeln!(s, "switch forwards only").unwrap();
         }

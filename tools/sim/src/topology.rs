@@ -3,8 +3,10 @@
 //! Nodes are numbered hosts first (`0..hosts`, host `i` is worker `i`), then switches
 //! (`hosts..hosts + switches`). Every link is full duplex and becomes two channels: link `i`
 //! is channel `2i` (a -> b) and `2i + 1` (b -> a). Hosts are single-homed (one link each).
-//! Switches route to hosts along a shortest path; a leaf-spine fabric (later) adds equal-cost
-//! choices per (switch, host) for ECMP, which the routing table's shape already allows.
+//! Switches route to every node (hosts, and switches for frames the switch logic consumes)
+//! along shortest paths; where several neighbours are equally close (a leaf reaching another
+//! leaf over any spine) the routing table keeps all of them and [`Routes::next_hop`] picks one
+//! by a flow hash (ECMP, [`flow_hash`]).
 
 use std::collections::VecDeque;
 
@@ -69,6 +71,49 @@ impl Topology {
         }
     }
 
+    /// A two-tier leaf-spine fabric: `leaves * hosts_per_leaf` hosts, host `h` on leaf
+    /// `h / hosts_per_leaf`, every leaf linked to every spine. Nodes: hosts, then the leaves
+    /// (`hosts..hosts + leaves`), then the spines. Links: host `h`'s is link `h` (so its uplink
+    /// is channel `2h`, as on the star), then leaf `l` to spine `s` is link
+    /// `hosts + l * spines + s`. Host links run at `host_bps`, leaf-spine links at
+    /// `fabric_bps`; every link has propagation delay `delay`.
+    pub fn leaf_spine(
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        host_bps: u64,
+        fabric_bps: u64,
+        delay: Time,
+    ) -> Topology {
+        let hosts = leaves * hosts_per_leaf;
+        let leaf = |l: u32| hosts + l;
+        let spine = |s: u32| hosts + leaves + s;
+        let mut links: Vec<LinkSpec> = (0..hosts)
+            .map(|h| LinkSpec {
+                a: h,
+                b: leaf(h / hosts_per_leaf),
+                bps: host_bps,
+                delay,
+            })
+            .collect();
+        for l in 0..leaves {
+            for s in 0..spines {
+                links.push(LinkSpec {
+                    a: leaf(l),
+                    b: spine(s),
+                    bps: fabric_bps,
+                    delay,
+                });
+            }
+        }
+        Topology {
+            name: "leaf-spine".into(),
+            hosts,
+            switches: leaves + spines,
+            links,
+        }
+    }
+
     /// Number of nodes.
     pub fn nodes(&self) -> u32 {
         self.hosts + self.switches
@@ -122,37 +167,125 @@ impl Topology {
             }
             uplink.push(links[0].1);
         }
-        // next[s * hosts + h]: channel switch s sends on toward host h (BFS from h).
-        let hosts = self.hosts as usize;
-        let mut next = vec![u32::MAX; self.switches as usize * hosts];
+        // For every destination node d (hosts, and switches: frames their logic consumes), BFS
+        // from d through switches only (a host forwards nothing unless it is d), then every
+        // switch keeps all neighbours one step closer to d: its equal-cost next hops.
+        let mut hops: Vec<Vec<u32>> = vec![Vec::new(); self.switches as usize * n];
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
-        for h in 0..hosts {
+        for d in 0..n {
             dist.fill(u32::MAX);
-            dist[h] = 0;
+            dist[d] = 0;
             q.clear();
-            q.push_back(h as u32);
+            q.push_back(d as u32);
             while let Some(u) = q.pop_front() {
-                // Hosts do not forward, except the destination itself as the BFS root.
-                if !self.is_switch(u) && u as usize != h {
+                if !self.is_switch(u) && u as usize != d {
                     continue;
                 }
-                for &(v, c) in &adj[u as usize] {
+                for &(v, _) in &adj[u as usize] {
                     if dist[v as usize] == u32::MAX {
                         dist[v as usize] = dist[u as usize] + 1;
-                        if self.is_switch(v) {
-                            // v reaches h through u: the reverse of channel c (v -> u).
-                            next[(v - self.hosts) as usize * hosts + h] = c ^ 1;
-                        }
                         q.push_back(v);
                     }
                 }
             }
+            for s in 0..self.switches {
+                let v = self.hosts + s;
+                if dist[v as usize] == u32::MAX || v as usize == d {
+                    continue;
+                }
+                let set = &mut hops[s as usize * n + d];
+                for &(u, c) in &adj[v as usize] {
+                    let forwards = self.is_switch(u) || u as usize == d;
+                    if forwards && dist[u as usize] + 1 == dist[v as usize] {
+                        set.push(c); // channel v -> u
+                    }
+                }
+                set.sort_unstable();
+            }
+        }
+        let mut off = Vec::with_capacity(hops.len() + 1);
+        let mut next = Vec::new();
+        off.push(0);
+        for set in &hops {
+            next.extend_from_slice(set);
+            off.push(next.len() as u32);
         }
         Ok(Routes {
-            hosts: self.hosts,
+            nodes: n as u32,
             uplink,
+            off,
             next,
+        })
+    }
+}
+
+/// The two tiers of a fabric as the switch logic of a hierarchical strategy sees them:
+/// leaves are the switches hosts hang off, spines the switches without hosts. A star is one
+/// leaf and no spine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tiers {
+    /// Leaf (node id) of each host.
+    pub leaf_of: Vec<u32>,
+    /// Leaf node ids, ascending.
+    pub leaves: Vec<u32>,
+    /// Spine node ids, ascending.
+    pub spines: Vec<u32>,
+}
+
+impl Topology {
+    /// Leaves and spines, if this is a star or a two-tier fabric in which every leaf links
+    /// to every spine and switches link nothing else; otherwise why not.
+    pub fn tiers(&self) -> Result<Tiers, String> {
+        let mut leaf_of = vec![u32::MAX; self.hosts as usize];
+        let mut has_host = vec![false; self.switches as usize];
+        let mut fabric = std::collections::BTreeSet::new();
+        for l in &self.links {
+            match (self.is_switch(l.a), self.is_switch(l.b)) {
+                (false, false) => return Err("a link joins two hosts".into()),
+                (false, true) | (true, false) => {
+                    let (h, s) = if self.is_switch(l.b) {
+                        (l.a, l.b)
+                    } else {
+                        (l.b, l.a)
+                    };
+                    if leaf_of[h as usize] != u32::MAX {
+                        return Err(format!("host {h} has more than one link"));
+                    }
+                    leaf_of[h as usize] = s;
+                    has_host[(s - self.hosts) as usize] = true;
+                }
+                (true, true) => {
+                    fabric.insert((l.a.min(l.b), l.a.max(l.b)));
+                }
+            }
+        }
+        if let Some(h) = leaf_of.iter().position(|&s| s == u32::MAX) {
+            return Err(format!("host {h} has no link"));
+        }
+        let (leaves, spines): (Vec<u32>, Vec<u32>) =
+            (self.hosts..self.nodes()).partition(|&s| has_host[(s - self.hosts) as usize]);
+        if spines.is_empty() && leaves.len() != 1 {
+            return Err(format!("{} switches with hosts and no spine", leaves.len()));
+        }
+        let full = leaves.len() * spines.len();
+        let complete = leaves.iter().all(|&l| {
+            spines
+                .iter()
+                .all(|&s| fabric.contains(&(l.min(s), l.max(s))))
+        });
+        if fabric.len() != full || !complete {
+            return Err(format!(
+                "not a leaf-spine fabric: {} switch-to-switch links, {} leaves x {} spines",
+                fabric.len(),
+                leaves.len(),
+                spines.len()
+            ));
+        }
+        Ok(Tiers {
+            leaf_of,
+            leaves,
+            spines,
         })
     }
 }
@@ -160,19 +293,49 @@ impl Topology {
 /// Derived forwarding state.
 #[derive(Debug, Clone)]
 pub struct Routes {
-    hosts: u32,
+    nodes: u32,
     /// The one channel each host sends on.
     pub uplink: Vec<u32>,
+    /// `next[off[i]..off[i + 1]]`: the equal-cost channels of (switch, destination) pair
+    /// `i = sw * nodes + dst`, ascending.
+    off: Vec<u32>,
     next: Vec<u32>,
 }
 
 impl Routes {
-    /// Channel switch `sw` (its index among switches) forwards a packet for host `h` on, or
-    /// `None` if unreachable.
-    pub fn next_hop(&self, sw: u32, h: u32) -> Option<u32> {
-        let c = self.next[(sw * self.hosts + h) as usize];
-        (c != u32::MAX).then_some(c)
+    /// All equal-cost channels switch `sw` (its index among switches) may forward a packet for
+    /// node `dst` on (empty if unreachable or `dst` is `sw` itself), ascending.
+    pub fn next_hops(&self, sw: u32, dst: u32) -> &[u32] {
+        let i = (sw * self.nodes + dst) as usize;
+        &self.next[self.off[i] as usize..self.off[i + 1] as usize]
     }
+
+    /// The channel switch `sw` forwards a packet for node `dst` on: among the equal-cost
+    /// channels, number `hash % count` (ECMP; `hash` is the packet's [`flow_hash`], so a flow
+    /// keeps one path). `None` if unreachable.
+    pub fn next_hop(&self, sw: u32, dst: u32, hash: u64) -> Option<u32> {
+        let set = self.next_hops(sw, dst);
+        match set.len() {
+            0 => None,
+            1 => Some(set[0]),
+            k => Some(set[(hash % k as u64) as usize]),
+        }
+    }
+}
+
+/// SplitMix64's finaliser: a cheap bijective mix with good avalanche.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// ECMP hash of a flow: source node, destination node, and a flow id (what identifies the
+/// flow besides its ends; see `Pkt::flow_id`). Deterministic (no seed), so runs repeat.
+/// SwitchGNN uses it on `(block, row, segment)` to pick the spine of an aggregate.
+pub fn flow_hash(src: u32, dst: u32, flow: u64) -> u64 {
+    mix(mix((src as u64) << 32 | dst as u64) ^ flow)
 }
 
 #[cfg(test)]
@@ -185,7 +348,7 @@ mod tests {
         let r = t.routes().unwrap();
         for h in 0..4 {
             assert_eq!(r.uplink[h as usize], 2 * h);
-            let c = r.next_hop(0, h).unwrap();
+            let c = r.next_hop(0, h, 0).unwrap();
             assert_eq!(t.channel_ends(c), (4, h));
         }
     }
@@ -196,5 +359,101 @@ mod tests {
         let r = t.routes().unwrap();
         assert_eq!(t.channel_ends(r.uplink[0]), (0, 1));
         assert_eq!(t.channel_ends(r.uplink[1]), (1, 0));
+    }
+
+    const G100: u64 = 100_000_000_000;
+
+    /// Follows the route from host `from` to `to` with ECMP hash `hash`; returns the nodes
+    /// visited after `from`.
+    fn walk(t: &Topology, r: &Routes, from: u32, to: u32, hash: u64) -> Vec<u32> {
+        let mut at = t.channel_ends(r.uplink[from as usize]).1;
+        let mut path = vec![at];
+        while at != to {
+            let c = r.next_hop(at - t.hosts, to, hash).expect("reachable");
+            at = t.channel_ends(c).1;
+            path.push(at);
+            assert!(path.len() <= t.nodes() as usize, "routing loop");
+        }
+        path
+    }
+
+    #[test]
+    fn leaf_spine_paths_are_shortest_and_use_every_spine() {
+        let (leaves, spines, per) = (4, 3, 5);
+        let t = Topology::leaf_spine(leaves, spines, per, G100, 4 * G100, 1_000_000);
+        let r = t.routes().unwrap();
+        let tiers = t.tiers().unwrap();
+        assert_eq!(t.hosts, leaves * per);
+        assert_eq!(tiers.spines.len() as u32, spines);
+        for h in 0..t.hosts {
+            assert_eq!(tiers.leaf_of[h as usize], t.hosts + h / per);
+            assert_eq!(r.uplink[h as usize], 2 * h);
+        }
+        for src in 0..t.hosts {
+            for dst in 0..t.hosts {
+                if src == dst {
+                    continue;
+                }
+                let same_leaf = src / per == dst / per;
+                let mut spines_seen = std::collections::BTreeSet::new();
+                for hash in 0..64 {
+                    let p = walk(&t, &r, src, dst, hash);
+                    // leaf, host (2 hops) or leaf, spine, leaf, host (4 hops).
+                    assert_eq!(p.len(), if same_leaf { 2 } else { 4 }, "{src}->{dst}");
+                    if !same_leaf {
+                        spines_seen.insert(p[1]);
+                    }
+                }
+                if !same_leaf {
+                    assert_eq!(spines_seen.len() as u32, spines, "{src}->{dst}");
+                    let leaf = t.hosts + src / per;
+                    assert_eq!(r.next_hops(leaf - t.hosts, dst).len() as u32, spines);
+                }
+            }
+        }
+        // Switch destinations: a leaf reaches a spine directly, another leaf over any spine.
+        let (l0, l1, s0) = (t.hosts, t.hosts + 1, t.hosts + leaves);
+        assert_eq!(r.next_hops(0, s0).len(), 1);
+        assert_eq!(t.channel_ends(r.next_hop(0, s0, 7).unwrap()), (l0, s0));
+        assert_eq!(r.next_hops(0, l1).len() as u32, spines);
+        assert!(r.next_hops(0, l0).is_empty());
+        // Link rates: hosts at the host rate, the fabric at its own.
+        assert!(t.links[..t.hosts as usize].iter().all(|l| l.bps == G100));
+        assert!(t.links[t.hosts as usize..]
+            .iter()
+            .all(|l| l.bps == 4 * G100));
+        assert_eq!(t.links.len() as u32, t.hosts + leaves * spines);
+    }
+
+    #[test]
+    fn flow_hash_is_deterministic_and_spreads_flows() {
+        assert_eq!(flow_hash(3, 9, 42), flow_hash(3, 9, 42));
+        assert_ne!(flow_hash(3, 9, 42), flow_hash(9, 3, 42));
+        assert_ne!(flow_hash(3, 9, 42), flow_hash(3, 9, 43));
+        let t = Topology::leaf_spine(2, 4, 64, G100, G100, 0);
+        let r = t.routes().unwrap();
+        // 64 x 64 flows from leaf 0 to leaf 1: each spine's share within 20 % of a quarter.
+        let mut per = [0u32; 4];
+        for s in 0..64 {
+            for d in 64..128 {
+                let c = r.next_hop(0, d, flow_hash(s, d, 0)).unwrap();
+                let again = r.next_hop(0, d, flow_hash(s, d, 0)).unwrap();
+                assert_eq!(c, again);
+                per[(t.channel_ends(c).1 - t.hosts - 2) as usize] += 1;
+            }
+        }
+        for n in per {
+            assert!((n as f64 - 1024.0).abs() < 0.2 * 1024.0, "{per:?}");
+        }
+    }
+
+    #[test]
+    fn tiers_of_star_and_non_fabrics() {
+        let t = Topology::star(3, G100, 0).tiers().unwrap();
+        assert_eq!((t.leaves, t.spines), (vec![3], vec![]));
+        assert!(Topology::pair(G100, 0).tiers().is_err());
+        let mut t = Topology::leaf_spine(2, 2, 1, G100, G100, 0);
+        t.links.pop(); // leaf 1 loses spine 1
+        assert!(t.tiers().is_err());
     }
 }

@@ -15,6 +15,11 @@
 //!   not simulated pass by pass. A worker sends BlockDone once its sources are out and all its
 //!   results of the block are in; when every worker has, the switch multicasts
 //!   BlockAdvance and the next block starts.
+//!   On a leaf-spine fabric the aggregation has two levels: each leaf adds its own workers'
+//!   contributions (with its own recirculation path) and finishes a row whose contributors
+//!   are all under the destination's leaf; otherwise each contributing leaf sends a partial
+//!   to the spine hashed from (block, row, segment), which finishes it. BlockDone goes to
+//!   spine 0, whose BlockAdvance the leaves replicate to their workers.
 //!
 //! Frames carry the DSCP class of `sgnn_wire::dscp` as their priority queue: block control 7,
 //! results 5, data 2.
