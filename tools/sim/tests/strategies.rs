@@ -191,7 +191,7 @@ fn hermod_matchings_cover_the_all_to_all_without_incast() {
 #[test]
 fn hermod_dscp_packs_the_three_factors() {
     assert_eq!(hermod::dscp(0, 0, 0), 0);
-    assert_eq!(hermod::dscp(5, 1, 2), 0b101_1_10);
+    assert_eq!(hermod::dscp(5, 1, 2), 46); // 101 1 10
     assert_eq!(hermod::queue(hermod::dscp(0, 1, 3)), 7);
     assert_eq!(hermod::queue(hermod::dscp(7, 0, 0)), 0);
 }
@@ -240,7 +240,7 @@ fn emma_pushes_one_chunk_of_ten() {
     let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
     let mut in_chunk = 0;
     for u in 0..p.graph.num_vertices() as u32 {
-        if key(1, 0x656d6d61, u as u64) % 10 != 0 {
+        if !key(1, 0x656d_6d61, u as u64).is_multiple_of(10) {
             continue;
         }
         in_chunk += 1;
@@ -263,10 +263,10 @@ fn grappa_all_reduces_gradients_and_amortises_repartitioning() {
         let p = plan_with(10, base_config(workers, 1_000_000, 64));
         let m = workers as u64;
         let f = 64u64;
-        let g = (f * f + 31) / 32;
-        let c = (g + m - 1) / m;
-        let chunk = (p.graph.num_vertices() as u64 + m) / (m + 1);
-        let rep = (chunk * p.manifest.segments as u64 + m - 1) / m;
+        let g = (f * f).div_ceil(32);
+        let c = g.div_ceil(m);
+        let chunk = (p.graph.num_vertices() as u64).div_ceil(m + 1);
+        let rep = (chunk * p.manifest.segments as u64).div_ceil(m);
         let per = (2 * (m - 1) * c + rep) * WIRE;
         let r = simulate(&p, Strategy::Grappa);
         check_links(&r, &vec![per; m as usize], &vec![per; m as usize]);

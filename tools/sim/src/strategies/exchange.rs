@@ -96,20 +96,6 @@ impl Schedule {
         &self.runs[self.off[h as usize]..self.off[h as usize + 1]]
     }
 
-    /// Wire bytes each host sends (its uplink) and receives (its downlink).
-    pub fn link_bytes(&self) -> (Vec<u64>, Vec<u64>) {
-        let m = self.hosts() as usize;
-        let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
-        for h in 0..m {
-            for r in self.host_runs(h as u32) {
-                let b = r.frames as u64 * r.wire as u64;
-                up[h] += b;
-                down[r.dst as usize] += b;
-            }
-        }
-        (up, down)
-    }
-
     /// Round-robin over destinations one vector (`segments` data frames) at a time, starting
     /// at the next worker, as [`crate::strategies::HostBased`] does: `vectors(w, d)` is the
     /// number of vectors `w` sends to `d`. Adds every host's runs (and closes them).

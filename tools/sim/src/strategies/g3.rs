@@ -66,7 +66,7 @@ pub fn schedule(plan: &Plan) -> Schedule {
                 prio.push((u, r));
             }
         }
-        prio.sort_by(|a, b| b.1.cmp(&a.1)); // stable: BFS order among equals
+        prio.sort_by_key(|x| std::cmp::Reverse(x.1)); // stable: BFS order among equals
         for &(u, _) in &prio {
             parts.clear();
             parts.extend(
