@@ -204,28 +204,43 @@ pub fn switchgnn(plan: &Plan) -> StrategyTraffic {
     t
 }
 
+/// Remote-neighbour count of every vertex.
+fn remote_degrees(plan: &Plan) -> Vec<u32> {
+    (0..plan.graph.num_vertices() as u32)
+        .map(|u| {
+            let pu = plan.partition[u as usize];
+            plan.graph
+                .neighbors(u)
+                .iter()
+                .filter(|&&v| plan.partition[v as usize] != pu)
+                .count() as u32
+        })
+        .collect()
+}
+
+/// The strawman's send order: the boundary vertices (those with a remote neighbour) in the
+/// seeded random order [`strawman`] processes them in (the simulator's `strawman` sends each
+/// worker's boundary vertices in this order).
+pub fn strawman_order(plan: &Plan, seed: u64) -> Vec<u32> {
+    strawman_order_of(&remote_degrees(plan), seed)
+}
+
+fn strawman_order_of(remaining: &[u32], seed: u64) -> Vec<u32> {
+    let mut boundary: Vec<u32> = (0..remaining.len() as u32)
+        .filter(|&u| remaining[u as usize] > 0)
+        .collect();
+    boundary.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    boundary
+}
+
 /// `strawman`: random order, first-come aggregators, overflow delivered raw (paper 2.3.2).
 pub fn strawman(plan: &Plan, seed: u64) -> StrategyTraffic {
     let n = plan.graph.num_vertices();
     let segments = plan.manifest.segments as u64;
     let capacity = plan.manifest.aggregators / segments;
     let mut links = Links::new(plan.workers(), plan.manifest.segments);
-    let mut remaining = vec![0u32; n];
-    let mut boundary = Vec::new();
-    for u in 0..n as u32 {
-        let pu = plan.partition[u as usize];
-        let r = plan
-            .graph
-            .neighbors(u)
-            .iter()
-            .filter(|&&v| plan.partition[v as usize] != pu)
-            .count() as u32;
-        remaining[u as usize] = r;
-        if r > 0 {
-            boundary.push(u);
-        }
-    }
-    boundary.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed));
+    let mut remaining = remote_degrees(plan);
+    let boundary = strawman_order_of(&remaining, seed);
     const FREE: u8 = 0;
     const IN_SWITCH: u8 = 1;
     const HOST: u8 = 2;
@@ -280,6 +295,20 @@ pub fn strawman(plan: &Plan, seed: u64) -> StrategyTraffic {
 /// `supergcn_mvc`: per partition pair, a minimum vertex cover of the cross edges, each way.
 pub fn supergcn_mvc(plan: &Plan) -> StrategyTraffic {
     let mut links = Links::new(plan.workers(), plan.manifest.segments);
+    for ((p, q), cover) in supergcn_covers(plan) {
+        links.upload(p, cover);
+        links.download(q, cover);
+        links.upload(q, cover);
+        links.download(p, cover);
+    }
+    links.finish()
+}
+
+/// Size of a minimum vertex cover of the cross edges of every pair of partitions `(p, q)`,
+/// `p < q`, that has cross edges: SuperGCN sends that many vectors from `p` to `q` and as many
+/// from `q` to `p` ([`supergcn_mvc`]; the simulator's `supergcn` sends them).
+pub fn supergcn_covers(plan: &Plan) -> BTreeMap<(u32, u32), u64> {
+    let mut out = BTreeMap::new();
     // Bucket undirected cross edges by unordered partition pair (lower partition first).
     let mut buckets: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
     for (u, v) in plan.graph.edges() {
@@ -315,12 +344,9 @@ pub fn supergcn_mvc(plan: &Plan) -> StrategyTraffic {
             rmap[r as usize] = u32::MAX;
         }
         let cover = max_matching(&Bipartite::from_edges(nl as usize, nr as usize, &local)) as u64;
-        links.upload(p, cover);
-        links.download(q, cover);
-        links.upload(q, cover);
-        links.download(p, cover);
+        out.insert((p, q), cover);
     }
-    links.finish()
+    out
 }
 
 /// The traffic of every strategy, keyed by name (the `traffic_bytes` object of `report.json`).

@@ -47,7 +47,11 @@ pub struct SimArgs {
     /// Feature vector length (values) of the layer.
     #[arg(long, default_value_t = 128)]
     feature_dim: u32,
-    /// Comma-separated strategies: host_based, switchgnn.
+    /// Comma-separated strategies: host_based, switchgnn, g3 (on a --partitioner g3 plan),
+    /// strawman, unlimited, switchgnn_no_gamr (on an --order random plan), supergcn, hermod,
+    /// and the APPROXIMATE emma, grappa, dgs (their own formulas, labelled in every output).
+    /// Strategies needing other planner options get a plan of their own (planned once per
+    /// distinct set of options).
     #[arg(long, default_value = "host_based,switchgnn")]
     strategies: String,
     /// Output directory (summary.txt, runs.csv, links.csv).
@@ -184,32 +188,61 @@ fn run(a: SimArgs) -> Result<()> {
     spinner.set_message(format!("loading {}", a.graph));
     let t0 = Instant::now();
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers: a.workers,
-            partitioner: a.partitioner.clone(),
-            switch_mem_bytes: parse_bytes(&a.switch_mem)
-                .map_err(|e| anyhow!("--switch-mem: {e}"))?,
-            agg_bytes: 128,
-            feature_dim: a.feature_dim,
-            order: a.order.clone(),
-            seed: a.seed,
-            max_passes: 256,
-        },
-        graph_source: a.graph.clone(),
-        max_abs_value: 1.0,
+    let base = PlanConfig {
+        workers: a.workers,
+        partitioner: a.partitioner.clone(),
+        switch_mem_bytes: parse_bytes(&a.switch_mem).map_err(|e| anyhow!("--switch-mem: {e}"))?,
+        agg_bytes: 128,
+        feature_dim: a.feature_dim,
+        order: a.order.clone(),
+        seed: a.seed,
+        max_passes: 256,
     };
-    let (plan, _report) = make_plan(g.csr, g.stats, &req, &mut |e| {
-        if let switch_ctl::planner::Event::Start { stage, .. } = e {
-            spinner.set_message(stage.to_string());
-        }
-    })?;
+    // One plan per distinct set of planner options the strategies need (the user's options
+    // with each strategy's `plan_variant` applied), in order of first use.
+    let mut configs: Vec<PlanConfig> = Vec::new();
+    let mut plan_of = Vec::with_capacity(strategies.len());
+    for s in &strategies {
+        let c = s.plan_variant().apply(&base);
+        let i = configs.iter().position(|x| *x == c).unwrap_or_else(|| {
+            configs.push(c);
+            configs.len() - 1
+        });
+        plan_of.push(i);
+    }
+    let mut plans = Vec::with_capacity(configs.len());
+    let mut plan_secs = Vec::with_capacity(configs.len());
+    let mut graph = Some(g);
+    for (i, config) in configs.iter().enumerate() {
+        let t = Instant::now();
+        // The planner takes the graph by value: clone it for all but the last plan.
+        let g = if i + 1 == configs.len() {
+            graph.take().expect("taken once, by the last plan")
+        } else {
+            graph.clone().expect("present until the last plan")
+        };
+        let req = PlanRequest {
+            config: config.clone(),
+            graph_source: a.graph.clone(),
+            max_abs_value: 1.0,
+        };
+        let (plan, _report) = make_plan(g.csr, g.stats, &req, &mut |e| {
+            if let switch_ctl::planner::Event::Start { stage, .. } = e {
+                spinner.set_message(format!(
+                    "{stage} (partitioner {}, order {})",
+                    config.partitioner, config.order
+                ));
+            }
+        })?;
+        plan_secs.push(t.elapsed().as_secs_f64());
+        plans.push(plan);
+    }
     spinner.finish_and_clear();
-    let plan_secs = t0.elapsed().as_secs_f64();
-    let header = format!(
+    let load_secs = t0.elapsed().as_secs_f64() - plan_secs.iter().sum::<f64>();
+    let plan = &plans[0];
+    let mut header = format!(
         "sgnn sim: {} ({} vertices, {} edges), {} workers, {}, {} Gbit/s links, {} us delay, \
-         buffer {} B/port, ECN at {} B, recirculation {} Gbit/s\n\
-         plan: switch memory {} B, {} segments per vertex, {} blocks in {} levels (planned in {:.1} s)",
+         buffer {} B/port, ECN at {} B, recirculation {} Gbit/s (graph loaded in {:.1} s)",
         a.graph,
         plan.graph.num_vertices(),
         plan.graph.num_edges(),
@@ -220,20 +253,38 @@ fn run(a: SimArgs) -> Result<()> {
         cfg.net.buffer_bytes,
         cfg.net.ecn_threshold_bytes,
         cfg.recirc_bps as f64 / GBPS,
-        plan.manifest.config.switch_mem_bytes,
-        plan.manifest.segments,
-        plan.blocks.len(),
-        plan.levels(),
-        plan_secs
+        load_secs
     );
+    for (i, p) in plans.iter().enumerate() {
+        let users: Vec<&str> = strategies
+            .iter()
+            .zip(&plan_of)
+            .filter(|(_, &k)| k == i)
+            .map(|(s, _)| s.name())
+            .collect();
+        header.push_str(&format!(
+            "\nplan {} (partitioner {}, order {}; for {}): switch memory {} B, {} segments per \
+             vertex, {} blocks in {} levels (planned in {:.1} s)",
+            i,
+            p.manifest.config.partitioner,
+            p.manifest.config.order,
+            users.join(", "),
+            p.manifest.config.switch_mem_bytes,
+            p.manifest.segments,
+            p.blocks.len(),
+            p.levels(),
+            plan_secs[i]
+        ));
+    }
     eprintln!(
-        "planned {} blocks in {:.1} s; simulating",
-        plan.blocks.len(),
-        plan_secs
+        "planned {} plan(s) in {:.1} s; simulating",
+        plans.len(),
+        plan_secs.iter().sum::<f64>()
     );
 
     let mut runs = Vec::new();
-    for s in strategies {
+    for (&s, &pi) in strategies.iter().zip(&plan_of) {
+        let plan = &plans[pi];
         let bar = ProgressBar::new(1);
         bar.set_style(
             ProgressStyle::with_template(
@@ -255,7 +306,7 @@ fn run(a: SimArgs) -> Result<()> {
                 delay,
             )
         };
-        let r = run_strategy(&plan, s, topo, cfg, &mut |p| {
+        let r = run_strategy(plan, s, topo, cfg, &mut |p| {
             bar.set_length(p.total.max(1));
             bar.set_position(p.done);
             bar.set_message(format!(
@@ -269,17 +320,28 @@ fn run(a: SimArgs) -> Result<()> {
         runs.push(r);
     }
 
-    // The planner's traffic model beside the simulated bytes.
-    let model = traffic::model(&plan);
+    // The planner's traffic model (on each strategy's own plan) beside the simulated bytes.
     // The model counts host links (a star's every link); a fabric adds leaf-spine bytes.
+    let models: Vec<_> = plans.iter().map(traffic::model).collect();
     let mut check =
         String::from("\ntraffic model (sgnn-plan) vs simulated wire bytes on the host links:\n");
-    for r in &runs {
-        let m = model[&r.strategy].total;
+    for ((r, s), &pi) in runs.iter().zip(&strategies).zip(&plan_of) {
+        let Some(name) = s.traffic_model() else {
+            check.push_str(&format!(
+                "  {:<18} APPROXIMATE: no planner model (its own formula is in its module doc); \
+                 simulated {:>14}\n",
+                r.strategy,
+                r.total_bytes()
+            ));
+            continue;
+        };
+        let m = models[pi][name].total;
         let host = r.host_uplink.iter().sum::<u64>() + r.host_downlink.iter().sum::<u64>();
         check.push_str(&format!(
-            "  {:<12} model {:>14}  simulated {:>14}  {}",
+            "  {:<18} model {:<13} (plan {}) {:>14}  simulated {:>14}  {}",
             r.strategy,
+            name,
+            pi,
             m,
             host,
             if m == host { "equal" } else { "DIFFERENT" }

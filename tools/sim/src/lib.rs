@@ -18,29 +18,148 @@ use std::time::Instant;
 
 pub use net::{tx_time, App, NetConfig, NetStats, Pkt, Progress, Time};
 use net::{ChannelStats, Net};
-use sgnn_plan::Plan;
-use strategies::{HostBased, SwitchCounters, SwitchGnn};
+use sgnn_plan::{Plan, PlanConfig};
+use strategies::{Exchange, HostBased, OneShot, SwitchCounters, SwitchGnn};
 pub use topology::Topology;
 
-/// Strategies the simulator runs.
+/// Strategies the simulator runs. `tools/sim/README.md` has a table of their models and
+/// sources; each has a module doc under `src/strategies/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
     /// BNS-GCN with p = 1 (host-to-host all-to-all).
     HostBased,
     /// The plan's blocks with in-network aggregation and block sync.
     SwitchGnn,
+    /// G3: G3-partitioned plan, vertex-major peer-to-peer push by priority.
+    G3,
+    /// Paper 2.3.2: in-network, no block planning, first-come aggregators, overflow raw.
+    Strawman,
+    /// SwitchGNN with unlimited switch memory: one block, no block sync.
+    Unlimited,
+    /// SwitchGNN on a plan with a graph-agnostic (random) send order instead of GAMR.
+    SwitchGnnNoGamr,
+    /// SuperGCN: minimum-vertex-cover pre/post aggregation at the hosts.
+    SuperGcn,
+    /// Host-based exchange scheduled as Hermod: DSCP class, rounds of matchings.
+    Hermod,
+    /// APPROXIMATE: Emma's source chunking, one chunk's push per iteration.
+    Emma,
+    /// APPROXIMATE: Grappa's gradient-only ring all-reduce plus amortised repartitioning.
+    Grappa,
+    /// APPROXIMATE: DGS-style sampled mini-batch feature pulls.
+    Dgs,
+}
+
+/// Planner options a strategy needs different from the user's (`None`: keep the user's).
+/// A caller with one base [`PlanConfig`] plans once per distinct [`PlanVariant::apply`] result
+/// and runs each strategy on its own plan; [`run_strategy`] rejects a plan that does not match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct PlanVariant {
+    /// Partitioner (`--partitioner`).
+    pub partitioner: Option<&'static str>,
+    /// Send order inside a block (`--order`).
+    pub order: Option<&'static str>,
+}
+
+impl PlanVariant {
+    /// `base` with this variant's options.
+    pub fn apply(&self, base: &PlanConfig) -> PlanConfig {
+        let mut c = base.clone();
+        if let Some(p) = self.partitioner {
+            c.partitioner = p.to_string();
+        }
+        if let Some(o) = self.order {
+            c.order = o.to_string();
+        }
+        c
+    }
+
+    /// Whether `cfg` was planned with this variant's options.
+    pub fn matches(&self, cfg: &PlanConfig) -> bool {
+        self.partitioner.is_none_or(|p| cfg.partitioner == p)
+            && self.order.is_none_or(|o| cfg.order == o)
+    }
 }
 
 impl Strategy {
     /// All strategies, in output order.
-    pub const ALL: [Strategy; 2] = [Strategy::HostBased, Strategy::SwitchGnn];
+    pub const ALL: [Strategy; 11] = [
+        Strategy::HostBased,
+        Strategy::SwitchGnn,
+        Strategy::G3,
+        Strategy::Strawman,
+        Strategy::Unlimited,
+        Strategy::SwitchGnnNoGamr,
+        Strategy::SuperGcn,
+        Strategy::Hermod,
+        Strategy::Emma,
+        Strategy::Grappa,
+        Strategy::Dgs,
+    ];
 
-    /// Name as in the traffic model (`host_based`, `switchgnn`).
+    /// Name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Strategy::HostBased => "host_based",
             Strategy::SwitchGnn => "switchgnn",
+            Strategy::G3 => "g3",
+            Strategy::Strawman => "strawman",
+            Strategy::Unlimited => "unlimited",
+            Strategy::SwitchGnnNoGamr => "switchgnn_no_gamr",
+            Strategy::SuperGcn => "supergcn",
+            Strategy::Hermod => "hermod",
+            Strategy::Emma => "emma",
+            Strategy::Grappa => "grappa",
+            Strategy::Dgs => "dgs",
         }
+    }
+
+    /// Approximate methods (they change what is computed, not only how it is sent): their
+    /// traffic follows the strategy's own documented formula, not the planner's model, and
+    /// every output labels them.
+    pub fn approximate(self) -> bool {
+        matches!(self, Strategy::Emma | Strategy::Grappa | Strategy::Dgs)
+    }
+
+    /// The planner options this strategy's plan needs.
+    pub fn plan_variant(self) -> PlanVariant {
+        match self {
+            Strategy::G3 => PlanVariant {
+                partitioner: Some("g3"),
+                order: None,
+            },
+            Strategy::SwitchGnnNoGamr => PlanVariant {
+                partitioner: None,
+                order: Some("random"),
+            },
+            _ => PlanVariant::default(),
+        }
+    }
+
+    /// The `sgnn_plan::traffic` strategy whose bytes (on this strategy's plan) the simulator
+    /// must reproduce exactly; `None` for approximate strategies.
+    pub fn traffic_model(self) -> Option<&'static str> {
+        match self {
+            Strategy::HostBased | Strategy::G3 | Strategy::Hermod => Some("host_based"),
+            Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr => Some("switchgnn"),
+            Strategy::Strawman => Some("strawman"),
+            Strategy::Unlimited => Some("unlimited"),
+            Strategy::SuperGcn => Some("supergcn_mvc"),
+            Strategy::Emma | Strategy::Grappa | Strategy::Dgs => None,
+        }
+    }
+
+    /// Every name, approximate ones marked, for help and error texts.
+    pub fn names() -> String {
+        Strategy::ALL
+            .map(|x| {
+                if x.approximate() {
+                    format!("{} (approximate)", x.name())
+                } else {
+                    x.name().to_string()
+                }
+            })
+            .join(", ")
     }
 }
 
@@ -52,8 +171,8 @@ impl std::str::FromStr for Strategy {
             .find(|x| x.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown strategy {s:?}: the simulator has {} (issue 5 adds the others)",
-                    Strategy::ALL.map(|x| x.name()).join(", ")
+                    "unknown strategy {s:?}: the simulator has {}",
+                    Strategy::names()
                 )
             })
     }
@@ -84,6 +203,8 @@ pub struct LinkReport {
 pub struct RunReport {
     /// Strategy name.
     pub strategy: String,
+    /// An approximate method ([`Strategy::approximate`]): label it in every output.
+    pub approximate: bool,
     /// Communication time of one layer (last delivery / last BlockAdvance), if the layer
     /// completed (it cannot if frames were dropped: this slice has no retransmission).
     pub time: Option<Time>,
@@ -156,6 +277,7 @@ fn report(
         .collect();
     RunReport {
         strategy: strategy.to_string(),
+        approximate: false,
         time,
         net: net.stats.clone(),
         links,
@@ -190,23 +312,97 @@ pub fn run_strategy(
             plan.workers()
         ));
     }
-    match strategy {
+    if topo.switches != 1 && matches!(strategy, Strategy::Strawman | Strategy::Unlimited) {
+        return Err(format!(
+            "{} runs on a star only (one switch; got {}): two-level aggregation on leaf-spine is modelled for switchgnn",
+            strategy.name(),
+            topo.switches
+        ));
+    }
+    if !strategy.plan_variant().matches(&plan.manifest.config) {
+        return Err(format!(
+            "{} needs a plan made with {:?} (got partitioner {}, order {}): plan with \
+             Strategy::plan_variant",
+            strategy.name(),
+            strategy.plan_variant(),
+            plan.manifest.config.partitioner,
+            plan.manifest.config.order
+        ));
+    }
+    let switch_node = topo.hosts;
+    let host_bps = {
+        let routes = topo.routes()?;
+        let link = routes
+            .uplink
+            .iter()
+            .map(|&c| topo.links[(c / 2) as usize].bps)
+            .min()
+            .unwrap_or(1);
+        cfg.net.pace_bps.map_or(link, |p| p.min(link))
+    };
+    let name = strategy.name();
+    let exchange = |mut app: Exchange, topo, progress: &mut dyn FnMut(Progress)| {
+        let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
+        Ok::<_, String>(report(&net, name, app.finish, None, wall))
+    };
+    let one_shot = |mut app: OneShot, topo, progress: &mut dyn FnMut(Progress)| {
+        let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
+        let counters = Some(app.counters.clone());
+        Ok::<_, String>(report(&net, name, app.finish, counters, wall))
+    };
+    let mut r = match strategy {
         Strategy::HostBased => {
             let mut app = HostBased::new(plan);
             let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-            Ok(report(&net, strategy.name(), app.finish, None, wall))
+            report(&net, strategy.name(), app.finish, None, wall)
         }
-        Strategy::SwitchGnn => {
+        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr => {
             let mut app = SwitchGnn::on_topology(plan, &topo, cfg.recirc_bps)?;
             let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
             let counters = app.counters.clone();
-            Ok(report(
-                &net,
-                strategy.name(),
-                app.finish,
-                Some(counters),
-                wall,
-            ))
+            report(&net, strategy.name(), app.finish, Some(counters), wall)
         }
-    }
+        Strategy::Strawman => one_shot(
+            OneShot::strawman(plan, plan.manifest.config.seed, switch_node, cfg.recirc_bps),
+            topo,
+            progress,
+        )?,
+        Strategy::Unlimited => one_shot(
+            OneShot::unlimited(plan, switch_node, cfg.recirc_bps),
+            topo,
+            progress,
+        )?,
+        Strategy::G3 => exchange(
+            Exchange::new(strategies::g3::schedule(plan), true),
+            topo,
+            progress,
+        )?,
+        Strategy::SuperGcn => exchange(
+            Exchange::new(strategies::supergcn::schedule(plan), true),
+            topo,
+            progress,
+        )?,
+        Strategy::Hermod => exchange(
+            Exchange::new(strategies::hermod::schedule(plan, host_bps), true),
+            topo,
+            progress,
+        )?,
+        Strategy::Emma => exchange(
+            Exchange::new(strategies::emma::schedule(plan), true),
+            topo,
+            progress,
+        )?,
+        Strategy::Grappa => exchange(
+            Exchange::new(strategies::grappa::schedule(plan), false),
+            topo,
+            progress,
+        )?,
+        Strategy::Dgs => exchange(
+            Exchange::new(strategies::dgs::schedule(plan), false),
+            topo,
+            progress,
+        )?,
+    };
+    r.approximate = strategy.approximate();
+    Ok(r)
 }

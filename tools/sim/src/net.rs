@@ -179,6 +179,11 @@ pub trait App {
     fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
         let _ = (node, token, now, out);
     }
+    /// Called once at time 0, before any host is asked for a frame: a schedule known in
+    /// advance sets its timers here (default: nothing).
+    fn start(&mut self, out: &mut Out) {
+        let _ = out;
+    }
 }
 
 /// Progress reported every few thousand events.
@@ -337,6 +342,10 @@ impl Net {
 
     /// Runs until no event is left: every host is kicked at time 0.
     pub fn run<A: App>(&mut self, app: &mut A, progress: &mut dyn FnMut(Progress)) -> NetStats {
+        let mut out = std::mem::take(&mut self.out);
+        app.start(&mut out);
+        self.apply(app, &mut out);
+        self.out = out;
         for h in 0..self.topo.hosts {
             self.host_try_send(app, h);
         }

@@ -14,7 +14,7 @@ pub fn fmt_time(t: Option<crate::Time>) -> String {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,approximate";
 
 /// One `runs.csv` row.
 pub fn csv_row(r: &RunReport) -> String {
@@ -25,7 +25,7 @@ pub fn csv_row(r: &RunReport) -> String {
         .max()
         .unwrap_or(0);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -41,8 +41,18 @@ pub fn csv_row(r: &RunReport) -> String {
         r.switch.as_ref().map_or(0, |s| s.recirculations),
         r.net.events,
         r.wall_seconds,
-        r.events_per_second()
+        r.events_per_second(),
+        r.approximate
     )
+}
+
+/// `exact`, or `APPROXIMATE` for approximate methods ([`crate::Strategy::approximate`]).
+pub fn model_label(r: &RunReport) -> &'static str {
+    if r.approximate {
+        "APPROXIMATE"
+    } else {
+        "exact"
+    }
 }
 
 /// The summary table of several runs, the switch counters, and (if `links`) every link.
@@ -51,8 +61,9 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
     writeln!(s, "{header}").unwrap();
     writeln!(
         s,
-        "{:<12} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
+        "{:<18} {:<11} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
         "strategy",
+        "model",
         "time/layer (us)",
         "total bytes",
         "upload",
@@ -73,8 +84,9 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
             .unwrap_or(0);
         writeln!(
             s,
-            "{:<12} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
+            "{:<18} {:<11} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
             r.strategy,
+            model_label(r),
             fmt_time(r.time),
             r.total_bytes(),
             r.host_uplink.iter().sum::<u64>(),
@@ -89,7 +101,16 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
     }
     for r in runs {
         writeln!(s).unwrap();
-        write!(s, "{}: ", r.strategy).unwrap();
+        if r.approximate {
+            write!(
+                s,
+                "{} (APPROXIMATE model, see its module doc): ",
+                r.strategy
+            )
+            .unwrap();
+        } else {
+            write!(s, "{}: ", r.strategy).unwrap();
+        }
         if let Some(sw) = &r.switch {
             writeln!(
                 s,

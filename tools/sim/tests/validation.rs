@@ -279,7 +279,8 @@ fn simulated_bytes_equal_the_traffic_model() {
     for (mem, dim) in [(64 * 128 * 2, 64), (1_000_000, 100)] {
         let p = plan(10, 4, mem, dim);
         let model = traffic::model(&p);
-        for s in Strategy::ALL {
+        // The other strategies (some on plans of their own) are in tests/strategies.rs.
+        for s in [Strategy::HostBased, Strategy::SwitchGnn] {
             let r = simulate(&p, s, sim_cfg());
             let m = &model[s.name()];
             assert!(r.time.is_some(), "{} did not complete", s.name());

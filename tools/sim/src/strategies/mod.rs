@@ -21,6 +21,10 @@
 //!   to the spine hashed from (block, row, segment), which finishes it. BlockDone goes to
 //!   spine 0, whose BlockAdvance the leaves replicate to their workers.
 //!
+//! The other strategies have their model in their own module: [`g3`], [`strawman`] (also
+//! `unlimited`), [`supergcn`], [`hermod`], and the approximate [`emma`], [`grappa`], [`dgs`];
+//! host-only ones run on the [`exchange`] engine.
+//!
 //! Frames carry the DSCP class of `sgnn_wire::dscp` as their priority queue: block control 7,
 //! results 5, data 2.
 
@@ -28,10 +32,20 @@ use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
 use crate::net::{Kind, Pkt};
 
+pub mod dgs;
+pub mod emma;
+pub mod exchange;
+pub mod g3;
+pub mod grappa;
+pub mod hermod;
 mod host_based;
+pub mod strawman;
+pub mod supergcn;
 mod switchgnn;
 
+pub use exchange::Exchange;
 pub use host_based::HostBased;
+pub use strawman::OneShot;
 pub use switchgnn::{SwitchCounters, SwitchGnn};
 
 /// Priority queue of block control frames (DSCP 46).
@@ -45,6 +59,21 @@ pub const PRIO_DATA: u8 = 2;
 pub const DATA_WIRE: u32 = wire_bytes(DATA_FRAME_LEN) as u32;
 /// Wire bytes of a control frame (84).
 pub const CONTROL_WIRE: u32 = wire_bytes(CONTROL_FRAME_LEN) as u32;
+
+/// SplitMix64 (Steele, Lea, Flood 2014): the seeded, reproducible hash the approximate
+/// strategies use for their random choices (chunks, samples), so a test can recompute them.
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The key of `v` in a random draw named by `(seed, stream)`: `splitmix64(splitmix64(seed ^
+/// splitmix64(stream)) ^ v)`.
+pub fn draw_key(seed: u64, stream: u64, v: u64) -> u64 {
+    splitmix64(splitmix64(seed ^ splitmix64(stream)) ^ v)
+}
 
 pub(crate) fn data_pkt(
     kind: Kind,
