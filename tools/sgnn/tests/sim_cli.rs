@@ -54,7 +54,9 @@ fn sim_rejects_unknown_strategies_and_topologies() {
     let dir = tempfile::tempdir().unwrap();
     for (flag, value, msg) in [
         ("--strategies", "host_based,g9", "unknown strategy \"g9\""),
-        ("--topology", "leaf-spine", "only star"),
+        ("--topology", "ring", "use star or leaf-spine"),
+        // The default 8 leaves cannot share 2 workers.
+        ("--topology", "leaf-spine", "a leaf needs a host"),
         ("--link-gbps", "0", "--link-gbps must be a positive"),
     ] {
         let o = sgnn()
