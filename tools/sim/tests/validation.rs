@@ -281,7 +281,7 @@ fn simulated_bytes_equal_the_traffic_model() {
         let model = traffic::model(&p);
         for s in Strategy::ALL {
             let r = simulate(&p, s, sim_cfg());
-            let m = &model[s.name()];
+            let m = &model[s.model_name()];
             assert!(r.time.is_some(), "{} did not complete", s.name());
             assert_eq!(r.net.dropped_frames, 0);
             assert_eq!(r.host_uplink, m.per_worker_uplink, "{} uplinks", s.name());
