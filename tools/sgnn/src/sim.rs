@@ -70,9 +70,9 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Loss-recovery timeout in microseconds (fetch after this long without progress,
-    /// BlockDone again after this long without BlockAdvance; doubles on every expiry up to 16x).
-    /// 0 = no recovery (a lost frame leaves the layer incomplete).
-    #[arg(long, default_value_t = 100.0)]
+    /// BlockDone again after this long without BlockAdvance; doubles on every expiry up to 16x;
+    /// default: the daemon's 20 ms). 0 = no recovery (a lost frame leaves the layer incomplete).
+    #[arg(long, default_value_t = 20_000.0)]
     timeout_us: f64,
     /// Background traffic per host, fraction of its link capacity (Hadoop flow sizes, Poisson
     /// arrivals, random destinations).

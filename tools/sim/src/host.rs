@@ -19,8 +19,12 @@ pub const TOKEN_HOST: u64 = 1;
 /// A recovery timeout doubles after every expiry, up to this factor of the base timeout.
 pub const MAX_BACKOFF: u64 = 16;
 
-/// Default recovery timeout (`--timeout-us`).
-pub const DEFAULT_TIMEOUT: Time = 100 * PS_PER_US;
+/// Default recovery timeout (`--timeout-us`): the daemon's `--fetch-timeout-ms` and
+/// `--advance-timeout-ms` defaults, 20 ms. A receiver cannot tell a slow block from a lost
+/// frame, so a timeout shorter than the longest silence of a block (e.g. behind a long
+/// recirculation backlog) fetches what was only late; lossy runs that want fast recovery set
+/// a shorter one and check the fetch counters.
+pub const DEFAULT_TIMEOUT: Time = 20_000 * PS_PER_US;
 
 /// Host logic options of a run (what is not network or switch).
 #[derive(Debug, Clone, Copy, PartialEq)]

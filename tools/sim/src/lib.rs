@@ -108,7 +108,8 @@ pub struct RunReport {
     /// Strategy name.
     pub strategy: String,
     /// Communication time of one layer (last delivery / last BlockAdvance), if the layer
-    /// completed (it cannot if frames were dropped: this slice has no retransmission).
+    /// completed (with recovery off, `HostOptions::timeout == None`, it cannot if frames were
+    /// dropped).
     pub time: Option<Time>,
     /// Totals.
     pub net: NetStats,
