@@ -36,7 +36,7 @@ enum Cmd {
     Testbed(testbed::TestbedArgs),
     /// Simulate one layer of each strategy on a packet-level network model (star or leaf-spine):
     /// communication time, bytes per link, drops, against the planner's traffic model.
-    Sim(sim::SimArgs),
+    Sim(Box<sim::SimArgs>),
     /// Inspect, generate and convert graphs.
     #[command(subcommand)]
     Dataset(DatasetCmd),
@@ -88,7 +88,7 @@ fn main() -> ExitCode {
         return testbed::main(a);
     }
     if let Cmd::Sim(a) = cli.command {
-        return sim::main(a);
+        return sim::main(*a);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,8 +10,10 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::traffic;
+use sgnn_sim::background::BackgroundConfig;
+use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
-use sgnn_sim::{report, run_strategy, NetConfig, SimConfig, Strategy, Topology};
+use sgnn_sim::{report, run_strategy_with, HostOptions, NetConfig, SimConfig, Strategy, Topology};
 use switch_ctl::planner::{make_plan, PlanRequest};
 use switch_ctl::units::parse_bytes;
 
@@ -49,7 +51,7 @@ pub struct SimArgs {
     feature_dim: u32,
     /// Comma-separated strategies: host_based, switchgnn, g3 (on a --partitioner g3 plan),
     /// strawman, unlimited, switchgnn_no_gamr (on an --order random plan), supergcn, hermod,
-    /// and the APPROXIMATE emma, grappa, dgs (their own formulas, labelled in every output).
+    /// switchgnn_no_cc (switchgnn without host rate control), and the APPROXIMATE emma, grappa, dgs (their own formulas, labelled in every output).
     /// Strategies needing other planner options get a plan of their own (planned once per
     /// distinct set of options).
     #[arg(long, default_value = "host_based,switchgnn")]
@@ -85,6 +87,36 @@ pub struct SimArgs {
     /// Seed of the planner.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Loss-recovery timeout in microseconds (fetch after this long without progress,
+    /// BlockDone again after this long without BlockAdvance; doubles on every expiry up to 16x;
+    /// default: the daemon's 20 ms). 0 = no recovery (a lost frame leaves the layer incomplete).
+    #[arg(long, default_value_t = 20_000.0)]
+    timeout_us: f64,
+    /// Background traffic per host, fraction of its link capacity (Hadoop flow sizes, Poisson
+    /// arrivals, random destinations).
+    #[arg(long, default_value_t = 0.0)]
+    background_load: f64,
+    /// Seed of the background traffic.
+    #[arg(long, default_value_t = 1)]
+    background_seed: u64,
+    /// Rate control (switchgnn): starting rate in Gbit/s (default: the link rate).
+    #[arg(long)]
+    cc_initial_gbps: Option<f64>,
+    /// Rate control: floor in Gbit/s (the daemon's default, 10 Mbit/s).
+    #[arg(long, default_value_t = 0.01)]
+    cc_min_gbps: f64,
+    /// Rate control: ceiling in Gbit/s (default: the link rate).
+    #[arg(long)]
+    cc_max_gbps: Option<f64>,
+    /// Rate control: additive increase per interval without ECN marks, Gbit/s (daemon: 50 Mbit/s).
+    #[arg(long, default_value_t = 0.05)]
+    cc_increase_gbps: f64,
+    /// Rate control: additive-increase interval, microseconds (daemon: 1000).
+    #[arg(long, default_value_t = 1000.0)]
+    cc_increase_interval_us: f64,
+    /// Rate control: at most one halving per this many microseconds (daemon: 200).
+    #[arg(long, default_value_t = 200.0)]
+    cc_decrease_interval_us: f64,
 }
 
 pub fn main(a: SimArgs) -> ExitCode {
@@ -167,6 +199,43 @@ fn run(a: SimArgs) -> Result<()> {
         );
     }
     let delay = (a.delay_us * PS_PER_US as f64).round() as u64;
+    let us = |v: f64, name: &str| -> Result<u64> {
+        if !(v.is_finite() && v >= 0.0) {
+            bail!("{name} must be a non-negative number of microseconds, got {v}");
+        }
+        Ok((v * PS_PER_US as f64).round() as u64)
+    };
+    let timeout = us(a.timeout_us, "--timeout-us")?;
+    if !(a.background_load.is_finite() && (0.0..=1.0).contains(&a.background_load)) {
+        bail!(
+            "--background-load must be a fraction of the link in [0, 1], got {}",
+            a.background_load
+        );
+    }
+    let opts = HostOptions {
+        cc: CcConfig {
+            initial_bps: a
+                .cc_initial_gbps
+                .map(|g| bps(g, "--cc-initial-gbps"))
+                .transpose()?,
+            min_bps: bps(a.cc_min_gbps, "--cc-min-gbps")?,
+            max_bps: a.cc_max_gbps.map(|g| bps(g, "--cc-max-gbps")).transpose()?,
+            increase_bps: if a.cc_increase_gbps == 0.0 {
+                0
+            } else {
+                bps(a.cc_increase_gbps, "--cc-increase-gbps")?
+            },
+            increase_interval: us(a.cc_increase_interval_us, "--cc-increase-interval-us")?,
+            decrease_interval: us(a.cc_decrease_interval_us, "--cc-decrease-interval-us")?,
+        },
+        timeout: (timeout > 0).then_some(timeout),
+        background: BackgroundConfig {
+            load: a.background_load,
+            seed: a.background_seed,
+            until: None,
+        },
+    };
+    opts.cc.validate().map_err(|e| anyhow!("--cc-*: {e}"))?;
     let cfg = SimConfig {
         net: NetConfig {
             buffer_bytes: parse_bytes(&a.buffer).map_err(|e| anyhow!("--buffer: {e}"))?,
@@ -255,6 +324,15 @@ fn run(a: SimArgs) -> Result<()> {
         cfg.recirc_bps as f64 / GBPS,
         load_secs
     );
+    header.push_str(&format!(
+        "\nhosts: recovery timeout {}, background load {}",
+        if timeout > 0 {
+            format!("{} us", a.timeout_us)
+        } else {
+            "none".into()
+        },
+        a.background_load
+    ));
     for (i, p) in plans.iter().enumerate() {
         let users: Vec<&str> = strategies
             .iter()
@@ -306,7 +384,7 @@ fn run(a: SimArgs) -> Result<()> {
                 delay,
             )
         };
-        let r = run_strategy(plan, s, topo, cfg, &mut |p| {
+        let r = run_strategy_with(plan, s, topo, cfg, &opts, &mut |p| {
             bar.set_length(p.total.max(1));
             bar.set_position(p.done);
             bar.set_message(format!(
@@ -344,7 +422,13 @@ fn run(a: SimArgs) -> Result<()> {
             pi,
             m,
             host,
-            if m == host { "equal" } else { "DIFFERENT" }
+            if m == host {
+                "equal"
+            } else if r.hosts.recovery_frames() > 0 || r.background.is_some() {
+                "different (recovery or background traffic)"
+            } else {
+                "DIFFERENT"
+            }
         ));
         if r.total_bytes() != host {
             check.push_str(&format!(
@@ -370,12 +454,25 @@ fn run(a: SimArgs) -> Result<()> {
     write("summary.txt", &long)?;
     write("runs.csv", &csv)?;
     write("links.csv", &report::links_csv(&runs))?;
+    write("rates.csv", &report::rates_csv(&runs))?;
     print!("{short}");
-    println!("wrote {}/summary.txt, runs.csv, links.csv", a.out.display());
+    println!(
+        "wrote {}/summary.txt, runs.csv, links.csv, rates.csv",
+        a.out.display()
+    );
     if runs.iter().any(|r| r.time.is_none()) {
         eprintln!(
-            "warning: a run did not complete (frames were dropped and this simulator does not \
-             retransmit yet); raise --buffer"
+            "warning: a run did not complete (frames were dropped{}); raise --buffer{}",
+            if timeout > 0 {
+                ""
+            } else {
+                " and --timeout-us 0 turned recovery off"
+            },
+            if timeout > 0 {
+                ""
+            } else {
+                " or set --timeout-us"
+            }
         );
     }
     Ok(())

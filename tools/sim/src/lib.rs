@@ -5,10 +5,15 @@
 //!   buffers, ECN marking, strict DSCP priorities, host NICs with pacing);
 //! - [`topology`]: hosts, switches, links and routing (star, leaf-spine with ECMP);
 //! - [`strategies`]: host and switch logic of each strategy;
-//! - [`report`]: the text summary and the CSV of runs.
+//! - [`report`]: the text summary and the CSV of runs;
+//! - [`cc`]: DCQCN-like host rate control; [`host`]: host options and counters (loss
+//!   recovery); [`background`]: background flows around any strategy.
 //!
 //! `tools/sim/README.md` describes the model, what it abstracts, and its validation tests.
 
+pub mod background;
+pub mod cc;
+pub mod host;
 pub mod net;
 pub mod report;
 pub mod strategies;
@@ -16,6 +21,8 @@ pub mod topology;
 
 use std::time::Instant;
 
+use background::{BackgroundReport, WithBackground};
+pub use host::{HostCounters, HostOptions};
 pub use net::{tx_time, App, NetConfig, NetStats, Pkt, Progress, Time};
 use net::{ChannelStats, Net};
 use sgnn_plan::{Plan, PlanConfig};
@@ -28,7 +35,7 @@ pub use topology::Topology;
 pub enum Strategy {
     /// BNS-GCN with p = 1 (host-to-host all-to-all).
     HostBased,
-    /// The plan's blocks with in-network aggregation and block sync.
+    /// The plan's blocks with in-network aggregation and block sync, hosts with rate control.
     SwitchGnn,
     /// G3: G3-partitioned plan, vertex-major peer-to-peer push by priority.
     G3,
@@ -48,6 +55,8 @@ pub enum Strategy {
     Grappa,
     /// APPROXIMATE: DGS-style sampled mini-batch feature pulls.
     Dgs,
+    /// `SwitchGnn` without host rate control (the paper's "SwitchGNN w/o CC").
+    SwitchGnnNoCc,
 }
 
 /// Planner options a strategy needs different from the user's (`None`: keep the user's).
@@ -83,7 +92,7 @@ impl PlanVariant {
 
 impl Strategy {
     /// All strategies, in output order.
-    pub const ALL: [Strategy; 11] = [
+    pub const ALL: [Strategy; 12] = [
         Strategy::HostBased,
         Strategy::SwitchGnn,
         Strategy::G3,
@@ -95,6 +104,7 @@ impl Strategy {
         Strategy::Emma,
         Strategy::Grappa,
         Strategy::Dgs,
+        Strategy::SwitchGnnNoCc,
     ];
 
     /// Name on the command line and in reports.
@@ -111,6 +121,16 @@ impl Strategy {
             Strategy::Emma => "emma",
             Strategy::Grappa => "grappa",
             Strategy::Dgs => "dgs",
+            Strategy::SwitchGnnNoCc => "switchgnn_no_cc",
+        }
+    }
+
+    /// Name of the strategy whose bytes `sgnn_plan::traffic` models for it (rate control
+    /// changes when frames leave, not which).
+    pub fn model_name(self) -> &'static str {
+        match self {
+            Strategy::SwitchGnnNoCc => "switchgnn",
+            s => s.name(),
         }
     }
 
@@ -141,7 +161,9 @@ impl Strategy {
     pub fn traffic_model(self) -> Option<&'static str> {
         match self {
             Strategy::HostBased | Strategy::G3 | Strategy::Hermod => Some("host_based"),
-            Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr => Some("switchgnn"),
+            Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => {
+                Some("switchgnn")
+            }
             Strategy::Strawman => Some("strawman"),
             Strategy::Unlimited => Some("unlimited"),
             Strategy::SuperGcn => Some("supergcn_mvc"),
@@ -206,7 +228,8 @@ pub struct RunReport {
     /// An approximate method ([`Strategy::approximate`]): label it in every output.
     pub approximate: bool,
     /// Communication time of one layer (last delivery / last BlockAdvance), if the layer
-    /// completed (it cannot if frames were dropped: this slice has no retransmission).
+    /// completed (with recovery off, `HostOptions::timeout == None`, it cannot if frames were
+    /// dropped).
     pub time: Option<Time>,
     /// Totals.
     pub net: NetStats,
@@ -220,6 +243,13 @@ pub struct RunReport {
     pub switch: Option<SwitchCounters>,
     /// Wall-clock seconds of the event loop.
     pub wall_seconds: f64,
+    /// Host logic counters: loss recovery (fetches, resends) and rate control.
+    pub hosts: HostCounters,
+    /// Per host, its sending rate over time: `(time, bit/s)` at the start and at every change
+    /// (empty for hosts without rate control).
+    pub rates: Vec<Vec<(Time, u64)>>,
+    /// Background flows, if any ran.
+    pub background: Option<BackgroundReport>,
 }
 
 impl RunReport {
@@ -293,11 +323,47 @@ fn report(
             .collect(),
         switch,
         wall_seconds: wall,
+        hosts: HostCounters::default(),
+        rates: Vec::new(),
+        background: None,
     }
 }
 
+/// Link rate of every host (its one link), bit/s.
+fn host_link_bps(topo: &Topology) -> Vec<u64> {
+    (0..topo.hosts)
+        .map(|h| {
+            topo.links
+                .iter()
+                .find(|l| l.a == h || l.b == h)
+                .map_or(0, |l| l.bps)
+        })
+        .collect()
+}
+
+/// Runs `app` with background flows per `opts` (none at load 0).
+fn run_wrapped<A: App>(
+    app: A,
+    topo: Topology,
+    cfg: NetConfig,
+    opts: &HostOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Net, f64, A, Option<BackgroundReport>), String> {
+    let bps = host_link_bps(&topo);
+    let link = bps.iter().copied().min().unwrap_or(0);
+    if opts.background.load > 0.0 && bps.iter().any(|&b| b != link) {
+        return Err("background traffic needs every host link at the same rate".into());
+    }
+    let mut w = WithBackground::new(app, topo.hosts, link, opts.background);
+    let (net, wall) = run_app(&mut w, topo, cfg, progress)?;
+    let bg = (opts.background.load > 0.0).then(|| w.report());
+    Ok((net, wall, w.inner, bg))
+}
+
 /// Simulates one layer of `strategy` under `plan` on `topo` (a star or a leaf-spine fabric
-/// of `plan.workers()` hosts; `host_based` runs on any topology).
+/// of `plan.workers()` hosts; strawman and unlimited on a star only), with the default host
+/// options ([`HostOptions::default`]: rate control for `switchgnn`,
+/// recovery, no background).
 pub fn run_strategy(
     plan: &Plan,
     strategy: Strategy,
@@ -305,6 +371,25 @@ pub fn run_strategy(
     cfg: SimConfig,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, String> {
+    run_strategy_with(plan, strategy, topo, cfg, &HostOptions::default(), progress)
+}
+
+/// [`run_strategy`] with host options: rate control, recovery timeout, background traffic.
+pub fn run_strategy_with(
+    plan: &Plan,
+    strategy: Strategy,
+    topo: Topology,
+    cfg: SimConfig,
+    opts: &HostOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunReport, String> {
+    opts.cc.validate()?;
+    if !(opts.background.load >= 0.0 && opts.background.load.is_finite()) {
+        return Err(format!(
+            "background load must be a fraction >= 0, got {}",
+            opts.background.load
+        ));
+    }
     if topo.hosts != plan.workers() {
         return Err(format!(
             "the topology has {} hosts but the plan {} workers",
@@ -340,6 +425,7 @@ pub fn run_strategy(
             .unwrap_or(1);
         cfg.net.pace_bps.map_or(link, |p| p.min(link))
     };
+    let link_bps = host_link_bps(&topo);
     let name = strategy.name();
     let exchange = |mut app: Exchange, topo, progress: &mut dyn FnMut(Progress)| {
         let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
@@ -352,15 +438,27 @@ pub fn run_strategy(
     };
     let mut r = match strategy {
         Strategy::HostBased => {
-            let mut app = HostBased::new(plan);
-            let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-            report(&net, strategy.name(), app.finish, None, wall)
+            let app = HostBased::new(plan).with_timeout(opts.timeout);
+            let (net, wall, app, bg) = run_wrapped(app, topo, cfg.net, opts, progress)?;
+            let mut r = report(&net, strategy.name(), app.finish, None, wall);
+            r.hosts = app.host_counters.clone();
+            r.background = bg;
+            r
         }
-        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr => {
-            let mut app = SwitchGnn::on_topology(plan, &topo, cfg.recirc_bps)?;
-            let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
+        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => {
+            let cc = (strategy != Strategy::SwitchGnnNoCc).then_some(opts.cc);
+            let app = SwitchGnn::on_topology(plan, &topo, cfg.recirc_bps)?.with_host_logic(
+                cc,
+                &link_bps,
+                opts.timeout,
+            );
+            let (net, wall, app, bg) = run_wrapped(app, topo, cfg.net, opts, progress)?;
             let counters = app.counters.clone();
-            report(&net, strategy.name(), app.finish, Some(counters), wall)
+            let mut r = report(&net, strategy.name(), app.finish, Some(counters), wall);
+            r.hosts = app.host_counters();
+            r.rates = app.rate_samples();
+            r.background = bg;
+            r
         }
         Strategy::Strawman => one_shot(
             OneShot::strawman(plan, plan.manifest.config.seed, switch_node, cfg.recirc_bps),

@@ -56,6 +56,10 @@ pub enum Kind {
     Raw,
     /// Test traffic.
     Test,
+    /// Host to host: please send me this contribution again (loss recovery).
+    Fetch,
+    /// Background traffic (other applications sharing the links).
+    Background,
 }
 
 /// One packet. `Copy`, 32 bytes.
@@ -84,11 +88,13 @@ pub struct Pkt {
 impl Pkt {
     /// What identifies this packet's flow besides its ends, for the ECMP hash: a host-based
     /// vector or test frame belongs to its (src, dst) pair (0), a data frame or result to its
-    /// (block, source or aggregator row), a control frame to its block.
+    /// (block, source or aggregator row), a fetch request to the (block, source) it asks
+    /// for, a background frame to its flow (`a`), a control frame to its block.
     pub fn flow_id(&self) -> u64 {
         match self.kind {
             Kind::Raw | Kind::Test => 0,
-            Kind::Data | Kind::Result => (self.block as u64) << 32 | self.a as u64,
+            Kind::Data | Kind::Result | Kind::Fetch => (self.block as u64) << 32 | self.a as u64,
+            Kind::Background => 1 << 63 | self.a as u64,
             Kind::BlockDone | Kind::BlockAdvance => self.block as u64,
         }
     }
@@ -179,10 +185,23 @@ pub trait App {
     fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
         let _ = (node, token, now, out);
     }
-    /// Called once at time 0, before any host is asked for a frame: a schedule known in
-    /// advance sets its timers here (default: nothing).
+    /// Called once at time 0, before any host is asked for a frame: first timers (default:
+    /// nothing).
     fn start(&mut self, out: &mut Out) {
         let _ = out;
+    }
+    /// Host `host` just had nothing to send ([`App::host_next`] returned `None`): the time at
+    /// which it will have (its own pacing, e.g. rate control), if it knows; the core pulls
+    /// again then. Default: never (kicks and timers still wake it).
+    fn host_wake(&self, host: u32, now: Time) -> Option<Time> {
+        let _ = (host, now);
+        None
+    }
+    /// Whether the strategy's work is over (default: [`App::progress`] reached its total);
+    /// open-ended traffic next to it (background flows) stops then.
+    fn done(&self) -> bool {
+        let (d, t) = self.progress();
+        d >= t
     }
 }
 
@@ -226,6 +245,7 @@ enum Ev {
     TxDone { chan: u32 },
     Arrive { chan: u32, pkt: Pkt },
     HostWake { host: u32 },
+    AppWake { host: u32 },
     Emit { node: u32, pkt: Pkt },
     Timer { node: u32, token: u64 },
 }
@@ -267,6 +287,8 @@ pub struct Net {
     pace_bps: Vec<u64>,
     pace_next: Vec<Time>,
     wake_pending: Vec<bool>,
+    /// Earliest [`Ev::AppWake`] scheduled per host (`Time::MAX`: none).
+    app_wake: Vec<Time>,
     heap: BinaryHeap<Entry>,
     seq: u64,
     now: Time,
@@ -312,6 +334,7 @@ impl Net {
             pace_bps,
             pace_next: vec![0; hosts],
             wake_pending: vec![false; hosts],
+            app_wake: vec![Time::MAX; hosts],
             heap: BinaryHeap::with_capacity(1 << 16),
             seq: 0,
             now: 0,
@@ -358,6 +381,12 @@ impl Net {
                 Ev::Arrive { chan, pkt } => self.arrive(app, chan, pkt),
                 Ev::HostWake { host } => {
                     self.wake_pending[host as usize] = false;
+                    self.host_try_send(app, host);
+                }
+                Ev::AppWake { host } => {
+                    if self.app_wake[host as usize] == self.now {
+                        self.app_wake[host as usize] = Time::MAX;
+                    }
                     self.host_try_send(app, host);
                 }
                 Ev::Emit { node, pkt } => self.forward(node, pkt),
@@ -429,6 +458,13 @@ impl Net {
             return;
         }
         let Some(pkt) = app.host_next(host, self.now) else {
+            if let Some(t) = app.host_wake(host, self.now) {
+                let w = &mut self.app_wake[h];
+                if t > self.now && (t < *w || *w <= self.now) {
+                    *w = t;
+                    self.schedule(t, Ev::AppWake { host });
+                }
+            }
             return;
         };
         self.stats.injected_bytes += pkt.wire as u64;

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::net::PS_PER_US;
-use crate::RunReport;
+use crate::{RunReport, Time};
 
 /// Microseconds with three decimals, or `incomplete`.
 pub fn fmt_time(t: Option<crate::Time>) -> String {
@@ -14,7 +14,7 @@ pub fn fmt_time(t: Option<crate::Time>) -> String {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,approximate";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate";
 
 /// One `runs.csv` row.
 pub fn csv_row(r: &RunReport) -> String {
@@ -24,8 +24,11 @@ pub fn csv_row(r: &RunReport) -> String {
         .map(|l| l.stats.max_queue_bytes)
         .max()
         .unwrap_or(0);
+    let h = &r.hosts;
+    let bg = r.background.as_ref();
+    let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -42,8 +45,39 @@ pub fn csv_row(r: &RunReport) -> String {
         r.net.events,
         r.wall_seconds,
         r.events_per_second(),
-        r.approximate
+        h.fetch_timeouts,
+        h.fetch_requests,
+        h.fetch_replies,
+        h.block_done_resends,
+        h.rate_decreases,
+        bg.map_or(0, |b| b.flows),
+        bg.map_or(0, |b| b.completed),
+        bg.map_or(0, |b| b.offered_bytes),
+        bg.map_or(String::new(), |b| us(b.fct_mean)),
+        bg.map_or(String::new(), |b| us(b.fct_p99)),
+        r.approximate,
     )
+}
+
+/// Every host's rate changes (`strategy,host,time_us,gbps`), for runs with rate control.
+pub fn rates_csv(runs: &[RunReport]) -> String {
+    let mut s = String::from("strategy,host,time_us,gbps\n");
+    for r in runs {
+        for (h, samples) in r.rates.iter().enumerate() {
+            for &(t, bps) in samples {
+                writeln!(
+                    s,
+                    "{},{},{:.3},{}",
+                    r.strategy,
+                    h,
+                    t as f64 / PS_PER_US as f64,
+                    bps as f64 / 1e9
+                )
+                .unwrap();
+            }
+        }
+    }
+    s
 }
 
 /// `exact`, or `APPROXIMATE` for approximate methods ([`crate::Strategy::approximate`]).
@@ -114,13 +148,15 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
         if let Some(sw) = &r.switch {
             writeln!(
                 s,
-                "{} contributions, {} recirculation passes (max backlog {:.3} us), {} results, peak {} aggregators, {} stale",
+                "{} contributions, {} recirculation passes (max backlog {:.3} us), {} results, peak {} aggregators, {} stale, {} released at advance, {} BlockAdvance resends",
                 sw.contributions,
                 sw.recirculations,
                 sw.max_recirc_backlog as f64 / PS_PER_US as f64,
                 sw.results,
                 sw.peak_aggregators,
-                sw.stale
+                sw.stale,
+                sw.released,
+                sw.advance_resends
             )
             .unwrap();
             if sw.leaf_partials + sw.spine_results > 0 {
@@ -133,6 +169,35 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
             }
         } else {
             writeln!(s, "switch forwards only").unwrap();
+        }
+        let h = &r.hosts;
+        writeln!(
+            s,
+            "  hosts: {} fetch timeouts, {} fetch requests, {} raw replies ({} new), {} cells by fetch, {} BlockDone resends, {} duplicates, {} stale, {} ECN signals, {} rate halvings",
+            h.fetch_timeouts,
+            h.fetch_requests,
+            h.fetch_replies,
+            h.fetched_new,
+            h.cells_by_fetch,
+            h.block_done_resends,
+            h.duplicates,
+            h.stale,
+            h.ecn_signals,
+            h.rate_decreases
+        )
+        .unwrap();
+        if let Some(b) = &r.background {
+            writeln!(
+                s,
+                "  background (load {}): {} flows ({} completed), {} B offered, FCT mean {:.3} us, p99 {:.3} us",
+                b.load,
+                b.flows,
+                b.completed,
+                b.offered_bytes,
+                b.fct_mean as f64 / PS_PER_US as f64,
+                b.fct_p99 as f64 / PS_PER_US as f64
+            )
+            .unwrap();
         }
         if !links {
             continue;

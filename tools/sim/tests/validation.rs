@@ -282,7 +282,7 @@ fn simulated_bytes_equal_the_traffic_model() {
         // The other strategies (some on plans of their own) are in tests/strategies.rs.
         for s in [Strategy::HostBased, Strategy::SwitchGnn] {
             let r = simulate(&p, s, sim_cfg());
-            let m = &model[s.name()];
+            let m = &model[s.model_name()];
             assert!(r.time.is_some(), "{} did not complete", s.name());
             assert_eq!(r.net.dropped_frames, 0);
             assert_eq!(r.host_uplink, m.per_worker_uplink, "{} uplinks", s.name());

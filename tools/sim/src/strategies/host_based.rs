@@ -1,8 +1,17 @@
 //! [`HostBased`]: BNS-GCN with p = 1 (see the module above for the model).
+//!
+//! Loss recovery (`with_timeout`): a receiver remembers which of its expected frames arrived
+//! (one bit each); when it is done sending and nothing new arrived for the timeout, it sends
+//! one Fetch per missing (vertex, segment) to the vertex's owner, who answers with the raw
+//! frame at the recovery priority. The timeout doubles after every expiry (up to
+//! [`MAX_BACKOFF`] times) and resets on progress.
+
+use std::collections::VecDeque;
 
 use sgnn_plan::Plan;
 
-use super::{data_pkt, PRIO_DATA};
+use super::{data_pkt, CONTROL_WIRE, PRIO_DATA};
+use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
 use crate::net::{App, Kind, Out, Pkt, Time};
 
 /// Per-host sending state of the host-based all-to-all.
@@ -18,6 +27,11 @@ struct HbHost {
     /// Frames received, and expected.
     got: u64,
     expected: u64,
+    /// Fetch requests and replies, sent before data.
+    recovery: VecDeque<Pkt>,
+    last_progress: Time,
+    backoff: Time,
+    deadline: Deadline,
 }
 
 /// BNS-GCN with p = 1: boundary vectors unicast to every remote worker that needs them.
@@ -33,6 +47,12 @@ pub struct HostBased {
     total: u64,
     /// When the last expected frame arrived (if every host got all it expected).
     pub finish: Option<Time>,
+    /// One bit per expected frame: `(off[w * M + d] + k) * segments + segment` for the `k`-th
+    /// vertex `w` sends `d`.
+    received: Vec<u64>,
+    timeout: Option<Time>,
+    /// Host counters (recovery).
+    pub host_counters: HostCounters,
 }
 
 impl HostBased {
@@ -91,6 +111,7 @@ impl HostBased {
             }
         }
         let total = hosts.iter().map(|h| h.expected).sum();
+        let received = vec![0; (off[m * m] * segments as usize).div_ceil(64)];
         let cursor = off[..m * m].to_vec();
         HostBased {
             workers: m as u32,
@@ -102,14 +123,80 @@ impl HostBased {
             delivered: 0,
             total,
             finish: if total == 0 { Some(0) } else { None },
+            received,
+            timeout: None,
+            host_counters: HostCounters::default(),
         }
+    }
+
+    /// Loss recovery after `timeout` without progress (`None`: none).
+    pub fn with_timeout(mut self, timeout: Option<Time>) -> Self {
+        self.timeout = timeout;
+        for h in &mut self.hosts {
+            h.backoff = timeout.unwrap_or(0);
+        }
+        self
+    }
+
+    /// Bit index of frame (`v`, `seg`) from `w` to `d`.
+    fn bit(&self, w: u32, d: u32, v: u32, seg: u16) -> usize {
+        let i = (w * self.workers + d) as usize;
+        let list = &self.verts[self.off[i]..self.off[i + 1]];
+        let k = list
+            .binary_search(&v)
+            .unwrap_or_else(|_| panic!("worker {w} does not send vertex {v} to worker {d}"));
+        (self.off[i] + k) * self.segments as usize + seg as usize
+    }
+
+    fn sending(&self, host: u32) -> bool {
+        let h = &self.hosts[host as usize];
+        h.current.is_some() || !h.active.is_empty() || !h.recovery.is_empty()
+    }
+
+    fn deadline(&self, host: u32) -> Option<Time> {
+        let h = &self.hosts[host as usize];
+        (self.timeout.is_some() && h.got < h.expected).then(|| h.last_progress + h.backoff)
+    }
+
+    /// Asks every owner for every frame `host` still misses.
+    fn fetch(&mut self, host: u32) {
+        let m = self.workers;
+        let segs = self.segments;
+        let mut requests = 0;
+        for w in (0..m).filter(|&w| w != host) {
+            let i = (w * m + host) as usize;
+            for k in self.off[i]..self.off[i + 1] {
+                for g in 0..segs {
+                    let bit = k * segs as usize + g as usize;
+                    if self.received[bit / 64] & (1 << (bit % 64)) != 0 {
+                        continue;
+                    }
+                    requests += 1;
+                    self.hosts[host as usize].recovery.push_back(Pkt {
+                        kind: Kind::Fetch,
+                        prio: PRIO_RECOVERY,
+                        ecn: false,
+                        seg: g as u16,
+                        wire: CONTROL_WIRE,
+                        src: host,
+                        dst: w,
+                        block: 0,
+                        a: self.verts[k],
+                    });
+                }
+            }
+        }
+        self.host_counters.fetch_requests += requests;
     }
 }
 
 impl App for HostBased {
-    fn host_next(&mut self, host: u32, _now: Time) -> Option<Pkt> {
+    fn host_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
         let m = self.workers as usize;
         let h = &mut self.hosts[host as usize];
+        if let Some(p) = h.recovery.pop_front() {
+            return Some(p);
+        }
         if h.current.is_none() {
             if h.active.is_empty() {
                 return None;
@@ -129,6 +216,7 @@ impl App for HostBased {
             h.current = Some((d as u32, v));
             h.seg = 0;
         }
+        h.last_progress = now;
         let (d, v) = h.current.expect("set above");
         let pkt = data_pkt(Kind::Raw, PRIO_DATA, host, d, 0, v, h.seg);
         h.seg += 1;
@@ -138,13 +226,78 @@ impl App for HostBased {
         Some(pkt)
     }
 
-    fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, _out: &mut Out) {
-        debug_assert_eq!(pkt.kind, Kind::Raw);
+    fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
+        match pkt.kind {
+            Kind::Raw => {}
+            Kind::Fetch => {
+                let reply = data_pkt(
+                    Kind::Raw,
+                    PRIO_RECOVERY,
+                    host,
+                    pkt.src,
+                    0,
+                    pkt.a,
+                    pkt.seg as u32,
+                );
+                self.hosts[host as usize].recovery.push_back(reply);
+                self.host_counters.fetch_replies += 1;
+                out.kicks.push(host);
+                return;
+            }
+            k => panic!("host-based host {host} got {k:?}"),
+        }
+        let bit = self.bit(pkt.src, host, pkt.a, pkt.seg);
+        if self.received[bit / 64] & (1 << (bit % 64)) != 0 {
+            self.host_counters.duplicates += 1;
+            return;
+        }
+        self.received[bit / 64] |= 1 << (bit % 64);
+        if pkt.prio == PRIO_RECOVERY {
+            self.host_counters.fetched_new += 1;
+        }
         let h = &mut self.hosts[host as usize];
         h.got += 1;
+        h.last_progress = now;
+        h.backoff = self.timeout.unwrap_or(0);
         self.delivered += 1;
         if self.delivered == self.total {
             self.finish = Some(now);
+        }
+    }
+
+    fn start(&mut self, out: &mut Out) {
+        for w in 0..self.workers {
+            if let Some(t) = self.deadline(w) {
+                self.hosts[w as usize].deadline.arm(w, t, out);
+            }
+        }
+    }
+
+    fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
+        debug_assert_eq!(token, TOKEN_HOST);
+        let host = node;
+        if !self.hosts[host as usize].deadline.fire(now) {
+            return;
+        }
+        let Some(due) = self.deadline(host) else {
+            return;
+        };
+        if now >= due {
+            let base = self.timeout.expect("deadline() needs a timeout");
+            let sending = self.sending(host);
+            let h = &mut self.hosts[host as usize];
+            h.last_progress = now;
+            if !sending {
+                h.backoff = (h.backoff * 2).min(base * MAX_BACKOFF);
+                self.host_counters.fetch_timeouts += 1;
+                self.fetch(host);
+                out.kicks.push(host);
+            }
+        }
+        if let Some(t) = self.deadline(host) {
+            self.hosts[host as usize]
+                .deadline
+                .arm(host, t.max(now), out);
         }
     }
 

@@ -1,8 +1,12 @@
 //! [`SwitchGnn`]: blocks, in-network aggregation and block sync (see the module above).
 
+use std::collections::{HashMap, HashSet, VecDeque};
+
 use sgnn_plan::Plan;
 
-use super::{control_pkt, data_pkt, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
+use super::{control_pkt, data_pkt, CONTROL_WIRE, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
+use crate::cc::{CcConfig, RateControl};
+use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
 use crate::topology::{flow_hash, Tiers, Topology};
 
@@ -20,6 +24,21 @@ struct SgHost {
     done_sent: bool,
     ctl_pending: bool,
     finished: bool,
+    // Host logic: recovery and rate control (see `SgHostLogic`).
+    /// Raw contributions held: (vertex, segment), for the whole layer.
+    cache: HashSet<(u32, u16)>,
+    /// Cells being fetched: cell index -> sources still missing.
+    pending: HashMap<u32, u32>,
+    /// Frames at the recovery priority: fetch requests and replies.
+    recovery: VecDeque<Pkt>,
+    /// Last progress (own transmission or a cell completed), for the fetch timeout.
+    last_progress: Time,
+    /// When BlockDone was last queued.
+    done_at: Time,
+    fetch_backoff: Time,
+    advance_backoff: Time,
+    deadline: Deadline,
+    rc: Option<RateControl>,
 }
 
 /// Counters of the switch logic.
@@ -48,6 +67,10 @@ pub struct SwitchCounters {
     pub spine_partials: u64,
     /// Results spines completed and sent down.
     pub spine_results: u64,
+    /// Aggregators still holding a partial sum when their block advanced (released then).
+    pub released: u64,
+    /// BlockDone of a block the switch had already advanced, answered with its BlockAdvance.
+    pub advance_resends: u64,
 }
 
 /// Aggregators and recirculation path of one switch.
@@ -157,6 +180,17 @@ pub struct SwitchGnn<'p> {
     finished_hosts: u32,
     /// When the last worker received the last BlockAdvance.
     pub finish: Option<Time>,
+    // Host logic.
+    /// Per cell index (`row * segments + segment`) of the block: `block + 1` once its owner
+    /// has it (by Result or from raw values); each cell has one owner, so one array serves all
+    /// hosts (a stale entry can only belong to a host that already finished that block).
+    cell_block: Vec<u32>,
+    timeout: Option<Time>,
+    fetch_seen: HashSet<(u32, u16)>,
+    /// Host counters.
+    pub host_counters: HostCounters,
+    // Switch: which workers' BlockDone the current block has.
+    done_from: Vec<bool>,
 }
 
 impl<'p> SwitchGnn<'p> {
@@ -251,6 +285,11 @@ impl<'p> SwitchGnn<'p> {
             total,
             finished_hosts: 0,
             finish: None,
+            cell_block: vec![0; peak as usize],
+            timeout: None,
+            fetch_seen: HashSet::new(),
+            host_counters: HostCounters::default(),
+            done_from: vec![false; m as usize],
         };
         if plan.blocks.is_empty() {
             s.finish = Some(0);
@@ -290,9 +329,7 @@ impl<'p> SwitchGnn<'p> {
         h.ctl_pending = true;
         true
     }
-}
 
-impl SwitchGnn<'_> {
     /// A spine adds a leaf's partial aggregate (`a` = row) and, once every contributing leaf's
     /// is in, sends the Result down to the destination's worker.
     fn spine_partial(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out) {
@@ -333,13 +370,142 @@ impl SwitchGnn<'_> {
             ));
         }
     }
-}
 
-impl App for SwitchGnn<'_> {
-    fn host_next(&mut self, host: u32, _now: Time) -> Option<Pkt> {
+    /// Host logic: rate control (`cc`, `None` = the paper's "SwitchGNN w/o CC") for hosts
+    /// whose links run at `link_bps[h]`, and loss recovery after `timeout` (`None`: none).
+    pub fn with_host_logic(
+        mut self,
+        cc: Option<CcConfig>,
+        link_bps: &[u64],
+        timeout: Option<Time>,
+    ) -> Self {
+        assert_eq!(link_bps.len(), self.hosts.len());
+        for (h, &bps) in self.hosts.iter_mut().zip(link_bps) {
+            h.rc = cc.map(|c| RateControl::new(c, bps));
+            h.fetch_backoff = timeout.unwrap_or(0);
+            h.advance_backoff = timeout.unwrap_or(0);
+        }
+        self.timeout = timeout;
+        self
+    }
+
+    /// Rate samples `(time, bit/s)` of every host (empty lists without rate control).
+    pub fn rate_samples(&self) -> Vec<Vec<(Time, u64)>> {
+        self.hosts
+            .iter()
+            .map(|h| h.rc.as_ref().map_or_else(Vec::new, |r| r.samples.clone()))
+            .collect()
+    }
+
+    /// Host counters, rate halvings included.
+    pub fn host_counters(&self) -> HostCounters {
+        let mut c = self.host_counters.clone();
+        c.rate_decreases = self
+            .hosts
+            .iter()
+            .filter_map(|h| h.rc.as_ref())
+            .map(|r| r.decreases)
+            .sum();
+        c
+    }
+
+    fn owner(&self, block: u32, row: u32) -> u32 {
+        let slot = self.plan.blocks[block as usize].aggregators[row as usize];
+        self.plan.partition[slot.dst as usize]
+    }
+
+    /// Cell `idx` of the host's current block is complete.
+    fn cell_done(&mut self, host: u32, idx: u32, now: Time) {
+        let h = &mut self.hosts[host as usize];
+        self.cell_block[idx as usize] = h.block + 1;
+        h.got += 1;
+        h.last_progress = now;
+        h.fetch_backoff = self.timeout.unwrap_or(0);
+        self.delivered += 1;
+    }
+
+    /// Fetch timeout of `host`: every missing cell of its block asks the owners of its
+    /// sources not held yet for their raw values (one request per source and segment); cells
+    /// whose sources are all held complete at once.
+    fn fetch(&mut self, host: u32, now: Time) {
+        let b = self.hosts[host as usize].block;
+        let block = &self.plan.blocks[b as usize];
+        let segs = self.segments;
+        self.fetch_seen.clear();
+        self.hosts[host as usize].pending.clear();
+        let mut requests = 0;
+        for (i, &s) in block.sources.iter().enumerate() {
+            let src_owner = self.plan.partition[s as usize];
+            for &row in block.passes(i) {
+                if self.owner(b, row) != host {
+                    continue;
+                }
+                for g in 0..segs {
+                    let idx = row * segs + g;
+                    let h = &mut self.hosts[host as usize];
+                    if self.cell_block[idx as usize] == b + 1 || h.cache.contains(&(s, g as u16)) {
+                        continue;
+                    }
+                    *h.pending.entry(idx).or_insert(0) += 1;
+                    if self.fetch_seen.insert((i as u32, g as u16)) {
+                        requests += 1;
+                        h.recovery.push_back(Pkt {
+                            kind: Kind::Fetch,
+                            prio: PRIO_RECOVERY,
+                            ecn: false,
+                            seg: g as u16,
+                            wire: CONTROL_WIRE,
+                            src: host,
+                            dst: src_owner,
+                            block: b,
+                            a: i as u32,
+                        });
+                    }
+                }
+            }
+        }
+        self.host_counters.fetch_requests += requests;
+        // Missing cells whose sources are all held already.
+        for row in 0..block.aggregators.len() as u32 {
+            if self.owner(b, row) != host {
+                continue;
+            }
+            for g in 0..segs {
+                let idx = row * segs + g;
+                if self.cell_block[idx as usize] != b + 1
+                    && !self.hosts[host as usize].pending.contains_key(&idx)
+                {
+                    self.host_counters.cells_by_fetch += 1;
+                    self.cell_done(host, idx, now);
+                }
+            }
+        }
+    }
+
+    /// The host's protocol deadline: BlockDone again, or fetch, or (still sending) later.
+    fn deadline(&self, host: u32) -> Option<Time> {
+        let h = &self.hosts[host as usize];
+        if h.finished || self.timeout.is_none() {
+            return None;
+        }
+        Some(if h.done_sent && !h.ctl_pending {
+            h.done_at + h.advance_backoff
+        } else {
+            h.last_progress + h.fetch_backoff
+        })
+    }
+
+    fn has_frame(&self, host: u32) -> bool {
+        let h = &self.hosts[host as usize];
+        h.ctl_pending || !h.recovery.is_empty() || !self.sent_all(host)
+    }
+
+    /// The next frame of `host`, rate control aside.
+    fn next_frame(&mut self, host: u32, now: Time) -> Option<Pkt> {
         let h = &mut self.hosts[host as usize];
         if h.ctl_pending {
             h.ctl_pending = false;
+            h.done_at = now;
             return Some(control_pkt(
                 Kind::BlockDone,
                 host,
@@ -347,12 +513,16 @@ impl App for SwitchGnn<'_> {
                 h.block,
             ));
         }
+        if let Some(p) = h.recovery.pop_front() {
+            return Some(p);
+        }
         let &(b, i) = self.sends[host as usize].get(h.send_pos)?;
         if b != h.block {
             return None;
         }
         let leaf = self.levels.tiers.leaf_of[host as usize];
         let pkt = data_pkt(Kind::Data, PRIO_DATA, host, leaf, b, i, h.seg);
+        h.last_progress = now;
         h.seg += 1;
         if h.seg == self.segments {
             h.seg = 0;
@@ -361,16 +531,127 @@ impl App for SwitchGnn<'_> {
         }
         Some(pkt)
     }
+}
+
+impl App for SwitchGnn<'_> {
+    fn host_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
+        if self.hosts[host as usize]
+            .rc
+            .as_ref()
+            .is_some_and(|r| now < r.ready_at())
+        {
+            return None;
+        }
+        let pkt = self.next_frame(host, now)?;
+        if let Some(rc) = &mut self.hosts[host as usize].rc {
+            rc.sent(now, pkt.wire);
+        }
+        Some(pkt)
+    }
+
+    fn host_wake(&self, host: u32, now: Time) -> Option<Time> {
+        let t = self.hosts[host as usize].rc.as_ref()?.ready_at();
+        (t > now && self.has_frame(host)).then_some(t)
+    }
+
+    fn start(&mut self, out: &mut Out) {
+        for w in 0..self.workers {
+            if let Some(t) = self.deadline(w) {
+                self.hosts[w as usize].deadline.arm(w, t, out);
+            }
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
+        debug_assert_eq!(token, TOKEN_HOST);
+        let host = node;
+        if !self.hosts[host as usize].deadline.fire(now) {
+            return;
+        }
+        let Some(due) = self.deadline(host) else {
+            return;
+        };
+        let base = self.timeout.expect("deadline() needs a timeout");
+        if now >= due {
+            let expected = self.expected(host);
+            let sent_all = self.sent_all(host);
+            let h = &mut self.hosts[host as usize];
+            if h.done_sent && !h.ctl_pending {
+                // No BlockAdvance: BlockDone again (the switch answers a finished block's).
+                h.ctl_pending = true;
+                h.last_progress = now;
+                h.advance_backoff = (h.advance_backoff * 2).min(base * MAX_BACKOFF);
+                self.host_counters.block_done_resends += 1;
+                out.kicks.push(host);
+            } else if !h.done_sent && sent_all && h.got < expected {
+                h.last_progress = now;
+                h.fetch_backoff = (h.fetch_backoff * 2).min(base * MAX_BACKOFF);
+                if let Some(rc) = &mut h.rc {
+                    rc.on_congestion(now);
+                }
+                self.host_counters.fetch_timeouts += 1;
+                self.fetch(host, now);
+                self.check_done(host);
+                out.kicks.push(host);
+            } else {
+                // Still sending (or BlockDone queued): nothing is overdue.
+                h.last_progress = now;
+            }
+        }
+        if let Some(t) = self.deadline(host) {
+            self.hosts[host as usize]
+                .deadline
+                .arm(host, t.max(now), out);
+        }
+    }
 
     fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
-        self.delivered += 1;
+        let expected = self.expected(host);
+        let segs = self.segments;
         let h = &mut self.hosts[host as usize];
         match pkt.kind {
-            Kind::Result if pkt.block == h.block => h.got += 1,
-            Kind::Result if pkt.block == h.block + 1 => h.early += 1,
-            Kind::Result => panic!("result of block {} at block {}", pkt.block, h.block),
+            Kind::Result => {
+                if pkt.ecn {
+                    if let Some(rc) = &mut h.rc {
+                        self.host_counters.ecn_signals += 1;
+                        rc.on_congestion(now);
+                    }
+                }
+                let idx = pkt.a * segs + pkt.seg as u32;
+                if pkt.block == h.block {
+                    if h.got < expected && self.cell_block[idx as usize] != h.block + 1 {
+                        h.pending.remove(&idx);
+                        self.cell_done(host, idx, now);
+                    } else {
+                        self.host_counters.duplicates += 1;
+                        return;
+                    }
+                } else if pkt.block == h.block + 1 {
+                    // The switch advanced and our BlockAdvance is late or lost.
+                    if self.cell_block[idx as usize] != h.block + 2 {
+                        self.cell_block[idx as usize] = h.block + 2;
+                        h.early += 1;
+                        self.delivered += 1;
+                    } else {
+                        self.host_counters.duplicates += 1;
+                    }
+                    return;
+                } else {
+                    self.host_counters.stale += 1;
+                    return;
+                }
+            }
             Kind::BlockAdvance => {
-                assert_eq!(pkt.block, h.block, "advance of another block");
+                if pkt.block != h.block {
+                    debug_assert!(pkt.block < h.block, "advance of a future block");
+                    self.host_counters.stale += 1;
+                    return;
+                }
+                self.delivered += 1;
                 if self.recvs[host as usize]
                     .get(h.recv_pos)
                     .is_some_and(|&(b, _)| b == h.block)
@@ -380,6 +661,11 @@ impl App for SwitchGnn<'_> {
                 h.block += 1;
                 h.got = std::mem::take(&mut h.early);
                 h.done_sent = false;
+                h.ctl_pending = false;
+                h.pending.clear();
+                h.last_progress = now;
+                h.fetch_backoff = self.timeout.unwrap_or(0);
+                h.advance_backoff = self.timeout.unwrap_or(0);
                 if h.block as usize == self.plan.blocks.len() {
                     h.finished = true;
                     self.finished_hosts += 1;
@@ -387,6 +673,50 @@ impl App for SwitchGnn<'_> {
                         self.finish = Some(now);
                     }
                     return;
+                }
+            }
+            Kind::Fetch => {
+                // A peer misses our source `a` of block `block`: send it straight back.
+                h.recovery.push_back(data_pkt(
+                    Kind::Raw,
+                    PRIO_RECOVERY,
+                    host,
+                    pkt.src,
+                    pkt.block,
+                    pkt.a,
+                    pkt.seg as u32,
+                ));
+                self.host_counters.fetch_replies += 1;
+                out.kicks.push(host);
+                return;
+            }
+            Kind::Raw => {
+                let b = pkt.block;
+                let block = &self.plan.blocks[b as usize];
+                let s = block.sources[pkt.a as usize];
+                if !h.cache.insert((s, pkt.seg)) {
+                    self.host_counters.duplicates += 1;
+                    return;
+                }
+                self.host_counters.fetched_new += 1;
+                if b != h.block || h.got >= expected {
+                    return;
+                }
+                for &row in block.passes(pkt.a as usize) {
+                    let idx = row * segs + pkt.seg as u32;
+                    let h = &mut self.hosts[host as usize];
+                    if self.cell_block[idx as usize] == b + 1 {
+                        continue;
+                    }
+                    let Some(m) = h.pending.get_mut(&idx) else {
+                        continue;
+                    };
+                    *m -= 1;
+                    if *m == 0 {
+                        h.pending.remove(&idx);
+                        self.host_counters.cells_by_fetch += 1;
+                        self.cell_done(host, idx, now);
+                    }
                 }
             }
             k => panic!("host {host} got {k:?}"),
@@ -461,17 +791,37 @@ impl App for SwitchGnn<'_> {
                 }
             }
             Kind::BlockDone => {
-                self.delivered += 1;
-                if pkt.block != self.cur_block {
+                if pkt.block < self.cur_block {
+                    // Its BlockAdvance was lost: send it again to this worker.
+                    self.counters.advance_resends += 1;
+                    out.emits.push((
+                        now,
+                        sw,
+                        control_pkt(Kind::BlockAdvance, sw, pkt.src, pkt.block),
+                    ));
+                    return;
+                }
+                if pkt.block != self.cur_block
+                    || std::mem::replace(&mut self.done_from[pkt.src as usize], true)
+                {
                     self.counters.stale += 1;
                     return;
                 }
+                self.delivered += 1;
                 self.done_count += 1;
                 if self.done_count == self.workers {
-                    debug_assert!(
-                        self.switches.iter().all(|s| s.in_use == 0),
-                        "block advanced with open aggregators"
-                    );
+                    let mut released = 0;
+                    for st in &mut self.switches {
+                        if st.in_use > 0 {
+                            // Lost contributions left partial sums: release them.
+                            released += st.in_use;
+                            st.counts.fill(0);
+                            st.ready.fill(0);
+                            st.in_use = 0;
+                        }
+                    }
+                    self.counters.released += released;
+                    self.done_from.fill(false);
                     // A star's switch tells every worker; a fabric's root tells every leaf,
                     // which tells its workers (multicast replicates at the last hop).
                     let to = if self.levels.tiers.spines.is_empty() {

@@ -1,0 +1,114 @@
+//! Host-side protocol pieces shared by the strategies: options (rate control, recovery
+//! timeout, background traffic), counters, and the one-timer-per-host deadline helper.
+//!
+//! Every host keeps at most one timer pending ([`Deadline`]): when it fires, the strategy
+//! compares the time with the host's current deadline (which moves with progress), acts if it
+//! is due, and re-arms. A host stops re-arming once its part of the layer is over, so the run
+//! ends when nothing is left to do.
+
+use crate::background::BackgroundConfig;
+use crate::cc::CcConfig;
+use crate::net::{Out, Time, PS_PER_US};
+
+/// Priority queue of recovery traffic: fetch requests and their raw replies (DSCP 26).
+pub const PRIO_RECOVERY: u8 = 4;
+
+/// Timer token of a host's protocol deadline (fetch / BlockDone resend).
+pub const TOKEN_HOST: u64 = 1;
+
+/// A recovery timeout doubles after every expiry, up to this factor of the base timeout.
+pub const MAX_BACKOFF: u64 = 16;
+
+/// Default recovery timeout (`--timeout-us`): the daemon's `--fetch-timeout-ms` and
+/// `--advance-timeout-ms` defaults, 20 ms. A receiver cannot tell a slow block from a lost
+/// frame, so a timeout shorter than the longest silence of a block (e.g. behind a long
+/// recirculation backlog) fetches what was only late; lossy runs that want fast recovery set
+/// a shorter one and check the fetch counters.
+pub const DEFAULT_TIMEOUT: Time = 20_000 * PS_PER_US;
+
+/// Host logic options of a run (what is not network or switch).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostOptions {
+    /// Rate control of the strategies that have it (`switchgnn`; `switchgnn_no_cc` ignores
+    /// it).
+    pub cc: CcConfig,
+    /// Loss-recovery timeout (`None`: no recovery, a lost frame leaves the layer incomplete).
+    pub timeout: Option<Time>,
+    /// Background flows next to the strategy.
+    pub background: BackgroundConfig,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            cc: CcConfig::default(),
+            timeout: Some(DEFAULT_TIMEOUT),
+            background: BackgroundConfig::default(),
+        }
+    }
+}
+
+/// What the hosts of a run did besides their first transmissions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HostCounters {
+    /// Recovery timeouts that found something missing and fetched it.
+    pub fetch_timeouts: u64,
+    /// Fetch requests sent (one per missing contribution and segment).
+    pub fetch_requests: u64,
+    /// Raw frames sent in answer to fetch requests (retransmitted data).
+    pub fetch_replies: u64,
+    /// Raw frames received that were new (not already held).
+    pub fetched_new: u64,
+    /// Cells (destination, segment) completed from fetched raw values instead of a Result.
+    pub cells_by_fetch: u64,
+    /// BlockDone frames sent again after a timeout.
+    pub block_done_resends: u64,
+    /// Results or raw frames for something already complete (ignored).
+    pub duplicates: u64,
+    /// Frames of a block the host had already left (ignored).
+    pub stale: u64,
+    /// ECN-marked frames received that the rate control saw.
+    pub ecn_signals: u64,
+    /// Rate halvings, all hosts.
+    pub rate_decreases: u64,
+}
+
+impl HostCounters {
+    /// Frames sent for loss recovery (fetch requests, replies, BlockDone resends).
+    pub fn recovery_frames(&self) -> u64 {
+        self.fetch_requests + self.fetch_replies + self.block_done_resends
+    }
+}
+
+/// One pending timer per host.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    /// Time of the pending timer (`Time::MAX`: none).
+    pub at: Time,
+}
+
+impl Default for Deadline {
+    fn default() -> Self {
+        Deadline { at: Time::MAX }
+    }
+}
+
+impl Deadline {
+    /// Makes sure a timer fires at `t` or earlier for `host`.
+    pub fn arm(&mut self, host: u32, t: Time, out: &mut Out) {
+        if self.at <= t {
+            return;
+        }
+        self.at = t;
+        out.timers.push((t, host, TOKEN_HOST));
+    }
+
+    /// A timer fired at `now`: `true` if it is the pending one (then none is pending).
+    pub fn fire(&mut self, now: Time) -> bool {
+        if self.at != now {
+            return false;
+        }
+        self.at = Time::MAX;
+        true
+    }
+}
