@@ -5,18 +5,20 @@
 //!   buffers, ECN marking, strict DSCP priorities, host NICs with pacing);
 //! - [`topology`]: hosts, switches, links and routing (star now, leaf-spine later);
 //! - [`strategies`]: host and switch logic of each strategy;
-//! - [`report`]: the text summary and the CSV of runs.
+//! - [`report`]: the text summary and the CSVs of runs, links and time series;
+//! - [`plot`]: SVG/PNG plots of runs and generic line and bar charts.
 //!
 //! `tools/sim/README.md` describes the model, what it abstracts, and its validation tests.
 
 pub mod net;
+pub mod plot;
 pub mod report;
 pub mod strategies;
 pub mod topology;
 
 use std::time::Instant;
 
-pub use net::{tx_time, App, NetConfig, NetStats, Pkt, Progress, Time};
+pub use net::{tx_time, App, Gauges, NetConfig, NetStats, Pkt, Progress, Sample, Time};
 use net::{ChannelStats, Net};
 use sgnn_plan::Plan;
 use strategies::{HostBased, SwitchCounters, SwitchGnn};
@@ -59,6 +61,13 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+/// First sampling interval of the automatic time series (`sgnn sim --sample-us auto`): 100 ns.
+pub const AUTO_SAMPLE_EVERY: Time = 100 * net::PS_PER_NS;
+/// Series length at which the automatic time series merges pairs of samples and doubles its
+/// interval: a run longer than `AUTO_MAX_SAMPLES / 2` intervals of 100 ns ends with between
+/// 1000 and 2000 samples.
+pub const AUTO_MAX_SAMPLES: usize = 2000;
+
 /// Everything a run needs besides the plan and the topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimConfig {
@@ -99,6 +108,11 @@ pub struct RunReport {
     pub switch: Option<SwitchCounters>,
     /// Wall-clock seconds of the event loop.
     pub wall_seconds: f64,
+    /// Time series (empty unless [`NetConfig::sample_every`] is set).
+    pub series: Vec<Sample>,
+    /// Sampling interval of `series` at the end of the run (the configured one, doubled by
+    /// every merge of [`NetConfig::max_samples`]).
+    pub sample_interval: Option<Time>,
 }
 
 impl RunReport {
@@ -171,6 +185,8 @@ fn report(
             .collect(),
         switch,
         wall_seconds: wall,
+        series: net.series().to_vec(),
+        sample_interval: net.sample_interval(),
     }
 }
 

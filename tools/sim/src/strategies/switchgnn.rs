@@ -297,4 +297,11 @@ impl App for SwitchGnn<'_> {
     fn progress(&self) -> (u64, u64) {
         (self.delivered, self.total)
     }
+
+    fn gauges(&self) -> crate::net::Gauges {
+        crate::net::Gauges {
+            aggregators_in_use: self.in_use,
+            contributions: self.counters.contributions,
+        }
+    }
 }
