@@ -175,9 +175,10 @@ pub trait App {
     fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out);
     /// Work done and total, for progress reports (e.g. frames delivered of frames expected).
     fn progress(&self) -> (u64, u64);
-    /// Switch state read at every sample of the time series (default: zeros, for
+    /// Switch state at `now`, read at every sample of the time series (default: zeros, for
     /// strategies without in-network aggregation).
-    fn gauges(&self) -> Gauges {
+    fn gauges(&self, now: Time) -> Gauges {
+        let _ = now;
         Gauges::default()
     }
     /// A timer set through [`Out::timers`] fired (default: ignored).

@@ -326,8 +326,14 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
             .map_err(err)?;
         for (i, (name, points)) in self.series.iter().enumerate() {
             let c = color(i);
+            // Dense series one pixel wide: plotters' wide bitmap lines put long miter spikes
+            // on sharp peaks.
+            let width = if points.len() > 200 { 1 } else { 2 };
             chart
-                .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    points.iter().copied(),
+                    c.stroke_width(width),
+                ))
                 .map_err(err)?
                 .label(name.as_ref())
                 .legend(move |(x, y)| {

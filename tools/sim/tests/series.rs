@@ -5,7 +5,8 @@
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_sim::net::{PS_PER_NS, PS_PER_US, TOP_QUEUES};
-use sgnn_sim::{run_strategy, NetConfig, RunReport, SimConfig, Strategy, Topology};
+use sgnn_sim::strategies::DATA_WIRE;
+use sgnn_sim::{run_strategy, tx_time, NetConfig, RunReport, SimConfig, Strategy, Topology};
 use switch_ctl::planner::{make_plan, PlanRequest};
 
 const GBPS: u64 = 1_000_000_000;
@@ -138,6 +139,15 @@ fn series_of_real_runs_add_up_to_their_counters() {
             Strategy::SwitchGnn => {
                 assert!(r.series.iter().any(|x| x.aggregators_in_use > 0));
                 assert!(r.series.iter().any(|x| x.contributions > 0));
+                // Contributions are counted when their pass happens: in an interval, at most
+                // the data frames the uplinks can bring (pass 0) plus the passes the
+                // recirculation path can make.
+                let frame = tx_time(DATA_WIRE as u64, 100 * GBPS);
+                for x in &r.series {
+                    let bound =
+                        p.workers() as u64 * (x.interval / frame + 1) + x.interval / frame + 1;
+                    assert!(x.contributions <= bound, "{x:?}: bound {bound}");
+                }
             }
             Strategy::HostBased => {
                 assert!(r.series.iter().all(|x| x.aggregators_in_use == 0));

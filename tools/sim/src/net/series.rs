@@ -20,7 +20,8 @@ pub const TOP_QUEUES: usize = 4;
 pub struct Gauges {
     /// Aggregators (one segment slot each) holding a partial sum now.
     pub aggregators_in_use: u64,
-    /// Contributions added into aggregators so far (cumulative, every pass counted).
+    /// Contributions added into aggregators by now (cumulative, every pass counted at the
+    /// time it happens, e.g. on the recirculation path; never decreasing).
     pub contributions: u64,
 }
 
@@ -153,8 +154,8 @@ impl Net {
 
     fn new_sample<A: App>(&mut self, app: &A) -> Sample {
         let (queue_max_bytes, queue_sum_bytes, top_queues) = self.queue_state();
-        let g = app.gauges();
         let now = self.now;
+        let g = app.gauges(now);
         let s = self.sampler.as_mut().expect("sampling");
         let sample = Sample {
             t: now,

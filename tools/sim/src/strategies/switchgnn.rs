@@ -298,10 +298,18 @@ impl App for SwitchGnn<'_> {
         (self.delivered, self.total)
     }
 
-    fn gauges(&self) -> crate::net::Gauges {
+    /// Aggregators in use as the switch logic books them (at a frame's arrival); contributions
+    /// at the time of their pass: the recirculation path is a FIFO busy without gaps until
+    /// `recirc_free`, with passes completing every `recirc_pass` back from it, so
+    /// `ceil((recirc_free - now) / recirc_pass)` of the counted passes are still to come.
+    fn gauges(&self, now: Time) -> crate::net::Gauges {
+        let pending = self
+            .recirc_free
+            .saturating_sub(now)
+            .div_ceil(self.recirc_pass);
         crate::net::Gauges {
             aggregators_in_use: self.in_use,
-            contributions: self.counters.contributions,
+            contributions: self.counters.contributions - pending,
         }
     }
 }
