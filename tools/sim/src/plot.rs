@@ -82,6 +82,9 @@ pub fn png_font() -> Result<&'static Path, &'static str> {
     let r = FONT.get_or_init(|| {
         let mut tried = Vec::new();
         let env = std::env::var_os(FONT_ENV).map(PathBuf::from);
+        if env.is_none() {
+            tried.push(format!("${FONT_ENV} (not set)"));
+        }
         for p in env
             .into_iter()
             .chain(FONT_CANDIDATES.iter().map(PathBuf::from))
@@ -99,7 +102,7 @@ pub fn png_font() -> Result<&'static Path, &'static str> {
             }
         }
         Err(format!(
-            "no font for PNG text: tried ${FONT_ENV}, {}; install fonts-dejavu-core or set \
+            "no font to draw PNG text with; tried {}. Install fonts-dejavu-core or set \
              {FONT_ENV} to a .ttf file",
             tried.join(", ")
         ))
@@ -320,11 +323,12 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
             .label_style((FAMILY, 16))
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&|v| fmt_num(*v))
+            .y_max_light_lines(4)
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(210, 210, 210))
             .draw()
             .map_err(err)?;
-        for (i, (name, points)) in self.series.iter().enumerate() {
+        for (i, (_, points)) in self.series.iter().enumerate() {
             let c = color(i);
             // Dense series one pixel wide: plotters' wide bitmap lines put long miter spikes
             // on sharp peaks.
@@ -334,11 +338,7 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
                     points.iter().copied(),
                     c.stroke_width(width),
                 ))
-                .map_err(err)?
-                .label(name.as_ref())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 28, y)], c.stroke_width(3))
-                });
+                .map_err(err)?;
             // Markers where points are few (sweeps), so single points show too.
             if points.len() <= 40 {
                 chart
@@ -346,15 +346,10 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
                     .map_err(err)?;
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FAMILY, 16))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        let entries: Vec<(&str, RGBColor)> = (self.series.iter().enumerate())
+            .map(|(i, s)| (s.0.as_ref(), color(i)))
+            .collect();
+        legend(root, &chart.plotting_area(), &entries, Swatch::Line)
     }
 }
 
@@ -390,23 +385,20 @@ impl<G: AsRef<str>, S: AsRef<str>> Chart for Bars<'_, G, S> {
             .axis_desc_style((FAMILY, 20))
             .label_style((FAMILY, 16))
             .y_label_formatter(&|v| fmt_num(*v))
+            .y_max_light_lines(4)
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(210, 210, 210))
             .draw()
             .map_err(err)?;
         // Each group is 0.8 wide, split between the series.
         let w = 0.8 / k as f64;
-        for (j, (name, values)) in self.series.iter().enumerate() {
+        for (j, (_, values)) in self.series.iter().enumerate() {
             let c = color(j);
             let bars = values.iter().take(n).enumerate().map(|(i, &v)| {
                 let x = i as f64 + 0.1 + j as f64 * w;
                 Rectangle::new([(x, 0.0), (x + w * 0.92, v)], c.filled())
             });
-            chart
-                .draw_series(bars)
-                .map_err(err)?
-                .label(name.as_ref())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 7), (x + 20, y + 7)], c.filled()));
+            chart.draw_series(bars).map_err(err)?;
             let labels = values.iter().take(n).enumerate().map(|(i, &v)| {
                 let x = i as f64 + 0.1 + (j as f64 + 0.46) * w;
                 Text::new(
@@ -433,16 +425,72 @@ impl<G: AsRef<str>, S: AsRef<str>> Chart for Bars<'_, G, S> {
             ))
             .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .label_font((FAMILY, 16))
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .draw()
-            .map_err(err)?;
-        Ok(())
+        let entries: Vec<(&str, RGBColor)> = (self.series.iter().enumerate())
+            .map(|(i, s)| (s.0.as_ref(), color(i)))
+            .collect();
+        legend(root, &chart.plotting_area(), &entries, Swatch::Box)
     }
+}
+
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line,
+    Box,
+}
+
+/// The legend, in the upper right corner of `plot`. Drawn here rather than with plotters'
+/// series labels, which measure text with the font even on the SVG backend.
+fn legend<DB: DrawingBackend, X: Ranged, Y: Ranged>(
+    root: &DrawingArea<DB, Shift>,
+    plot: &DrawingArea<DB, Cartesian2d<X, Y>>,
+    entries: &[(&str, RGBColor)],
+    swatch: Swatch,
+) -> Result<(), String> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let font = (FAMILY, 16).into_font().color(&BLACK);
+    let (mut tw, mut th) = (0, 0);
+    for (name, _) in entries {
+        let (w, h) = root.estimate_text_size(name, &font).map_err(err)?;
+        tw = tw.max(w as i32);
+        th = th.max(h as i32);
+    }
+    let (pad, sw, line) = (8, 28, th.max(14) + 8);
+    let (xs, ys) = plot.get_pixel_range();
+    let x1 = xs.end - 10;
+    let x0 = x1 - (pad + sw + pad + tw + pad);
+    let y0 = ys.start + 10;
+    let y1 = y0 + 2 * pad + line * entries.len() as i32;
+    root.draw(&Rectangle::new(
+        [(x0, y0), (x1, y1)],
+        WHITE.mix(0.9).filled(),
+    ))
+    .map_err(err)?;
+    root.draw(&Rectangle::new([(x0, y0), (x1, y1)], BLACK.stroke_width(1)))
+        .map_err(err)?;
+    for (i, &(name, c)) in entries.iter().enumerate() {
+        let y = y0 + pad + line * i as i32 + line / 2;
+        let x = x0 + pad;
+        match swatch {
+            Swatch::Line => root.draw(&PathElement::new(
+                vec![(x, y), (x + sw, y)],
+                c.stroke_width(3),
+            )),
+            Swatch::Box => root.draw(&Rectangle::new(
+                [(x + 4, y - 7), (x + sw - 4, y + 7)],
+                c.filled(),
+            )),
+        }
+        .map_err(err)?;
+        root.draw(&Text::new(
+            name.to_string(),
+            (x + sw + pad, y),
+            font.pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// A line chart of `series` (`(name, points)`, one colour and legend entry each) into

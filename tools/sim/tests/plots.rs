@@ -1,11 +1,9 @@
-//! The plot functions write real images: SVG with each series as a polyline in its colour
-//! going the way its data goes, bars per group, legend and axis texts; PNG of the plot size
-//! with the series' colours and text pixels in it (skipped, saying so, without a font).
+//! The plot functions write real SVG: each series a polyline in its colour going the way its
+//! data goes, a bar per group and series, legend and axis texts. This test binary never loads
+//! a font (`png_font` is not called; PNG is tested in `plots_png.rs`), so it also shows that
+//! SVG needs none.
 
-use std::io::Write;
-use std::path::Path;
-
-use sgnn_sim::plot::{plot_bars, plot_lines, plot_runs, png_font, Formats, PlotOptions, SIZE};
+use sgnn_sim::plot::{plot_bars, plot_lines, plot_runs, Formats, PlotOptions};
 use sgnn_sim::{run_strategy, NetConfig, SimConfig, Strategy, Topology};
 
 /// Colours of the first two series (Tableau 10 blue and orange).
@@ -55,34 +53,6 @@ fn texts(svg: &str) -> Vec<String> {
 
 fn has_text(svg: &str, text: &str) -> bool {
     texts(svg).iter().any(|t| t == text)
-}
-
-fn no_font() -> bool {
-    match png_font() {
-        Ok(_) => false,
-        Err(e) => {
-            writeln!(std::io::stderr(), "SKIPPED: PNG plot test: {e}").unwrap();
-            true
-        }
-    }
-}
-
-/// Decoded RGB(A) pixels of a PNG: (width, height, pixels as RGB).
-fn decode_png(path: &Path) -> (u32, u32, Vec<(u8, u8, u8)>) {
-    let bytes = std::fs::read(path).unwrap();
-    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let step = info.color_type.samples();
-    assert!(step >= 3, "colour image");
-    let px = buf[..info.buffer_size()]
-        .chunks(step)
-        .map(|p| (p[0], p[1], p[2]))
-        .collect();
-    (info.width, info.height, px)
 }
 
 #[test]
@@ -163,37 +133,6 @@ fn svg_bars_have_a_bar_per_group_and_series() {
     assert!(err.contains("1 values for 3 groups"), "{err}");
     let err = plot_lines("x", "y", "z", &lines_data(), &dir.path().join("a.gif")).unwrap_err();
     assert!(err.contains("unknown image type"), "{err}");
-}
-
-#[test]
-fn png_plots_have_the_size_the_series_colours_and_text() {
-    if no_font() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("lines.png");
-    plot_lines("Test lines", "time (us)", "y", &lines_data(), &path).unwrap();
-    let (w, h, px) = decode_png(&path);
-    assert_eq!((w, h), SIZE);
-    let count = |c: (u8, u8, u8)| px.iter().filter(|&&p| p == c).count();
-    // Two-pixel lines across most of the plot width.
-    assert!(count(C0) > 500, "{} blue pixels", count(C0));
-    assert!(count(C1) > 500, "{} orange pixels", count(C1));
-    // Text and axes are black or dark grey.
-    let dark = px
-        .iter()
-        .filter(|p| p.0 < 90 && p.1 < 90 && p.2 < 90)
-        .count();
-    assert!(dark > 2000, "{dark} dark pixels");
-    // Without the font's glyphs there would be only the axes: the bars' chart has more text.
-    let bars = dir.path().join("bars.png");
-    plot_bars("Bars", "MB", &["a", "b"], &[("s", vec![1.0, 2.0])], &bars).unwrap();
-    let (w, h, px) = decode_png(&bars);
-    assert_eq!((w, h), SIZE);
-    assert!(
-        px.iter().filter(|&&p| p == C0).count() > 10_000,
-        "filled bars"
-    );
 }
 
 #[test]
