@@ -323,6 +323,7 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
             .label_style((FAMILY, 16))
             .x_label_formatter(&|v| fmt_num(*v))
             .y_label_formatter(&|v| fmt_num(*v))
+            .x_max_light_lines(4)
             .y_max_light_lines(4)
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(210, 210, 210))
@@ -349,7 +350,7 @@ impl<S: AsRef<str>> Chart for Lines<'_, S> {
         let entries: Vec<(&str, RGBColor)> = (self.series.iter().enumerate())
             .map(|(i, s)| (s.0.as_ref(), color(i)))
             .collect();
-        legend(root, &chart.plotting_area(), &entries, Swatch::Line)
+        legend(root, chart.plotting_area(), &entries, Swatch::Line)
     }
 }
 
@@ -385,6 +386,7 @@ impl<G: AsRef<str>, S: AsRef<str>> Chart for Bars<'_, G, S> {
             .axis_desc_style((FAMILY, 20))
             .label_style((FAMILY, 16))
             .y_label_formatter(&|v| fmt_num(*v))
+            .x_max_light_lines(4)
             .y_max_light_lines(4)
             .light_line_style(RGBColor(235, 235, 235))
             .bold_line_style(RGBColor(210, 210, 210))
@@ -428,7 +430,7 @@ impl<G: AsRef<str>, S: AsRef<str>> Chart for Bars<'_, G, S> {
         let entries: Vec<(&str, RGBColor)> = (self.series.iter().enumerate())
             .map(|(i, s)| (s.0.as_ref(), color(i)))
             .collect();
-        legend(root, &chart.plotting_area(), &entries, Swatch::Box)
+        legend(root, chart.plotting_area(), &entries, Swatch::Box)
     }
 }
 
