@@ -13,11 +13,17 @@ use sgnn_plan::traffic;
 use sgnn_sim::background::BackgroundConfig;
 use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
-use sgnn_sim::{report, run_strategy_with, HostOptions, NetConfig, SimConfig, Strategy, Topology};
+use sgnn_sim::plot::{plot_runs, Formats, PlotOptions};
+use sgnn_sim::{
+    report, run_strategy_with, HostOptions, NetConfig, SimConfig, Strategy, Topology,
+    AUTO_MAX_SAMPLES, AUTO_SAMPLE_EVERY,
+};
 use switch_ctl::planner::{make_plan, PlanRequest};
 use switch_ctl::units::parse_bytes;
 
 const GBPS: f64 = 1e9;
+/// Bound of a fixed-interval series (`--sample-us X`): past it, samples merge in pairs.
+const FIXED_MAX_SAMPLES: usize = 1 << 20;
 
 #[derive(Args)]
 pub struct SimArgs {
@@ -56,9 +62,21 @@ pub struct SimArgs {
     /// distinct set of options).
     #[arg(long, default_value = "host_based,switchgnn")]
     strategies: String,
-    /// Output directory (summary.txt, runs.csv, links.csv).
+    /// Output directory: summary.txt, runs.csv, links.csv, series.csv and the plots
+    /// (queue, aggregators, throughput, traffic, time; .svg and/or .png, see --plots).
     #[arg(long)]
     out: PathBuf,
+    /// Time series interval in simulated microseconds (series.csv and the plots over
+    /// time), or `auto`: start at 0.1 us and double the interval whenever a run reaches
+    /// 2000 samples, so every run longer than 100 us ends with 1000 to 2000 samples. A
+    /// fixed interval is kept unless a run would exceed 1,048,576 samples.
+    #[arg(long, default_value = "auto", value_name = "US|auto")]
+    sample_us: String,
+    /// Plots to write into --out: svg, png, both or none. PNG text needs a TrueType font:
+    /// $SGNN_PLOT_FONT, else DejaVu Sans (Debian: fonts-dejavu-core) or Liberation Sans;
+    /// without one only the SVG files are written, with a warning.
+    #[arg(long, default_value = "both", value_name = "svg|png|both|none")]
+    plots: Formats,
     /// Bandwidth of every host link (and, unless --fabric-gbps, every leaf-spine link), each
     /// direction, in Gbit/s.
     #[arg(long, default_value_t = 100.0)]
@@ -236,12 +254,32 @@ fn run(a: SimArgs) -> Result<()> {
         },
     };
     opts.cc.validate().map_err(|e| anyhow!("--cc-*: {e}"))?;
+    let (sample_every, max_samples) = if a.sample_us == "auto" {
+        (AUTO_SAMPLE_EVERY, AUTO_MAX_SAMPLES)
+    } else {
+        let us: f64 = a.sample_us.parse().map_err(|_| {
+            anyhow!(
+                "--sample-us: expected a number of microseconds or auto, got {:?}",
+                a.sample_us
+            )
+        })?;
+        let ps = (us * PS_PER_US as f64).round();
+        if !(ps.is_finite() && ps >= 1.0) {
+            bail!(
+                "--sample-us must be positive (at least 1 ps), got {}",
+                a.sample_us
+            );
+        }
+        (ps as u64, FIXED_MAX_SAMPLES)
+    };
     let cfg = SimConfig {
         net: NetConfig {
             buffer_bytes: parse_bytes(&a.buffer).map_err(|e| anyhow!("--buffer: {e}"))?,
             ecn_threshold_bytes: parse_bytes(&a.ecn_threshold)
                 .map_err(|e| anyhow!("--ecn-threshold: {e}"))?,
             pace_bps: a.pace_gbps.map(|g| bps(g, "--pace-gbps")).transpose()?,
+            sample_every: Some(sample_every),
+            max_samples: Some(max_samples),
         },
         recirc_bps: a
             .recirc_gbps
@@ -455,11 +493,46 @@ fn run(a: SimArgs) -> Result<()> {
     write("runs.csv", &csv)?;
     write("links.csv", &report::links_csv(&runs))?;
     write("rates.csv", &report::rates_csv(&runs))?;
+    write("series.csv", &report::series_csv(&runs))?;
     print!("{short}");
-    println!(
-        "wrote {}/summary.txt, runs.csv, links.csv, rates.csv",
-        a.out.display()
-    );
+    for r in &runs {
+        if a.sample_us != "auto" && r.sample_interval != Some(sample_every) {
+            eprintln!(
+                "note: {} ran long enough for more than {FIXED_MAX_SAMPLES} samples: its series \
+                 is sampled every {:.3} us instead of {} us",
+                r.strategy,
+                r.sample_interval.unwrap_or(0) as f64 / PS_PER_US as f64,
+                a.sample_us
+            );
+        }
+    }
+    let plotted = plot_runs(
+        &runs,
+        &a.out,
+        &PlotOptions {
+            formats: a.plots,
+            aggregator_bytes: plan.manifest.config.agg_bytes as u64,
+            aggregators: Some(plan.manifest.aggregators),
+        },
+    )
+    .map_err(|e| anyhow!(e))?;
+    if let Some(why) = &plotted.png_skipped {
+        eprintln!("warning: PNG plots not written, SVG only: {why}");
+    }
+    let mut names = vec![
+        "summary.txt",
+        "runs.csv",
+        "links.csv",
+        "rates.csv",
+        "series.csv",
+    ];
+    let plots: Vec<String> = plotted
+        .files
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    names.extend(plots.iter().map(String::as_str));
+    println!("wrote {}/{}", a.out.display(), names.join(", "));
     if runs.iter().any(|r| r.time.is_none()) {
         eprintln!(
             "warning: a run did not complete (frames were dropped{}); raise --buffer{}",

@@ -347,6 +347,10 @@ impl<A: App> App for WithBackground<A> {
         self.inner.switch_recv(sw, pkt, now, out)
     }
 
+    fn gauges(&self, now: Time) -> crate::net::Gauges {
+        self.inner.gauges(now)
+    }
+
     fn progress(&self) -> (u64, u64) {
         self.inner.progress()
     }

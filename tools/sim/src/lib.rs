@@ -5,6 +5,8 @@
 //!   buffers, ECN marking, strict DSCP priorities, host NICs with pacing);
 //! - [`topology`]: hosts, switches, links and routing (star, leaf-spine with ECMP);
 //! - [`strategies`]: host and switch logic of each strategy;
+//! - [`report`]: the text summary and the CSVs of runs, links and time series;
+//! - [`plot`]: SVG/PNG plots of runs and generic line and bar charts.
 //! - [`report`]: the text summary and the CSV of runs;
 //! - [`cc`]: DCQCN-like host rate control; [`host`]: host options and counters (loss
 //!   recovery); [`background`]: background flows around any strategy.
@@ -15,6 +17,7 @@ pub mod background;
 pub mod cc;
 pub mod host;
 pub mod net;
+pub mod plot;
 pub mod report;
 pub mod strategies;
 pub mod topology;
@@ -23,7 +26,7 @@ use std::time::Instant;
 
 use background::{BackgroundReport, WithBackground};
 pub use host::{HostCounters, HostOptions};
-pub use net::{tx_time, App, NetConfig, NetStats, Pkt, Progress, Time};
+pub use net::{tx_time, App, Gauges, NetConfig, NetStats, Pkt, Progress, Sample, Time};
 use net::{ChannelStats, Net};
 use sgnn_plan::{Plan, PlanConfig};
 use strategies::{Exchange, HostBased, OneShot, SwitchCounters, SwitchGnn};
@@ -200,6 +203,13 @@ impl std::str::FromStr for Strategy {
     }
 }
 
+/// First sampling interval of the automatic time series (`sgnn sim --sample-us auto`): 100 ns.
+pub const AUTO_SAMPLE_EVERY: Time = 100 * net::PS_PER_NS;
+/// Series length at which the automatic time series merges pairs of samples and doubles its
+/// interval: a run longer than `AUTO_MAX_SAMPLES / 2` intervals of 100 ns ends with between
+/// 1000 and 2000 samples.
+pub const AUTO_MAX_SAMPLES: usize = 2000;
+
 /// Everything a run needs besides the plan and the topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimConfig {
@@ -250,6 +260,11 @@ pub struct RunReport {
     pub rates: Vec<Vec<(Time, u64)>>,
     /// Background flows, if any ran.
     pub background: Option<BackgroundReport>,
+    /// Time series (empty unless [`NetConfig::sample_every`] is set).
+    pub series: Vec<Sample>,
+    /// Sampling interval of `series` at the end of the run (the configured one, doubled by
+    /// every merge of [`NetConfig::max_samples`]).
+    pub sample_interval: Option<Time>,
 }
 
 impl RunReport {
@@ -326,6 +341,8 @@ fn report(
         hosts: HostCounters::default(),
         rates: Vec::new(),
         background: None,
+        series: net.series().to_vec(),
+        sample_interval: net.sample_interval(),
     }
 }
 

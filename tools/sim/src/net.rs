@@ -21,6 +21,10 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::topology::{flow_hash, Routes, Topology};
 
+mod series;
+use series::Sampler;
+pub use series::{Gauges, Sample, TOP_QUEUES};
+
 /// Simulated time in picoseconds.
 pub type Time = u64;
 
@@ -145,6 +149,13 @@ pub struct NetConfig {
     pub ecn_threshold_bytes: u64,
     /// Host pacing rate in bit/s; `None` = the host's link rate.
     pub pace_bps: Option<u64>,
+    /// Time series ([`Sample`]): sample every this much simulated time; `None` = none.
+    pub sample_every: Option<Time>,
+    /// With `sample_every`: when the series reaches this many samples (rounded down to an
+    /// even number, at least 2), pairs of samples merge and the interval doubles, so a run
+    /// of any length ends with between half this and this many samples. `None` = fixed
+    /// interval.
+    pub max_samples: Option<usize>,
 }
 
 impl Default for NetConfig {
@@ -153,6 +164,8 @@ impl Default for NetConfig {
             buffer_bytes: 32_000_000,
             ecn_threshold_bytes: 100_000,
             pace_bps: None,
+            sample_every: None,
+            max_samples: None,
         }
     }
 }
@@ -181,6 +194,12 @@ pub trait App {
     fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out);
     /// Work done and total, for progress reports (e.g. frames delivered of frames expected).
     fn progress(&self) -> (u64, u64);
+    /// Switch state at `now`, read at every sample of the time series (default: zeros, for
+    /// strategies without in-network aggregation).
+    fn gauges(&self, now: Time) -> Gauges {
+        let _ = now;
+        Gauges::default()
+    }
     /// A timer set through [`Out::timers`] fired (default: ignored).
     fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
         let _ = (node, token, now, out);
@@ -242,19 +261,37 @@ pub struct NetStats {
 
 #[derive(Debug, Clone, Copy)]
 enum Ev {
-    TxDone { chan: u32 },
-    Arrive { chan: u32, pkt: Pkt },
-    HostWake { host: u32 },
-    AppWake { host: u32 },
-    Emit { node: u32, pkt: Pkt },
-    Timer { node: u32, token: u64 },
+    TxDone {
+        chan: u32,
+    },
+    Arrive {
+        chan: u32,
+        pkt: Pkt,
+    },
+    HostWake {
+        host: u32,
+    },
+    AppWake {
+        host: u32,
+    },
+    Emit {
+        node: u32,
+        pkt: Pkt,
+    },
+    Timer {
+        node: u32,
+        token: u64,
+    },
+    /// Take a [`Sample`] (not counted in [`NetStats::events`]).
+    Sample,
 }
 
 /// Heap entry. At equal times, transmission ends run before everything else (a port that
-/// frees at `t` takes a frame arriving at `t` without queueing it), then scheduling order.
+/// frees at `t` takes a frame arriving at `t` without queueing it), then scheduling order;
+/// samples run last (they see the state after every event at their time).
 struct Entry {
     t: Time,
-    /// `(rank << 63) | sequence`: rank 0 for `TxDone`, 1 for the rest.
+    /// `(rank << 62) | sequence`: rank 0 for `TxDone`, 2 for `Sample`, 1 for the rest.
     key: u64,
     ev: Ev,
 }
@@ -293,6 +330,7 @@ pub struct Net {
     seq: u64,
     now: Time,
     out: Out,
+    sampler: Option<Sampler>,
     /// Totals.
     pub stats: NetStats,
 }
@@ -339,6 +377,9 @@ impl Net {
             seq: 0,
             now: 0,
             out: Out::default(),
+            sampler: cfg
+                .sample_every
+                .map(|every| Sampler::new(every, cfg.max_samples)),
             stats: NetStats::default(),
         })
     }
@@ -355,7 +396,11 @@ impl Net {
 
     fn schedule(&mut self, t: Time, ev: Ev) {
         self.seq += 1;
-        let rank = u64::from(!matches!(ev, Ev::TxDone { .. })) << 63;
+        let rank: u64 = match ev {
+            Ev::TxDone { .. } => 0,
+            Ev::Sample => 2,
+            _ => 1,
+        } << 62;
         self.heap.push(Entry {
             t,
             key: rank | self.seq,
@@ -372,8 +417,31 @@ impl Net {
         for h in 0..self.topo.hosts {
             self.host_try_send(app, h);
         }
+        if let Some(s) = &self.sampler {
+            if !self.heap.is_empty() {
+                self.schedule(s.every, Ev::Sample);
+            }
+        }
         while let Some(Entry { t, ev, .. }) = self.heap.pop() {
             debug_assert!(t >= self.now);
+            if let Ev::Timer { .. } = ev {
+                if app.done() {
+                    // The strategy's work is over: its leftover timeouts (lazily cancelled
+                    // deadlines) neither run nor move the clock.
+                    continue;
+                }
+            }
+            if let Ev::Sample = ev {
+                // Sample while the strategy works and anything else is pending (so later than
+                // now: samples run after every other event of their time); the last sample is
+                // taken at the end.
+                if !self.heap.is_empty() && !app.done() {
+                    self.now = t;
+                    let next = self.take_sample(app);
+                    self.schedule(next, Ev::Sample);
+                }
+                continue;
+            }
             self.now = t;
             self.stats.events += 1;
             match ev {
@@ -396,6 +464,7 @@ impl Net {
                     self.apply(app, &mut out);
                     self.out = out;
                 }
+                Ev::Sample => unreachable!("handled above"),
             }
             if self.stats.events & 0xffff == 0 {
                 let (done, total) = app.progress();
@@ -408,6 +477,7 @@ impl Net {
             }
         }
         self.stats.end = self.now;
+        self.finish_series(app);
         let (done, total) = app.progress();
         progress(Progress {
             now: self.now,
@@ -483,6 +553,11 @@ impl Net {
             );
             self.stats.consumed_bytes += pkt.wire as u64;
             self.stats.consumed_frames += 1;
+            if let Some(s) = &mut self.sampler {
+                if !self.topo.is_switch(node) {
+                    s.delivered_bytes += pkt.wire as u64;
+                }
+            }
             let mut out = std::mem::take(&mut self.out);
             if self.topo.is_switch(node) {
                 app.switch_recv(node, pkt, self.now, &mut out);
@@ -560,6 +635,9 @@ impl Net {
         }
         ch.queued_bytes += wire;
         ch.stats.max_queue_bytes = ch.stats.max_queue_bytes.max(ch.queued_bytes);
+        if let Some(s) = &mut self.sampler {
+            s.queue_peak = s.queue_peak.max(ch.queued_bytes);
+        }
         ch.queues[(pkt.prio as usize).min(PRIORITIES - 1)].push_back(pkt);
     }
 }

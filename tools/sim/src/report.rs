@@ -250,3 +250,54 @@ pub fn links_csv(runs: &[RunReport]) -> String {
     }
     s
 }
+
+/// Header of `series.csv` (one row per strategy and sample; see `tools/sim/README.md`).
+pub fn series_csv_header() -> String {
+    let mut h = String::from(
+        "strategy,t_us,interval_us,queue_max_bytes,queue_sum_bytes,queue_peak_bytes,\
+         aggregators_in_use,contributions,contributions_per_s,delivered_bytes,delivered_gbps",
+    );
+    for i in 1..=crate::net::TOP_QUEUES {
+        write!(h, ",top{i}_link,top{i}_bytes").unwrap();
+    }
+    h
+}
+
+/// `series.csv`: every sample of every run, times in microseconds (6 decimals: exact to the
+/// picosecond), rates over the sample's interval.
+pub fn series_csv(runs: &[RunReport]) -> String {
+    let mut s = series_csv_header();
+    s.push('\n');
+    let us = |t: crate::Time| format!("{:.6}", t as f64 / PS_PER_US as f64);
+    for r in runs {
+        for x in &r.series {
+            write!(
+                s,
+                "{},{},{},{},{},{},{},{},{:.0},{},{:.3}",
+                r.strategy,
+                us(x.t),
+                us(x.interval),
+                x.queue_max_bytes,
+                x.queue_sum_bytes,
+                x.queue_peak_bytes,
+                x.aggregators_in_use,
+                x.contributions,
+                x.contributions_per_s(),
+                x.delivered_bytes,
+                x.delivered_bps() / 1e9
+            )
+            .unwrap();
+            for i in 0..crate::net::TOP_QUEUES {
+                match x.top_queues.get(i) {
+                    Some(&(c, b)) => {
+                        let l = &r.links[c as usize];
+                        write!(s, ",{}->{},{}", l.from, l.to, b).unwrap();
+                    }
+                    None => s.push_str(",,"),
+                }
+            }
+            s.push('\n');
+        }
+    }
+    s
+}

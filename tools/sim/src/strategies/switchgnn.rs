@@ -867,4 +867,25 @@ impl App for SwitchGnn<'_> {
     fn progress(&self) -> (u64, u64) {
         (self.delivered, self.total)
     }
+
+    /// Aggregators in use on all switches as the switch logic books them (at a frame's
+    /// arrival); contributions at the time of their pass: each switch's recirculation path is
+    /// a FIFO busy without gaps until its `recirc_free`, with passes completing every
+    /// `recirc_pass` back from it, so `ceil((recirc_free - now) / recirc_pass)` of the counted
+    /// passes are still to come.
+    fn gauges(&self, now: Time) -> crate::net::Gauges {
+        let pending: u64 = self
+            .switches
+            .iter()
+            .map(|st| {
+                st.recirc_free
+                    .saturating_sub(now)
+                    .div_ceil(self.recirc_pass)
+            })
+            .sum();
+        crate::net::Gauges {
+            aggregators_in_use: self.switches.iter().map(|st| st.in_use).sum(),
+            contributions: self.counters.contributions - pending,
+        }
+    }
 }
