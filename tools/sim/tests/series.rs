@@ -186,3 +186,21 @@ fn a_bounded_series_merges_into_the_series_of_a_coarser_interval() {
         assert_eq!(bounded.series, direct.series, "{}", s.name());
     }
 }
+
+#[test]
+fn strawman_and_unlimited_report_their_aggregators_over_time() {
+    // Tight memory: the strawman's aggregators fill up; unlimited holds every destination.
+    let p = plan(10, 4, 64 * 128 * 2, 64);
+    for s in [Strategy::Strawman, Strategy::Unlimited] {
+        let r = simulate(&p, s, sampled(500 * PS_PER_NS, None));
+        assert!(r.time.is_some(), "{}", s.name());
+        check_series(&r);
+        let peak = r.series.iter().map(|x| x.aggregators_in_use).max().unwrap();
+        assert!(peak > 0, "{}: occupancy over time", s.name());
+        assert!(
+            peak <= r.switch.as_ref().unwrap().peak_aggregators,
+            "{}: sampled occupancy within the counted peak",
+            s.name()
+        );
+    }
+}

@@ -309,4 +309,17 @@ impl App for OneShot {
     fn progress(&self) -> (u64, u64) {
         (self.delivered, self.total)
     }
+
+    /// As `SwitchGnn`'s: aggregators booked at a frame's arrival, contributions at the time
+    /// of their pass (passes still queued on the recirculation path subtracted).
+    fn gauges(&self, now: Time) -> crate::net::Gauges {
+        let pending = self
+            .recirc_free
+            .saturating_sub(now)
+            .div_ceil(self.recirc_pass);
+        crate::net::Gauges {
+            aggregators_in_use: self.in_use,
+            contributions: self.counters.contributions - pending,
+        }
+    }
 }
