@@ -33,7 +33,8 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.block_advance, 1);
             }
             "forwarding_and_malformed" => {
-                assert_eq!(c.forwarded, 4);
+                // Ack, FetchReq, Bypass, plain UDP and the start-up probe.
+                assert_eq!(c.forwarded, 5);
                 assert_eq!(c.drop_no_route, 1);
                 assert_eq!(c.drop_not_ipv4, 1);
                 assert_eq!(c.drop_malformed, 7);
