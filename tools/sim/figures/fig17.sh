@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Figure 17 of the SwitchGNN paper (ATC '25), scaled to this machine: SwitchGNN with GAMR (the
+# planner's graph-aware send order) against SwitchGNN without it (`--order random`,
+# `switchgnn_no_gamr`) as the switch memory grows from 10 to 100 MB. Reddit-like R-MAT, 128
+# workers, 602 features, 10 GB buffers; memory scaled by the vertex count as in fig2.sh.
+# Writes one `sgnn sim` directory per memory point and OUT/fig17.csv with
+# `paper_mem_mb,mem_bytes,strategy,time_per_layer_us,max_queue_bytes,total_bytes`.
+#
+#   tools/sim/figures/fig17.sh [OUT]       (default OUT: eval/fig17)
+#
+# Environment: SGNN, SCALE (default 13), RECIRC (Gbit/s, default 12800), MEMS (paper MB,
+# default "10 25 50 75 100").
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+OUT=${1:-eval/fig17}
+SCALE=${SCALE:-13}
+RECIRC=${RECIRC:-12800}
+MEMS=${MEMS:-"10 25 50 75 100"}
+SGNN=${SGNN:-target/release/sgnn}
+if [ ! -x "$SGNN" ]; then
+    cargo build --release -p sgnn
+fi
+mkdir -p "$OUT"
+echo "paper_mem_mb,mem_bytes,strategy,time_per_layer_us,max_queue_bytes,total_bytes" > "$OUT/fig17.csv"
+for m in $MEMS; do
+    mem=$(awk -v s="$SCALE" -v m="$m" 'BEGIN { printf "%.0f", m * 1e6 * 2^s / 232965 }')
+    echo "== paper ${m} MB -> ${mem} B"
+    "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers 128 \
+        --switch-mem "${mem}B" --feature-dim 602 --buffer 10GB --recirc-gbps "$RECIRC" \
+        --strategies switchgnn,switchgnn_no_gamr --plots none --out "$OUT/mem-$m"
+    # runs.csv columns: 1 strategy, 3 time_per_layer_us, 4 total_bytes, 11 max_queue_bytes.
+    awk -F, -v m="$m" -v b="$mem" 'NR > 1 { print m "," b "," $1 "," $3 "," $11 "," $4 }' \
+        "$OUT/mem-$m/runs.csv" >> "$OUT/fig17.csv"
+done
+cat "$OUT/fig17.csv"
