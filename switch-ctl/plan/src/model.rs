@@ -329,6 +329,22 @@ impl Plan {
         }
     }
 
+    /// The workers other than `u`'s own that hold a neighbour of `u` (sorted, without
+    /// repeats), written into `out`: where a boundary vertex's feature has to go.
+    pub fn remote_parts(&self, u: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let pu = self.partition[u as usize];
+        out.extend(
+            self.graph
+                .neighbors(u)
+                .iter()
+                .map(|&v| self.partition[v as usize])
+                .filter(|&p| p != pu),
+        );
+        out.sort_unstable();
+        out.dedup();
+    }
+
     /// Number of multi-level partitioning levels used.
     pub fn levels(&self) -> u32 {
         self.blocks.iter().map(|b| b.level + 1).max().unwrap_or(0)

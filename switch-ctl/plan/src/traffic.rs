@@ -135,27 +135,12 @@ impl Links {
     }
 }
 
-/// Remote partitions of `u` (sorted, deduplicated) written into `out`.
-fn remote_parts(plan: &Plan, u: u32, out: &mut Vec<u32>) {
-    out.clear();
-    let pu = plan.partition[u as usize];
-    out.extend(
-        plan.graph
-            .neighbors(u)
-            .iter()
-            .map(|&v| plan.partition[v as usize])
-            .filter(|&p| p != pu),
-    );
-    out.sort_unstable();
-    out.dedup();
-}
-
 /// `host_based`: BNS-GCN with p = 1.
 pub fn host_based(plan: &Plan) -> StrategyTraffic {
     let mut links = Links::new(plan.workers(), plan.manifest.segments);
     let mut parts = Vec::new();
     for u in 0..plan.graph.num_vertices() as u32 {
-        remote_parts(plan, u, &mut parts);
+        plan.remote_parts(u, &mut parts);
         links.upload(plan.partition[u as usize], parts.len() as u64);
         for &p in &parts {
             links.download(p, 1);
@@ -170,7 +155,7 @@ pub fn unlimited(plan: &Plan) -> StrategyTraffic {
     let mut parts = Vec::new();
     let mut peak = 0u64;
     for u in 0..plan.graph.num_vertices() as u32 {
-        remote_parts(plan, u, &mut parts);
+        plan.remote_parts(u, &mut parts);
         if !parts.is_empty() {
             let p = plan.partition[u as usize];
             links.upload(p, 1);

@@ -42,16 +42,7 @@ pub fn schedule(plan: &Plan) -> Schedule {
             continue;
         }
         let pu = part[u as usize];
-        parts.clear();
-        parts.extend(
-            plan.graph
-                .neighbors(u)
-                .iter()
-                .map(|&v| part[v as usize])
-                .filter(|&p| p != pu),
-        );
-        parts.sort_unstable();
-        parts.dedup();
+        plan.remote_parts(u, &mut parts);
         for &d in &parts {
             vectors[pu as usize * m + d as usize] += 1;
         }

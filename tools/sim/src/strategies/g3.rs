@@ -68,16 +68,9 @@ pub fn schedule(plan: &Plan) -> Schedule {
         }
         prio.sort_by_key(|x| std::cmp::Reverse(x.1)); // stable: BFS order among equals
         for &(u, _) in &prio {
-            parts.clear();
-            parts.extend(
-                plan.graph
-                    .neighbors(u)
-                    .iter()
-                    .map(|&v| part[v as usize])
-                    .filter(|&p| p != w as u32),
-            );
+            // Remote workers in round-robin order starting at the next worker.
+            plan.remote_parts(u, &mut parts);
             parts.sort_unstable_by_key(|&p| (p + m - w as u32 - 1) % m);
-            parts.dedup();
             for &d in &parts {
                 sched.push(Run {
                     dst: d,

@@ -125,30 +125,8 @@ pub fn matchings(mut t: Vec<u64>, n: usize) -> Vec<(Vec<usize>, u64)> {
     out
 }
 
-/// Vectors worker `w` sends worker `d` under `host_based` (`T[w * M + d]`).
-pub fn host_based_matrix(plan: &Plan) -> Vec<u64> {
-    let m = plan.workers() as usize;
-    let part = &plan.partition;
-    let mut t = vec![0u64; m * m];
-    let mut parts: Vec<u32> = Vec::new();
-    for u in 0..plan.graph.num_vertices() as u32 {
-        let pu = part[u as usize];
-        parts.clear();
-        parts.extend(
-            plan.graph
-                .neighbors(u)
-                .iter()
-                .map(|&v| part[v as usize])
-                .filter(|&p| p != pu),
-        );
-        parts.sort_unstable();
-        parts.dedup();
-        for &d in &parts {
-            t[pu as usize * m + d as usize] += 1;
-        }
-    }
-    t
-}
+/// Vectors worker `w` sends worker `d` under `host_based` (`T[w * M + d]`), Hermod's input.
+pub use super::host_based::host_based_matrix;
 
 /// The Hermod schedule of one layer under `plan`'s partition, for hosts sending at
 /// `host_bps`.

@@ -14,6 +14,22 @@ use super::{data_pkt, CONTROL_WIRE, PRIO_DATA};
 use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
 use crate::net::{App, Kind, Out, Pkt, Time};
 
+/// Vectors worker `w` sends worker `d` under `host_based` (`T[w * M + d]`): one per
+/// boundary vertex of `w` and remote worker with a neighbour of it.
+pub fn host_based_matrix(plan: &Plan) -> Vec<u64> {
+    let m = plan.workers() as usize;
+    let mut t = vec![0u64; m * m];
+    let mut parts: Vec<u32> = Vec::new();
+    for u in 0..plan.graph.num_vertices() as u32 {
+        plan.remote_parts(u, &mut parts);
+        let pu = plan.partition[u as usize] as usize;
+        for &d in &parts {
+            t[pu * m + d as usize] += 1;
+        }
+    }
+    t
+}
+
 /// Per-host sending state of the host-based all-to-all.
 #[derive(Debug, Clone, Default)]
 struct HbHost {
@@ -61,36 +77,16 @@ impl HostBased {
         let m = plan.workers() as usize;
         let n = plan.graph.num_vertices();
         let part = &plan.partition;
-        let mut counts = vec![0usize; m * m + 1];
-        let mut parts: Vec<u32> = Vec::new();
-        let remote = |u: u32, parts: &mut Vec<u32>| {
-            parts.clear();
-            let pu = part[u as usize];
-            parts.extend(
-                plan.graph
-                    .neighbors(u)
-                    .iter()
-                    .map(|&v| part[v as usize])
-                    .filter(|&p| p != pu),
-            );
-            parts.sort_unstable();
-            parts.dedup();
-        };
-        for u in 0..n as u32 {
-            remote(u, &mut parts);
-            let pu = part[u as usize] as usize;
-            for &d in &parts {
-                counts[pu * m + d as usize + 1] += 1;
-            }
+        // off[w * M + d]..off[w * M + d + 1]: the vertices w sends d, in vertex order.
+        let mut off = vec![0usize; m * m + 1];
+        for (i, &t) in host_based_matrix(plan).iter().enumerate() {
+            off[i + 1] = off[i] + t as usize;
         }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let off = counts.clone();
-        let mut fill = counts;
+        let mut fill = off[..m * m].to_vec();
         let mut verts = vec![0u32; off[m * m]];
+        let mut parts: Vec<u32> = Vec::new();
         for u in 0..n as u32 {
-            remote(u, &mut parts);
+            plan.remote_parts(u, &mut parts);
             let pu = part[u as usize] as usize;
             for &d in &parts {
                 let k = &mut fill[pu * m + d as usize];
