@@ -4,15 +4,14 @@
 
 use std::collections::BTreeSet;
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::{traffic, Plan};
 use sgnn_sim::net::{Kind, Net, Out, PS_PER_US};
 use sgnn_sim::topology::flow_hash;
-use sgnn_sim::{run_strategy, App, NetConfig, Pkt, RunReport, SimConfig, Strategy, Time, Topology};
+use sgnn_sim::{run_strategy, App, NetConfig, Pkt, RunReport, Strategy, Time, Topology};
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
-const GBPS: u64 = 1_000_000_000;
+mod common;
+use common::*;
 
 /// Hosts send fixed flows of frames; receivers record every arrival.
 struct Flows {
@@ -69,32 +68,6 @@ fn frame_ps(wire: u64, bps: u64) -> Time {
     let t = wire as f64 * 8.0 / bps as f64 * 1e12;
     assert_eq!(t.fract(), 0.0, "pick a rate that gives whole picoseconds");
     t as Time
-}
-
-fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
-    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers,
-            partitioner: "metis".into(),
-            switch_mem_bytes: mem,
-            agg_bytes: 128,
-            feature_dim: dim,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-        },
-        graph_source: "test".into(),
-        max_abs_value: 1.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
-}
-
-fn sim_cfg() -> SimConfig {
-    SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    }
 }
 
 /// Wire bytes on the channels from any node in `from` to any node in `to`.

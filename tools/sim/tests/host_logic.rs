@@ -2,7 +2,6 @@
 //! traffic generator. Every check is a relation between runs or against the inputs (the
 //! requested load, the published CDF), not a recorded number.
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_sim::background::{
     BackgroundConfig, FlowGen, WithBackground, BG_FRAME_WIRE, HADOOP_CDF, HADOOP_MEAN_BYTES,
@@ -12,29 +11,11 @@ use sgnn_sim::{
     run_strategy_with, tx_time, App, HostOptions, NetConfig, Pkt, RunReport, SimConfig, Strategy,
     Time, Topology,
 };
-use switch_ctl::planner::{make_plan, PlanRequest};
 
-const GBPS: u64 = 1_000_000_000;
+mod common;
+use common::*;
+
 const DELAY: Time = 2 * PS_PER_US;
-
-fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
-    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers,
-            partitioner: "metis".into(),
-            switch_mem_bytes: mem,
-            agg_bytes: 128,
-            feature_dim: dim,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-        },
-        graph_source: "test".into(),
-        max_abs_value: 1.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
-}
 
 /// The strategies whose hosts recover losses and (switchgnn) control their rate; the other
 /// baselines model loss-free exchanges.
@@ -147,10 +128,7 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
 #[test]
 fn no_drops_means_no_recovery_traffic_and_the_modelled_bytes() {
     let p = plan(10, 4, 64 * 128 * 2, 64);
-    let cfg = SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    };
+    let cfg = sim_cfg();
     let model = sgnn_plan::traffic::model(&p);
     for s in WITH_HOST_LOGIC {
         let r = simulate(&p, s, cfg, &HostOptions::default());
@@ -312,10 +290,7 @@ fn background_flows_cross_the_network_and_report_completion_times() {
 #[test]
 fn background_composes_with_a_strategy_and_slows_it() {
     let p = plan(10, 4, 64 * 128 * 2, 64);
-    let cfg = SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    };
+    let cfg = sim_cfg();
     for s in [Strategy::HostBased, Strategy::SwitchGnnNoCc] {
         let quiet = simulate(&p, s, cfg, &HostOptions::default());
         let busy = simulate(

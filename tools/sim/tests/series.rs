@@ -2,33 +2,13 @@
 //! counts that add up to the run's counters, queues within the channels' peaks, sampling that
 //! does not change the simulation, and merged series equal to series sampled coarsely.
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_sim::net::{PS_PER_NS, PS_PER_US, TOP_QUEUES};
 use sgnn_sim::strategies::DATA_WIRE;
 use sgnn_sim::{run_strategy, tx_time, NetConfig, RunReport, SimConfig, Strategy, Topology};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
-const GBPS: u64 = 1_000_000_000;
-
-fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
-    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers,
-            partitioner: "metis".into(),
-            switch_mem_bytes: mem,
-            agg_bytes: 128,
-            feature_dim: dim,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-        },
-        graph_source: "test".into(),
-        max_abs_value: 1.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
-}
+mod common;
+use common::*;
 
 fn simulate(p: &Plan, s: Strategy, net: NetConfig) -> RunReport {
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);

@@ -5,46 +5,20 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::{traffic, Plan};
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::strategies::hermod;
-use sgnn_sim::{report, run_strategy, NetConfig, RunReport, SimConfig, Strategy, Time, Topology};
+use sgnn_sim::{report, run_strategy, RunReport, Strategy, Time, Topology};
 use sgnn_wire::{wire_bytes, DATA_FRAME_LEN};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
-const GBPS: u64 = 1_000_000_000;
+mod common;
+use common::*;
+
 const DELAY: Time = 2 * PS_PER_US;
-
-fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
-    PlanConfig {
-        workers,
-        partitioner: "metis".into(),
-        switch_mem_bytes: mem,
-        agg_bytes: 128,
-        feature_dim: dim,
-        order: "gamr".into(),
-        seed: 1,
-        max_passes: 256,
-    }
-}
-
-fn plan_with(scale: u32, config: PlanConfig) -> Plan {
-    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
-    let req = PlanRequest {
-        config,
-        graph_source: "test".into(),
-        max_abs_value: 1.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
-}
 
 fn simulate(p: &Plan, s: Strategy) -> RunReport {
     let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
-    let cfg = SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    };
+    let cfg = sim_cfg();
     run_strategy(p, s, topo, cfg, &mut |_| {}).unwrap()
 }
 
@@ -130,10 +104,7 @@ fn switchgnn_no_gamr_needs_and_gets_a_random_order_plan() {
     let base = base_config(4, 64 * 128 * 2, 64);
     let gamr = plan_with(10, base.clone());
     let topo = Topology::star(4, 100 * GBPS, DELAY);
-    let cfg = SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    };
+    let cfg = sim_cfg();
     let err = run_strategy(&gamr, Strategy::SwitchGnnNoGamr, topo, cfg, &mut |_| {}).unwrap_err();
     assert!(err.contains("random"), "{err}");
     let variant = Strategy::SwitchGnnNoGamr.plan_variant().apply(&base);

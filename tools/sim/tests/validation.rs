@@ -3,14 +3,13 @@
 //! (f64 arithmetic on the formula) and compared exactly (rates chosen so times are whole
 //! picoseconds), so an off-by-one frame or a missing delay fails.
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::{traffic, Plan};
 use sgnn_sim::net::{Kind, Net, Out, PS_PER_US};
 use sgnn_sim::{run_strategy, App, NetConfig, Pkt, SimConfig, Strategy, Time, Topology};
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
-const GBPS: u64 = 1_000_000_000;
+mod common;
+use common::*;
 
 /// One host's flow: (destination, frames left, wire bytes, priority).
 type Flow = (u32, u64, u32, u8);
@@ -240,32 +239,6 @@ fn pacing_spaces_frames_at_the_paced_rate() {
         app.last_arrival(),
         (n - 1) * paced + frame_ps(wire, bps) + d
     );
-}
-
-fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
-    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers,
-            partitioner: "metis".into(),
-            switch_mem_bytes: mem,
-            agg_bytes: 128,
-            feature_dim: dim,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-        },
-        graph_source: "test".into(),
-        max_abs_value: 1.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
-}
-
-fn sim_cfg() -> SimConfig {
-    SimConfig {
-        net: NetConfig::default(),
-        recirc_bps: 100 * GBPS,
-    }
 }
 
 fn simulate(p: &Plan, s: Strategy, cfg: SimConfig) -> sgnn_sim::RunReport {

@@ -1,0 +1,49 @@
+//! Planning helpers shared by the simulator's integration tests: real plans of small R-MAT
+//! graphs made by `switch-ctl`'s planner.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_sim::{NetConfig, SimConfig};
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+/// One gigabit per second.
+pub const GBPS: u64 = 1_000_000_000;
+
+/// METIS, GAMR order, 128-byte aggregators, seed 1.
+pub fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
+    PlanConfig {
+        workers,
+        partitioner: "metis".into(),
+        switch_mem_bytes: mem,
+        agg_bytes: 128,
+        feature_dim: dim,
+        order: "gamr".into(),
+        seed: 1,
+        max_passes: 256,
+    }
+}
+
+/// The plan of `rmat:scale={scale},edge_factor=8` under `config`.
+pub fn plan_with(scale: u32, config: PlanConfig) -> Plan {
+    let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8")).unwrap();
+    let req = PlanRequest {
+        config,
+        graph_source: "test".into(),
+        max_abs_value: 1.0,
+    };
+    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
+}
+
+/// [`plan_with`] the [`base_config`].
+pub fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
+    plan_with(scale, base_config(workers, mem, dim))
+}
+
+/// Default buffers and ECN, a 100 Gbit/s recirculation path.
+pub fn sim_cfg() -> SimConfig {
+    SimConfig {
+        net: NetConfig::default(),
+        recirc_bps: 100 * GBPS,
+    }
+}
