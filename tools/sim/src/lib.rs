@@ -358,17 +358,18 @@ fn host_link_bps(topo: &Topology) -> Vec<u64> {
         .collect()
 }
 
-/// Runs `app` with background flows per `opts` (none at load 0).
+/// Runs `app` with background flows per `opts` (none at load 0); `link_bps` is
+/// [`host_link_bps`] of `topo`.
 fn run_wrapped<A: App>(
     app: A,
     topo: Topology,
+    link_bps: &[u64],
     cfg: NetConfig,
     opts: &HostOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(Net, f64, A, Option<BackgroundReport>), String> {
-    let bps = host_link_bps(&topo);
-    let link = bps.iter().copied().min().unwrap_or(0);
-    if opts.background.load > 0.0 && bps.iter().any(|&b| b != link) {
+    let link = link_bps.iter().copied().min().unwrap_or(0);
+    if opts.background.load > 0.0 && link_bps.iter().any(|&b| b != link) {
         return Err("background traffic needs every host link at the same rate".into());
     }
     let mut w = WithBackground::new(app, topo.hosts, link, opts.background);
@@ -432,17 +433,12 @@ pub fn run_strategy_with(
         ));
     }
     let switch_node = topo.hosts;
+    let link_bps = host_link_bps(&topo);
+    // The slowest host's sending rate (Hermod plans its rounds with it).
     let host_bps = {
-        let routes = topo.routes()?;
-        let link = routes
-            .uplink
-            .iter()
-            .map(|&c| topo.links[(c / 2) as usize].bps)
-            .min()
-            .unwrap_or(1);
+        let link = link_bps.iter().copied().min().unwrap_or(1);
         cfg.net.pace_bps.map_or(link, |p| p.min(link))
     };
-    let link_bps = host_link_bps(&topo);
     let name = strategy.name();
     let exchange = |mut app: Exchange, topo, progress: &mut dyn FnMut(Progress)| {
         let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
@@ -456,7 +452,7 @@ pub fn run_strategy_with(
     let mut r = match strategy {
         Strategy::HostBased => {
             let app = HostBased::new(plan).with_timeout(opts.timeout);
-            let (net, wall, app, bg) = run_wrapped(app, topo, cfg.net, opts, progress)?;
+            let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;
             let mut r = report(&net, strategy.name(), app.finish, None, wall);
             r.hosts = app.host_counters.clone();
             r.background = bg;
@@ -469,7 +465,7 @@ pub fn run_strategy_with(
                 &link_bps,
                 opts.timeout,
             );
-            let (net, wall, app, bg) = run_wrapped(app, topo, cfg.net, opts, progress)?;
+            let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;
             let counters = app.counters.clone();
             let mut r = report(&net, strategy.name(), app.finish, Some(counters), wall);
             r.hosts = app.host_counters();

@@ -30,7 +30,7 @@
 
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
-use crate::net::{Kind, Pkt};
+use crate::net::{Kind, Pkt, Time};
 
 pub mod dgs;
 pub mod emma;
@@ -95,6 +95,13 @@ pub(crate) fn data_pkt(
         block,
         a,
     }
+}
+
+/// Recirculation passes still to come at `now` on a path busy without gaps until `free`,
+/// one pass every `pass`: `ceil((free - now) / pass)` (for [`crate::App::gauges`], which
+/// counts a contribution at the time of its pass).
+pub(crate) fn passes_pending(free: Time, now: Time, pass: Time) -> u64 {
+    free.saturating_sub(now).div_ceil(pass)
 }
 
 pub(crate) fn control_pkt(kind: Kind, src: u32, dst: u32, block: u32) -> Pkt {

@@ -31,7 +31,7 @@
 
 use sgnn_plan::Plan;
 
-use super::{data_pkt, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
+use super::{data_pkt, passes_pending, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
 
 #[derive(Debug, Clone, Default)]
@@ -313,10 +313,7 @@ impl App for OneShot {
     /// As `SwitchGnn`'s: aggregators booked at a frame's arrival, contributions at the time
     /// of their pass (passes still queued on the recirculation path subtracted).
     fn gauges(&self, now: Time) -> crate::net::Gauges {
-        let pending = self
-            .recirc_free
-            .saturating_sub(now)
-            .div_ceil(self.recirc_pass);
+        let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
         crate::net::Gauges {
             aggregators_in_use: self.in_use,
             contributions: self.counters.contributions - pending,

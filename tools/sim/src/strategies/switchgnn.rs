@@ -4,7 +4,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use sgnn_plan::Plan;
 
-use super::{control_pkt, data_pkt, CONTROL_WIRE, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
+use super::{
+    control_pkt, data_pkt, passes_pending, CONTROL_WIRE, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
+};
 use crate::cc::{CcConfig, RateControl};
 use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
@@ -877,11 +879,7 @@ impl App for SwitchGnn<'_> {
         let pending: u64 = self
             .switches
             .iter()
-            .map(|st| {
-                st.recirc_free
-                    .saturating_sub(now)
-                    .div_ceil(self.recirc_pass)
-            })
+            .map(|st| passes_pending(st.recirc_free, now, self.recirc_pass))
             .sum();
         crate::net::Gauges {
             aggregators_in_use: self.switches.iter().map(|st| st.in_use).sum(),
