@@ -778,21 +778,25 @@ impl Engine {
         let Some(cur) = self.cur.as_ref() else { return };
         let s = cur.segs as usize;
         let block = &view.blocks[bs.b];
-        let mut wanted: Vec<(u32, u16, u32, u16)> = Vec::new();
+        // The first `recovery_window` missing (source, segment)s, in cell order; collection
+        // stops there.
         let mut seen = std::collections::HashSet::new();
-        for (k, cell) in bs.cells.iter().enumerate() {
-            if cell.done {
-                continue;
-            }
-            let (d, g) = (k / s, (k % s) as u16);
-            for src in block.sources_of(d) {
-                if !cur.raw.contains_key(&(src.vertex, g)) && seen.insert((src.vertex, g)) {
-                    wanted.push((src.vertex, g, block.dests[d].vertex, src.worker));
-                }
-            }
-        }
+        let wanted: Vec<(u32, u16, u32, u16)> = bs
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, cell)| !cell.done)
+            .flat_map(|(k, _)| {
+                let (d, g) = (k / s, (k % s) as u16);
+                block
+                    .sources_of(d)
+                    .iter()
+                    .map(move |src| (src.vertex, g, block.dests[d].vertex, src.worker))
+            })
+            .filter(|&(v, g, _, _)| !cur.raw.contains_key(&(v, g)) && seen.insert((v, g)))
+            .take(self.cfg.recovery_window.max(1))
+            .collect();
         let b = bs.b;
-        wanted.truncate(self.cfg.recovery_window.max(1));
         self.stats.fetch_timeouts += 1;
         self.rate.on_congestion(now);
         for (src, g, dst, owner) in wanted {
@@ -807,15 +811,14 @@ impl Engine {
     fn fetch_missing_host(&mut self, now: u64, view: &WorkerView) {
         let Some(cur) = self.cur.as_ref() else { return };
         let s = cur.segs;
-        let mut wanted = Vec::new();
-        for need in &view.host_based.needs {
-            for g in 0..s {
-                if !cur.raw.contains_key(&(need.vertex, g)) {
-                    wanted.push((need.vertex, g, need.worker));
-                }
-            }
-        }
-        wanted.truncate(self.cfg.recovery_window.max(1));
+        let wanted: Vec<(u32, u16, u16)> = view
+            .host_based
+            .needs
+            .iter()
+            .flat_map(|need| (0..s).map(move |g| (need.vertex, g, need.worker)))
+            .filter(|&(v, g, _)| !cur.raw.contains_key(&(v, g)))
+            .take(self.cfg.recovery_window.max(1))
+            .collect();
         self.stats.fetch_timeouts += 1;
         self.rate.on_congestion(now);
         for (src, g, owner) in wanted {
@@ -835,19 +838,18 @@ impl Engine {
         let Some(cur) = self.cur.as_ref() else { return };
         let s = cur.segs as usize;
         let block = &view.blocks[bs.b];
-        let mut frames = Vec::new();
-        for (i, src) in block.sources.iter().enumerate() {
-            for (p, _) in block.passes_of(i).iter().enumerate() {
-                let flat = src.pass_start as usize + p;
-                for g in 0..s {
-                    if !bs.acked[flat * s + g] {
-                        frames.push((src.vertex, src.local, src.pass_len, p as u8, g));
-                    }
-                }
-            }
-        }
+        let frames: Vec<_> = block
+            .sources
+            .iter()
+            .enumerate()
+            .flat_map(|(i, src)| {
+                (0..block.passes_of(i).len()).flat_map(move |p| (0..s).map(move |g| (src, p, g)))
+            })
+            .filter(|&(src, p, g)| !bs.acked[(src.pass_start as usize + p) * s + g])
+            .map(|(src, p, g)| (src.vertex, src.local, src.pass_len, p as u8, g))
+            .take(self.cfg.recovery_window.max(1))
+            .collect();
         let b = bs.b;
-        frames.truncate(self.cfg.recovery_window.max(1));
         self.stats.resend_timeouts += 1;
         for (v, local, count, pass, g) in frames {
             let lanes = self.cur.as_ref().expect("round running").enc[local as usize * s + g];
