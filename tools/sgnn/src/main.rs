@@ -1,5 +1,5 @@
-//! `sgnn`: the toolkit's umbrella CLI. Datasets (inspect, generate, convert) and reports now;
-//! the testbed and the simulator join it later.
+//! `sgnn`: the toolkit's umbrella CLI: the testbed, the simulator, plots, datasets (inspect,
+//! generate, convert) and plan reports.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -10,13 +10,15 @@ use clap::{Parser, Subcommand};
 use sgnn_graph::{Csr, GraphSource};
 use switch_ctl::report::Report;
 
-const ABOUT: &str = "SwitchGNN toolkit: datasets and reports.
+const ABOUT: &str = "SwitchGNN toolkit: testbed, simulator, plots, datasets and reports.
 
+  sgnn testbed                            a whole cluster on this machine, every sum verified
   sgnn dataset list                       real graphs shipped in ../shared/datasets
   sgnn dataset info --graph cora          vertices, edges, degrees of any graph source
   sgnn dataset generate --graph rmat:scale=16,edge_factor=16 --out g.txt.gz
   sgnn report plan/                       the traffic table of a plan's report.json
   sgnn sim --graph rmat:scale=12 --workers 16 --out sim/   packet-level simulation
+  sgnn plot --csv sweep.csv --x workers --y time_per_epoch_us --series strategy --out f.png
 
 A graph source is a file (SNAP edge list, plain or .gz; .npy [E,2] edge array), a generator
 spec rmat:scale=S,edge_factor=F[,a=..,b=..,c=..,d=..,seed=..], or the name of a dataset in
@@ -37,6 +39,9 @@ enum Cmd {
     /// Simulate one layer of each strategy on a packet-level network model (star or leaf-spine):
     /// communication time, bytes per link, drops, against the planner's traffic model.
     Sim(Box<sim::SimArgs>),
+    /// Draw a line chart (PNG or SVG) from a CSV: one line per value of --series, e.g. a
+    /// figure script's sweep or an `sgnn sim` runs.csv.
+    Plot(Box<plot::PlotArgs>),
     /// Inspect, generate and convert graphs.
     #[command(subcommand)]
     Dataset(DatasetCmd),
@@ -79,6 +84,7 @@ enum DatasetCmd {
     },
 }
 
+mod plot;
 mod sim;
 mod testbed;
 
@@ -115,6 +121,7 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Cmd::Testbed(_) | Cmd::Sim(_) => unreachable!("handled in main"),
+        Cmd::Plot(a) => plot::run(*a),
         Cmd::Dataset(DatasetCmd::List { datasets }) => {
             let mut names: Vec<_> = std::fs::read_dir(&datasets)
                 .with_context(|| format!("reading datasets directory {}", datasets.display()))?

@@ -135,6 +135,18 @@ pub struct SimArgs {
     /// Rate control: at most one halving per this many microseconds (daemon: 200).
     #[arg(long, default_value_t = 200.0)]
     cc_decrease_interval_us: f64,
+    /// GNN layers of an epoch. One layer exchange is simulated; the epoch's communication is
+    /// that time times the exchanges (every layer forward, and backward every layer but the
+    /// first: 2 x layers - 1), all at --feature-dim (the paper's section 6: a 4-layer GCN).
+    #[arg(long, default_value_t = 4)]
+    layers: u32,
+    /// Count only the forward exchanges of an epoch (layers instead of 2 x layers - 1).
+    #[arg(long)]
+    forward_only: bool,
+    /// Computation per epoch in milliseconds, added to the epoch's communication (the paper
+    /// adds the training computation it measured on its GPU testbed; 0 = communication only).
+    #[arg(long, default_value_t = 0.0)]
+    compute_ms: f64,
 }
 
 pub fn main(a: SimArgs) -> ExitCode {
@@ -254,6 +266,14 @@ fn run(a: SimArgs) -> Result<()> {
         },
     };
     opts.cc.validate().map_err(|e| anyhow!("--cc-*: {e}"))?;
+    if a.layers == 0 {
+        bail!("--layers must be at least 1");
+    }
+    let epoch = report::Epoch {
+        layers: a.layers,
+        backward: !a.forward_only,
+        compute: us(a.compute_ms * 1000.0, "--compute-ms (in us)")?,
+    };
     let (sample_every, max_samples) = if a.sample_us == "auto" {
         (AUTO_SAMPLE_EVERY, AUTO_MAX_SAMPLES)
     } else {
@@ -477,12 +497,12 @@ fn run(a: SimArgs) -> Result<()> {
         check.push('\n');
     }
 
-    let short = report::summary(&header, &runs, false) + &check;
-    let long = report::summary(&header, &runs, true) + &check;
+    let short = report::summary(&header, &runs, &epoch, false) + &check;
+    let long = report::summary(&header, &runs, &epoch, true) + &check;
     let mut csv = String::from(report::CSV_HEADER);
     csv.push('\n');
     for r in &runs {
-        csv.push_str(&report::csv_row(r));
+        csv.push_str(&report::csv_row(r, &epoch));
         csv.push('\n');
     }
     let write = |name: &str, text: &str| {

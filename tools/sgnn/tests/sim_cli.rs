@@ -135,6 +135,121 @@ fn sim_sample_us_and_plots_choose_the_interval_and_the_files() {
     assert!(!dir.path().join("traffic.png").exists(), "--plots svg");
 }
 
+/// `runs.csv` as header-keyed rows.
+fn runs(dir: &std::path::Path) -> Vec<std::collections::HashMap<String, String>> {
+    let csv = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|l| {
+            header
+                .iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn sim_epoch_time_is_the_layer_exchanges_plus_computation_and_sgnn_plot_draws_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = sgnn()
+        .args([
+            "sim",
+            "--graph",
+            "rmat:scale=8,edge_factor=8",
+            "--workers",
+            "4",
+            "--switch-mem",
+            "64KB",
+            "--feature-dim",
+            "64",
+            "--strategies",
+            "host_based,switchgnn",
+            "--layers",
+            "3",
+            "--compute-ms",
+            "0.25",
+            "--plots",
+            "none",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("epoch: 3 layers, 5 exchanges (forward and backward), plus 250.000 us"),
+        "{stdout}"
+    );
+    let rows = runs(dir.path());
+    assert_eq!(rows.len(), 2);
+    for r in &rows {
+        let layer: f64 = r["time_per_layer_us"].parse().unwrap();
+        let epoch: f64 = r["time_per_epoch_us"].parse().unwrap();
+        assert_eq!(r["exchanges_per_epoch"], "5");
+        assert_eq!(r["compute_us"], "250.000");
+        assert!(layer > 0.0);
+        // Both columns are rounded to 1 ns.
+        assert!(
+            (epoch - (5.0 * layer + 250.0)).abs() < 0.01,
+            "{}: layer {layer} epoch {epoch}",
+            r["strategy"]
+        );
+    }
+    let o = sgnn()
+        .args(["sim", "--graph", "rmat:scale=8", "--layers", "0", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--layers must be at least 1"));
+
+    // `sgnn plot` draws the runs.csv: one line per strategy.
+    let svg = dir.path().join("epoch.svg");
+    let o = sgnn()
+        .args(["plot", "--csv"])
+        .arg(dir.path().join("runs.csv"))
+        .args([
+            "--x",
+            "layers",
+            "--y",
+            "time_per_epoch_us",
+            "--series",
+            "strategy",
+            "--out",
+        ])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("2 line(s): host_based [1], switchgnn [1]"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        text.starts_with("<svg") && text.contains("switchgnn"),
+        "{text}"
+    );
+    let o = sgnn()
+        .args(["plot", "--csv"])
+        .arg(dir.path().join("runs.csv"))
+        .args(["--x", "workers", "--y", "time_per_epoch_us", "--out"])
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("has no column \"workers\""),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn sim_rejects_unknown_strategies_and_topologies() {
     let dir = tempfile::tempdir().unwrap();

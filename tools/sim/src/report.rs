@@ -13,11 +13,59 @@ pub fn fmt_time(t: Option<crate::Time>) -> String {
     }
 }
 
-/// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate";
+/// How one simulated layer exchange becomes an epoch.
+///
+/// A full-graph GCN epoch of `layers` layers exchanges boundary features once per layer on
+/// the forward pass and, on the backward pass, the gradients of every layer's input but the
+/// first (the input features need none): `layers + (layers - 1)` exchanges, each of the same
+/// volume on an undirected graph. The simulator runs one exchange; the epoch's communication
+/// time is that time multiplied, plus a fixed `compute` time per epoch (the paper's section 6
+/// adds the testbed's measured computation to NS3's communication). Every exchange is taken
+/// to carry `--feature-dim` values per vertex; a model whose hidden layers are narrower
+/// exchanges less after the first layer, so this is an upper bound for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epoch {
+    /// GNN layers (at least 1).
+    pub layers: u32,
+    /// Count the backward pass's gradient exchanges.
+    pub backward: bool,
+    /// Computation per epoch, ps.
+    pub compute: Time,
+}
 
-/// One `runs.csv` row.
-pub fn csv_row(r: &RunReport) -> String {
+impl Default for Epoch {
+    /// The paper's section 6: a 4-layer GCN, forward and backward, communication only.
+    fn default() -> Self {
+        Epoch {
+            layers: 4,
+            backward: true,
+            compute: 0,
+        }
+    }
+}
+
+impl Epoch {
+    /// Layer exchanges per epoch: `layers`, plus `layers - 1` backward.
+    pub fn exchanges(&self) -> u32 {
+        self.layers
+            + if self.backward {
+                self.layers.saturating_sub(1)
+            } else {
+                0
+            }
+    }
+
+    /// Epoch time for a layer exchange of `layer` (`None` if the layer did not complete).
+    pub fn time(&self, layer: Option<Time>) -> Option<Time> {
+        layer.map(|t| t * self.exchanges() as Time + self.compute)
+    }
+}
+
+/// Header of `runs.csv`.
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us";
+
+/// One `runs.csv` row; `epoch` turns the layer time into the epoch columns.
+pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
     let max_q = r
         .links
         .iter()
@@ -28,7 +76,7 @@ pub fn csv_row(r: &RunReport) -> String {
     let bg = r.background.as_ref();
     let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -56,6 +104,10 @@ pub fn csv_row(r: &RunReport) -> String {
         bg.map_or(String::new(), |b| us(b.fct_mean)),
         bg.map_or(String::new(), |b| us(b.fct_p99)),
         r.approximate,
+        epoch.layers,
+        epoch.exchanges(),
+        us(epoch.compute),
+        epoch.time(r.time).map_or(String::new(), us),
     )
 }
 
@@ -89,16 +141,31 @@ pub fn model_label(r: &RunReport) -> &'static str {
     }
 }
 
-/// The summary table of several runs, the switch counters, and (if `links`) every link.
-pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
+/// The summary table of several runs (time per layer and per `epoch`), the switch counters,
+/// and (if `links`) every link.
+pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> String {
     let mut s = String::new();
     writeln!(s, "{header}").unwrap();
     writeln!(
         s,
-        "{:<18} {:<11} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
+        "epoch: {} layers, {} exchanges ({}), plus {} us computation",
+        epoch.layers,
+        epoch.exchanges(),
+        if epoch.backward {
+            "forward and backward"
+        } else {
+            "forward only"
+        },
+        fmt_time(Some(epoch.compute))
+    )
+    .unwrap();
+    writeln!(
+        s,
+        "{:<18} {:<11} {:>16} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
         "strategy",
         "model",
         "time/layer (us)",
+        "time/epoch (us)",
         "total bytes",
         "upload",
         "download",
@@ -118,10 +185,11 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
             .unwrap_or(0);
         writeln!(
             s,
-            "{:<18} {:<11} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
+            "{:<18} {:<11} {:>16} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
             r.strategy,
             model_label(r),
             fmt_time(r.time),
+            fmt_time(epoch.time(r.time)),
             r.total_bytes(),
             r.host_uplink.iter().sum::<u64>(),
             r.host_downlink.iter().sum::<u64>(),
@@ -300,4 +368,33 @@ pub fn series_csv(runs: &[RunReport]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_epoch_is_forward_and_backward_exchanges_plus_computation() {
+        let e = Epoch {
+            layers: 4,
+            backward: true,
+            compute: 5,
+        };
+        assert_eq!(e.exchanges(), 7);
+        assert_eq!(e.time(Some(100)), Some(705));
+        assert_eq!(e.time(None), None);
+        let fwd = Epoch {
+            backward: false,
+            ..e
+        };
+        assert_eq!(fwd.exchanges(), 4);
+        assert_eq!(fwd.time(Some(100)), Some(405));
+        let one = Epoch {
+            layers: 1,
+            backward: true,
+            compute: 0,
+        };
+        assert_eq!(one.exchanges(), 1, "one layer has no backward exchange");
+    }
 }
