@@ -184,3 +184,41 @@ fn strawman_and_unlimited_report_their_aggregators_over_time() {
         );
     }
 }
+
+#[test]
+fn an_aggregator_counts_until_its_last_recirculation_pass() {
+    // A slow recirculation path: every frame has arrived long before the passes that add it
+    // to its later aggregators, so occupancy must last until those passes, not until the
+    // arrival of the last frame.
+    let p = plan(10, 4, 64 * 128 * 2, 64);
+    for s in [Strategy::SwitchGnnNoCc, Strategy::Strawman] {
+        let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
+        let cfg = SimConfig {
+            net: sampled(500 * PS_PER_NS, None),
+            recirc_bps: GBPS,
+        };
+        let r = run_strategy(&p, s, topo, cfg, &mut |_| {}).unwrap();
+        assert!(r.time.is_some(), "{}", s.name());
+        let c = r.switch.as_ref().unwrap();
+        assert!(c.max_recirc_backlog > 0 && c.recirculations > 0);
+        // Passes on both sides of a sample (blocks are separated by a sync round trip of
+        // several intervals without any): some aggregator is in use at it.
+        let mut checked = 0;
+        for w in r.series.windows(2) {
+            if w[0].contributions > 0 && w[1].contributions > 0 {
+                checked += 1;
+                assert!(
+                    w[0].aggregators_in_use > 0,
+                    "{}: passes in ({}, {}] but no aggregator in use at {}",
+                    s.name(),
+                    w[0].t,
+                    w[1].t,
+                    w[0].t
+                );
+            }
+        }
+        assert!(checked > 10, "{}: {checked} samples checked", s.name());
+        let peak = r.series.iter().map(|x| x.aggregators_in_use).max().unwrap();
+        assert!(peak <= c.peak_aggregators, "{}", s.name());
+    }
+}

@@ -104,6 +104,59 @@ pub(crate) fn passes_pending(free: Time, now: Time, pass: Time) -> u64 {
     free.saturating_sub(now).div_ceil(pass)
 }
 
+/// Aggregators in use on one switch. One is booked when the first frame that feeds it
+/// arrives, and freed when its last contribution is added: at the completing frame's arrival,
+/// or at that frame's recirculation pass for it, which may lie well ahead of the arrival when
+/// the recirculation path has a backlog. (Booking at arrival counts an aggregator from
+/// slightly before its first pass when that pass is a recirculated one, an upper bound.)
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Occupancy {
+    /// Booked and not yet complete.
+    open: u64,
+    /// Completion times still ahead of the last [`Occupancy::book`] (earliest first).
+    closing: std::collections::BinaryHeap<std::cmp::Reverse<Time>>,
+    /// Most aggregators in use at once.
+    pub peak: u64,
+}
+
+impl Occupancy {
+    /// An aggregator starts being fed at `now`; returns how many are in use then.
+    pub fn book(&mut self, now: Time) -> u64 {
+        while self.closing.peek().is_some_and(|t| t.0 <= now) {
+            self.closing.pop();
+        }
+        self.open += 1;
+        let in_use = self.open + self.closing.len() as u64;
+        self.peak = self.peak.max(in_use);
+        in_use
+    }
+
+    /// A booked aggregator got its last contribution (found at `now`), whose pass completes
+    /// at `done` (`>= now`): it is freed then.
+    pub fn complete(&mut self, now: Time, done: Time) {
+        self.open -= 1;
+        if done > now {
+            self.closing.push(std::cmp::Reverse(done));
+        }
+    }
+
+    /// Frees every booked, incomplete aggregator (partial sums left by lost frames) and
+    /// returns how many; completed ones still free at their completion time.
+    pub fn release_open(&mut self) -> u64 {
+        std::mem::take(&mut self.open)
+    }
+
+    /// Booked aggregators not yet complete.
+    pub fn open(&self) -> u64 {
+        self.open
+    }
+
+    /// Aggregators in use at `now` (not before the last `book`).
+    pub fn in_use(&self, now: Time) -> u64 {
+        self.open + self.closing.iter().filter(|t| t.0 > now).count() as u64
+    }
+}
+
 pub(crate) fn control_pkt(kind: Kind, src: u32, dst: u32, block: u32) -> Pkt {
     Pkt {
         kind,
@@ -115,5 +168,33 @@ pub(crate) fn control_pkt(kind: Kind, src: u32, dst: u32, block: u32) -> Pkt {
         dst,
         block,
         a: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Occupancy;
+
+    #[test]
+    fn an_aggregator_stays_in_use_until_its_last_pass() {
+        let mut o = Occupancy::default();
+        assert_eq!(o.book(0), 1);
+        assert_eq!(o.book(1), 2);
+        // The first completes at once, the second only at its pass at t = 10.
+        o.complete(2, 2);
+        o.complete(3, 10);
+        assert_eq!(o.open(), 0);
+        assert_eq!(
+            o.in_use(5),
+            1,
+            "freed at its pass, not at the frame's arrival"
+        );
+        assert_eq!(o.in_use(10), 0);
+        assert_eq!(o.book(4), 2, "the one still recirculating counts");
+        assert_eq!(o.peak, 2);
+        assert_eq!(o.book(11), 2, "the t = 10 one is free by t = 11");
+        assert_eq!(o.release_open(), 2);
+        assert_eq!(o.in_use(11), 0);
+        assert_eq!(o.peak, 2);
     }
 }

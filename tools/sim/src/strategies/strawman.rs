@@ -31,7 +31,9 @@
 
 use sgnn_plan::Plan;
 
-use super::{data_pkt, passes_pending, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT};
+use super::{
+    data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
+};
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
 
 #[derive(Debug, Clone, Default)]
@@ -61,7 +63,7 @@ pub struct OneShot {
     hosts: Vec<OsHost>,
     counts: Vec<u32>,
     ready: Vec<Time>,
-    in_use: u64,
+    occ: Occupancy,
     recirc_free: Time,
     recirc_pass: Time,
     /// Switch counters.
@@ -214,7 +216,7 @@ impl OneShot {
             hosts: vec![OsHost::default(); m],
             counts: vec![0; aggs],
             ready: vec![0; aggs],
-            in_use: 0,
+            occ: Occupancy::default(),
             recirc_free: 0,
             recirc_pass: tx_time(DATA_WIRE as u64, recirc_bps),
             counters: SwitchCounters::default(),
@@ -285,8 +287,8 @@ impl App for OneShot {
             };
             let agg = (row * self.segments + seg) as usize;
             if self.counts[agg] == 0 {
-                self.in_use += 1;
-                self.counters.peak_aggregators = self.counters.peak_aggregators.max(self.in_use);
+                self.occ.book(now);
+                self.counters.peak_aggregators = self.occ.peak;
             }
             self.counts[agg] += 1;
             self.ready[agg] = self.ready[agg].max(t);
@@ -298,9 +300,9 @@ impl App for OneShot {
                     sw,
                     data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
                 ));
+                self.occ.complete(now, self.ready[agg]);
                 self.counts[agg] = 0;
                 self.ready[agg] = 0;
-                self.in_use -= 1;
                 self.counters.results += 1;
             }
         }
@@ -310,12 +312,12 @@ impl App for OneShot {
         (self.delivered, self.total)
     }
 
-    /// As `SwitchGnn`'s: aggregators booked at a frame's arrival, contributions at the time
-    /// of their pass (passes still queued on the recirculation path subtracted).
+    /// As `SwitchGnn`'s: aggregators from the arrival of the first frame that feeds one to its
+    /// last contribution's pass, contributions at the time of their pass (passes still queued on the recirculation path subtracted).
     fn gauges(&self, now: Time) -> crate::net::Gauges {
         let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
         crate::net::Gauges {
-            aggregators_in_use: self.in_use,
+            aggregators_in_use: self.occ.in_use(now),
             contributions: self.counters.contributions - pending,
         }
     }

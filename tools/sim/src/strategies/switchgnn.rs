@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use sgnn_plan::Plan;
 
 use super::{
-    control_pkt, data_pkt, passes_pending, CONTROL_WIRE, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
+    control_pkt, data_pkt, passes_pending, Occupancy, CONTROL_WIRE, DATA_WIRE, PRIO_DATA,
+    PRIO_RESULT,
 };
 use crate::cc::{CcConfig, RateControl};
 use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
@@ -56,7 +57,8 @@ pub struct SwitchCounters {
     pub stale: u64,
     /// Largest recirculation backlog, in picoseconds of work waiting.
     pub max_recirc_backlog: Time,
-    /// Largest number of aggregators in use at once on one switch.
+    /// Largest number of aggregators in use at once on one switch (each counted from the
+    /// arrival of the first frame that feeds it to its last contribution's pass).
     pub peak_aggregators: u64,
     /// Largest number of aggregators in use at once, per switch (index among switches).
     pub peak_aggregators_per_switch: Vec<u64>,
@@ -75,12 +77,21 @@ pub struct SwitchCounters {
     pub advance_resends: u64,
 }
 
+impl SwitchCounters {
+    /// Switch `si` has had `peak` aggregators in use at once.
+    fn note_peak(&mut self, si: usize, peak: u64) {
+        let p = &mut self.peak_aggregators_per_switch[si];
+        *p = (*p).max(peak);
+        self.peak_aggregators = self.peak_aggregators.max(peak);
+    }
+}
+
 /// Aggregators and recirculation path of one switch.
 #[derive(Debug, Clone, Default)]
 struct SwState {
     counts: Vec<u32>,
     ready: Vec<Time>,
-    in_use: u64,
+    occ: Occupancy,
     recirc_free: Time,
 }
 
@@ -263,7 +274,7 @@ impl<'p> SwitchGnn<'p> {
         let state = SwState {
             counts: vec![0; peak as usize],
             ready: vec![0; peak as usize],
-            in_use: 0,
+            occ: Occupancy::default(),
             recirc_free: 0,
         };
         let mut s = SwitchGnn {
@@ -340,10 +351,8 @@ impl<'p> SwitchGnn<'p> {
         let agg = (row * self.segments + pkt.seg as u32) as usize;
         let st = &mut self.switches[si];
         if st.counts[agg] == 0 {
-            st.in_use += 1;
-            let peak = &mut self.counters.peak_aggregators_per_switch[si];
-            *peak = (*peak).max(st.in_use);
-            self.counters.peak_aggregators = self.counters.peak_aggregators.max(st.in_use);
+            st.occ.book(now);
+            self.counters.note_peak(si, st.occ.peak);
         }
         st.counts[agg] += 1;
         st.ready[agg] = st.ready[agg].max(now);
@@ -352,7 +361,7 @@ impl<'p> SwitchGnn<'p> {
             let ready = st.ready[agg];
             st.counts[agg] = 0;
             st.ready[agg] = 0;
-            st.in_use -= 1;
+            st.occ.complete(now, ready);
             self.counters.results += 1;
             self.counters.spine_results += 1;
             let slot = self.plan.blocks[pkt.block as usize].aggregators[row as usize];
@@ -761,11 +770,8 @@ impl App for SwitchGnn<'_> {
                     let slot = block.aggregators[row as usize];
                     let agg = (row * self.segments + pkt.seg as u32) as usize;
                     if st.counts[agg] == 0 {
-                        st.in_use += 1;
-                        let peak = &mut self.counters.peak_aggregators_per_switch[si];
-                        *peak = (*peak).max(st.in_use);
-                        self.counters.peak_aggregators =
-                            self.counters.peak_aggregators.max(st.in_use);
+                        st.occ.book(now);
+                        self.counters.note_peak(si, st.occ.peak);
                     }
                     st.counts[agg] += 1;
                     st.ready[agg] = st.ready[agg].max(t);
@@ -774,7 +780,7 @@ impl App for SwitchGnn<'_> {
                         let ready = st.ready[agg];
                         st.counts[agg] = 0;
                         st.ready[agg] = 0;
-                        st.in_use -= 1;
+                        st.occ.complete(now, ready);
                         let seg = pkt.seg as u32;
                         let frame = if self.levels.partials[row as usize] == 0 {
                             // Every contributor is under the destination's leaf: done here.
@@ -814,12 +820,11 @@ impl App for SwitchGnn<'_> {
                 if self.done_count == self.workers {
                     let mut released = 0;
                     for st in &mut self.switches {
-                        if st.in_use > 0 {
+                        if st.occ.open() > 0 {
                             // Lost contributions left partial sums: release them.
-                            released += st.in_use;
+                            released += st.occ.release_open();
                             st.counts.fill(0);
                             st.ready.fill(0);
-                            st.in_use = 0;
                         }
                     }
                     self.counters.released += released;
@@ -870,8 +875,9 @@ impl App for SwitchGnn<'_> {
         (self.delivered, self.total)
     }
 
-    /// Aggregators in use on all switches as the switch logic books them (at a frame's
-    /// arrival); contributions at the time of their pass: each switch's recirculation path is
+    /// Aggregators in use on all switches ([`Occupancy`]: from the arrival of the first frame
+    /// that feeds one to its last contribution's pass); contributions at the time of their
+    /// pass: each switch's recirculation path is
     /// a FIFO busy without gaps until its `recirc_free`, with passes completing every
     /// `recirc_pass` back from it, so `ceil((recirc_free - now) / recirc_pass)` of the counted
     /// passes are still to come.
@@ -882,7 +888,7 @@ impl App for SwitchGnn<'_> {
             .map(|st| passes_pending(st.recirc_free, now, self.recirc_pass))
             .sum();
         crate::net::Gauges {
-            aggregators_in_use: self.switches.iter().map(|st| st.in_use).sum(),
+            aggregators_in_use: self.switches.iter().map(|st| st.occ.in_use(now)).sum(),
             contributions: self.counters.contributions - pending,
         }
     }
