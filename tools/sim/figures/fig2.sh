@@ -14,20 +14,25 @@
 # and edge factor 245 (~490 before deduplication; 209 after it at SCALE 13, where R-MAT's skew
 # draws many edges twice), 602 features, and the memory
 # is scaled by the vertex count: 100 MB x 2^SCALE / 232,965 (3.5 MB at SCALE 13).
+# GRAPH (any graph source, e.g. a dataset's edges.txt.gz) replaces the R-MAT graph; VERTICES
+# (its vertex count) then scales the memory the same way.
 # docs/evaluation.md has the results and how they differ from the paper's.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${1:-eval/fig2}
 SCALE=${SCALE:-13}
 RECIRC=${RECIRC:-"100 12800"}
-SGNN=${SGNN:-target/release/sgnn}
-if [ ! -x "$SGNN" ]; then
-    cargo build --release -p sgnn
+. tools/sim/figures/lib.sh
+SGNN=$(sgnn_bin)
+GRAPH=${GRAPH:-"rmat:scale=$SCALE,edge_factor=245,seed=1"}
+if [ -n "${VERTICES:-}" ]; then
+    MEM=$(awk -v n="$VERTICES" 'BEGIN { printf "%.0fB", 100e6 * n / 232965 }')
+else
+    MEM="$(paper_mem_bytes 100 "$SCALE")B"
 fi
-MEM=$(awk -v s="$SCALE" 'BEGIN { printf "%.0fB", 100e6 * 2^s / 232965 }')
 for r in $RECIRC; do
     echo "== recirculation $r Gbit/s, switch memory $MEM"
-    "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers 128 \
+    "$SGNN" sim --graph "$GRAPH" --workers 128 \
         --switch-mem "$MEM" --feature-dim 602 --buffer 10GB --recirc-gbps "$r" \
         --strategies host_based,strawman,unlimited,switchgnn --out "$OUT/recirc-$r"
 done
