@@ -9,31 +9,45 @@ fn sgnn() -> Command {
     c
 }
 
-#[test]
-fn sim_writes_summary_and_one_csv_row_per_strategy() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = sgnn()
+/// `sgnn sim` on a small R-MAT graph (2^scale vertices, edge factor 8) with 4 workers, 64 KB of
+/// switch memory and 64 features, plus `extra`, writing into `out`.
+fn small_sim(scale: u32, extra: &[&str], out: &std::path::Path) -> std::process::Output {
+    sgnn()
         .args([
             "sim",
             "--graph",
-            "rmat:scale=9,edge_factor=8",
+            &format!("rmat:scale={scale},edge_factor=8"),
+        ])
+        .args([
             "--workers",
             "4",
             "--switch-mem",
             "64KB",
             "--feature-dim",
             "64",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn sim_writes_summary_and_one_csv_row_per_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = small_sim(
+        9,
+        &[
             "--strategies",
             "host_based,switchgnn",
             "--link-gbps",
             "25",
             "--delay-us",
             "1",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("25 Gbit/s links, 1 us delay"), "{stdout}");
@@ -101,28 +115,18 @@ fn sim_writes_summary_and_one_csv_row_per_strategy() {
 #[test]
 fn sim_sample_us_and_plots_choose_the_interval_and_the_files() {
     let dir = tempfile::tempdir().unwrap();
-    let o = sgnn()
-        .args([
-            "sim",
-            "--graph",
-            "rmat:scale=8,edge_factor=8",
-            "--workers",
-            "4",
-            "--switch-mem",
-            "64KB",
-            "--feature-dim",
-            "64",
+    let o = small_sim(
+        8,
+        &[
             "--strategies",
             "host_based",
             "--sample-us",
             "0.5",
             "--plots",
             "svg",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let series = std::fs::read_to_string(dir.path().join("series.csv")).unwrap();
     let rows: Vec<&str> = series.lines().skip(1).collect();
@@ -154,17 +158,9 @@ fn runs(dir: &std::path::Path) -> Vec<std::collections::HashMap<String, String>>
 #[test]
 fn sim_epoch_time_is_the_layer_exchanges_plus_computation_and_sgnn_plot_draws_it() {
     let dir = tempfile::tempdir().unwrap();
-    let o = sgnn()
-        .args([
-            "sim",
-            "--graph",
-            "rmat:scale=8,edge_factor=8",
-            "--workers",
-            "4",
-            "--switch-mem",
-            "64KB",
-            "--feature-dim",
-            "64",
+    let o = small_sim(
+        8,
+        &[
             "--strategies",
             "host_based,switchgnn",
             "--layers",
@@ -173,11 +169,9 @@ fn sim_epoch_time_is_the_layer_exchanges_plus_computation_and_sgnn_plot_draws_it
             "0.25",
             "--plots",
             "none",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+        ],
+        dir.path(),
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
