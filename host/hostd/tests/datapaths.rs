@@ -126,23 +126,7 @@ fn run_cluster(setup: &Setup, drop: f64) {
             .args(["--worker-id", &w.to_string()])
             .args(&dp)
             .args(PACING)
-            .args([
-                "--layers",
-                "2",
-                "--seed",
-                "5",
-                "--verify",
-                "--timeout",
-                "60",
-                "--fetch-timeout-ms",
-                "10",
-                "--advance-timeout-ms",
-                "10",
-                "--output-dir",
-                out.to_str().unwrap(),
-                "--stats-json",
-                stats.to_str().unwrap(),
-            ])
+            .args(verified_run_args(&out, &stats))
             .arg("--")
             .args(&eal)
             .stdout(Stdio::null())

@@ -95,31 +95,10 @@ fn run_cluster(drop: f64, mode: &str) {
     let mut kids: Vec<Child> = (0..WORKERS)
         .map(|w| {
             let stats = dir.path().join(format!("w{w}.json"));
-            tb.hostd(
-                &plan_dir,
-                w,
-                &[
-                    "--mode",
-                    mode,
-                    "--layers",
-                    "2",
-                    "--seed",
-                    "5",
-                    "--verify",
-                    "--timeout",
-                    "60",
-                    "--fetch-timeout-ms",
-                    "10",
-                    "--advance-timeout-ms",
-                    "10",
-                    "--output-dir",
-                    out.to_str().unwrap(),
-                    "--stats-json",
-                    stats.to_str().unwrap(),
-                ],
-            )
-            .spawn()
-            .unwrap()
+            let mut args = vec!["--mode".to_string(), mode.to_string()];
+            args.extend(verified_run_args(&out, &stats));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            tb.hostd(&plan_dir, w, &args).spawn().unwrap()
         })
         .collect();
     for (w, k) in kids.iter_mut().enumerate() {

@@ -31,6 +31,31 @@ pub const PACING: [&str; 6] = [
     "1024",
 ];
 
+/// The flags of a verified two-layer run writing its sums into `out` and its statistics into
+/// `stats` (short recovery timeouts, so lost frames are recovered quickly).
+pub fn verified_run_args(out: &Path, stats: &Path) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "--layers",
+        "2",
+        "--seed",
+        "5",
+        "--verify",
+        "--timeout",
+        "60",
+        "--fetch-timeout-ms",
+        "10",
+        "--advance-timeout-ms",
+        "10",
+        "--output-dir",
+    ]
+    .map(String::from)
+    .into();
+    a.push(out.to_str().unwrap().to_string());
+    a.push("--stats-json".into());
+    a.push(stats.to_str().unwrap().to_string());
+    a
+}
+
 pub static BUILD: Mutex<()> = Mutex::new(());
 
 fn target_dir() -> PathBuf {
