@@ -127,14 +127,23 @@ pub struct SimArgs {
     #[arg(long)]
     cc_max_gbps: Option<f64>,
     /// Rate control: additive increase per interval without ECN marks, Gbit/s (daemon: 50 Mbit/s).
+    /// It does not scale with the link: for DCQCN's R_AI (40 Mbit/s at 40 Gbit/s) on a
+    /// 100 Gbit/s link pass 0.1.
     #[arg(long, default_value_t = 0.05)]
     cc_increase_gbps: f64,
-    /// Rate control: additive-increase interval, microseconds (daemon: 1000).
+    /// Rate control: additive-increase interval, microseconds (daemon: 1000; DCQCN's rate-increase
+    /// timer: 55).
     #[arg(long, default_value_t = 1000.0)]
     cc_increase_interval_us: f64,
     /// Rate control: at most one halving per this many microseconds (daemon: 200).
     #[arg(long, default_value_t = 200.0)]
     cc_decrease_interval_us: f64,
+    /// Rate control: DCQCN fast recovery, number of increase intervals after a cut that each
+    /// halve the distance to the rate before the cut (then additive increase raises that
+    /// target and the rate follows halfway). 0 (default, the daemon's law) = additive increase
+    /// only; DCQCN uses 5.
+    #[arg(long, default_value_t = 0)]
+    cc_fast_recovery: u32,
 }
 
 pub fn main(a: SimArgs) -> ExitCode {
@@ -245,6 +254,7 @@ fn run(a: SimArgs) -> Result<()> {
             },
             increase_interval: us(a.cc_increase_interval_us, "--cc-increase-interval-us")?,
             decrease_interval: us(a.cc_decrease_interval_us, "--cc-decrease-interval-us")?,
+            fast_recovery_steps: a.cc_fast_recovery,
         },
         timeout: (timeout > 0).then_some(timeout),
         background: BackgroundConfig {
