@@ -144,6 +144,21 @@ pub struct SimArgs {
     /// only; DCQCN uses 5.
     #[arg(long, default_value_t = 0)]
     cc_fast_recovery: u32,
+    /// Rate control of the background flows: on = each host paces all its background flows
+    /// with one controller of the --cc-* parameters, and a receiver answers an ECN-marked
+    /// background frame with a CNP (64-byte frame, at most one per flow per 50 us) that makes
+    /// the source halve; off (default) = open-loop background flows.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    background_cc: OnOff,
+}
+
+/// A switch of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
 }
 
 pub fn main(a: SimArgs) -> ExitCode {
@@ -239,7 +254,7 @@ fn run(a: SimArgs) -> Result<()> {
             a.background_load
         );
     }
-    let opts = HostOptions {
+    let mut opts = HostOptions {
         cc: CcConfig {
             initial_bps: a
                 .cc_initial_gbps
@@ -261,8 +276,11 @@ fn run(a: SimArgs) -> Result<()> {
             load: a.background_load,
             seed: a.background_seed,
             until: None,
+            cc: None,
         },
     };
+    // Background flows use the same law as switchgnn's hosts.
+    opts.background.cc = (a.background_cc == OnOff::On).then_some(opts.cc);
     opts.cc.validate().map_err(|e| anyhow!("--cc-*: {e}"))?;
     let (sample_every, max_samples) = if a.sample_us == "auto" {
         (AUTO_SAMPLE_EVERY, AUTO_MAX_SAMPLES)
@@ -380,6 +398,20 @@ fn run(a: SimArgs) -> Result<()> {
             "none".into()
         },
         a.background_load
+    ));
+    header.push_str(&format!(
+        "\nrate control (switchgnn{}): +{} Gbit/s per {} us, fast recovery {} steps, at most one \
+         halving per {} us, floor {} Gbit/s",
+        if opts.background.cc.is_some() {
+            " and background flows"
+        } else {
+            "; background flows open loop"
+        },
+        a.cc_increase_gbps,
+        a.cc_increase_interval_us,
+        a.cc_fast_recovery,
+        a.cc_decrease_interval_us,
+        a.cc_min_gbps
     ));
     for (i, p) in plans.iter().enumerate() {
         let users: Vec<&str> = strategies

@@ -14,7 +14,7 @@ pub fn fmt_time(t: Option<crate::Time>) -> String {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,bg_cnps_sent,bg_cnps_received,bg_rate_decreases";
 
 /// One `runs.csv` row.
 pub fn csv_row(r: &RunReport) -> String {
@@ -28,7 +28,7 @@ pub fn csv_row(r: &RunReport) -> String {
     let bg = r.background.as_ref();
     let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -56,6 +56,9 @@ pub fn csv_row(r: &RunReport) -> String {
         bg.map_or(String::new(), |b| us(b.fct_mean)),
         bg.map_or(String::new(), |b| us(b.fct_p99)),
         r.approximate,
+        bg.map_or(0, |b| b.cnps_sent),
+        bg.map_or(0, |b| b.cnps_received),
+        bg.map_or(0, |b| b.rate_decreases),
     )
 }
 
@@ -198,6 +201,16 @@ pub fn summary(header: &str, runs: &[RunReport], links: bool) -> String {
                 b.fct_p99 as f64 / PS_PER_US as f64
             )
             .unwrap();
+            if b.cc {
+                writeln!(
+                    s,
+                    "  background rate control: {} frames marked, {} CNPs sent, {} received, {} rate halvings",
+                    b.ecn_marked, b.cnps_sent, b.cnps_received, b.rate_decreases
+                )
+                .unwrap();
+            } else {
+                writeln!(s, "  background open loop: {} frames marked", b.ecn_marked).unwrap();
+            }
         }
         if !links {
             continue;
