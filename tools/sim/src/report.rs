@@ -62,21 +62,28 @@ pub fn csv_row(r: &RunReport) -> String {
     )
 }
 
-/// Every host's rate changes (`strategy,host,time_us,gbps`), for runs with rate control.
+/// Every host's rate changes (`strategy,host,time_us,gbps`), for runs with rate control; the
+/// background flows' controllers (`--background-cc on`) under `STRATEGY/background`.
 pub fn rates_csv(runs: &[RunReport]) -> String {
     let mut s = String::from("strategy,host,time_us,gbps\n");
     for r in runs {
-        for (h, samples) in r.rates.iter().enumerate() {
-            for &(t, bps) in samples {
-                writeln!(
-                    s,
-                    "{},{},{:.3},{}",
-                    r.strategy,
-                    h,
-                    t as f64 / PS_PER_US as f64,
-                    bps as f64 / 1e9
-                )
-                .unwrap();
+        let bg = r.background.as_ref().map_or(&[][..], |b| &b.rates[..]);
+        for (name, rates) in [
+            (r.strategy.clone(), &r.rates[..]),
+            (format!("{}/background", r.strategy), bg),
+        ] {
+            for (h, samples) in rates.iter().enumerate() {
+                for &(t, bps) in samples {
+                    writeln!(
+                        s,
+                        "{},{},{:.3},{}",
+                        name,
+                        h,
+                        t as f64 / PS_PER_US as f64,
+                        bps as f64 / 1e9
+                    )
+                    .unwrap();
+                }
             }
         }
     }

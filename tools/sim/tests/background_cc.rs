@@ -251,4 +251,14 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
         row.split(',').count(),
         sgnn_sim::report::CSV_HEADER.split(',').count()
     );
+    // rates.csv holds the background controllers under their own name, one row per sample.
+    let rates = sgnn_sim::report::rates_csv(std::slice::from_ref(&with));
+    let bg_rows = rates
+        .lines()
+        .filter(|l| l.starts_with("switchgnn/background,"))
+        .count();
+    assert_eq!(bg_rows, b.rates.iter().map(Vec::len).sum::<usize>());
+    assert!(bg_rows >= p.workers() as usize);
+    let open_rates = sgnn_sim::report::rates_csv(std::slice::from_ref(&open));
+    assert!(!open_rates.contains("/background"));
 }
