@@ -127,9 +127,12 @@ pub struct SimArgs {
     #[arg(long)]
     cc_max_gbps: Option<f64>,
     /// Rate control: additive increase per interval without ECN marks, Gbit/s (daemon: 50 Mbit/s).
+    /// It does not scale with the link: for DCQCN's R_AI (40 Mbit/s at 40 Gbit/s) on a
+    /// 100 Gbit/s link pass 0.1.
     #[arg(long, default_value_t = 0.05)]
     cc_increase_gbps: f64,
-    /// Rate control: additive-increase interval, microseconds (daemon: 1000).
+    /// Rate control: additive-increase interval, microseconds (daemon: 1000; DCQCN's rate-increase
+    /// timer: 55).
     #[arg(long, default_value_t = 1000.0)]
     cc_increase_interval_us: f64,
     /// Rate control: at most one halving per this many microseconds (daemon: 200).
@@ -147,6 +150,27 @@ pub struct SimArgs {
     /// adds the training computation it measured on its GPU testbed; 0 = communication only).
     #[arg(long, default_value_t = 0.0)]
     compute_ms: f64,
+    /// Rate control: DCQCN fast recovery, number of increase intervals after a cut that each
+    /// halve the distance to the rate before the cut (then additive increase raises that
+    /// target and the rate follows halfway). 0 (default, the daemon's law) = additive increase
+    /// only; DCQCN uses 5.
+    #[arg(long, default_value_t = 0)]
+    cc_fast_recovery: u32,
+    /// Rate control of the background flows: on = each host paces all its background flows
+    /// with one controller of the --cc-* parameters, and a receiver answers an ECN-marked
+    /// background frame with a CNP (64-byte frame, at most one per flow per 50 us) that makes
+    /// the source halve; off (default) = open-loop background flows.
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    background_cc: OnOff,
+}
+
+/// A switch of the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    /// Enabled.
+    On,
+    /// Disabled.
+    Off,
 }
 
 pub fn main(a: SimArgs) -> ExitCode {
@@ -242,7 +266,7 @@ fn run(a: SimArgs) -> Result<()> {
             a.background_load
         );
     }
-    let opts = HostOptions {
+    let mut opts = HostOptions {
         cc: CcConfig {
             initial_bps: a
                 .cc_initial_gbps
@@ -257,14 +281,18 @@ fn run(a: SimArgs) -> Result<()> {
             },
             increase_interval: us(a.cc_increase_interval_us, "--cc-increase-interval-us")?,
             decrease_interval: us(a.cc_decrease_interval_us, "--cc-decrease-interval-us")?,
+            fast_recovery_steps: a.cc_fast_recovery,
         },
         timeout: (timeout > 0).then_some(timeout),
         background: BackgroundConfig {
             load: a.background_load,
             seed: a.background_seed,
             until: None,
+            cc: None,
         },
     };
+    // Background flows use the same law as switchgnn's hosts.
+    opts.background.cc = (a.background_cc == OnOff::On).then_some(opts.cc);
     opts.cc.validate().map_err(|e| anyhow!("--cc-*: {e}"))?;
     if a.layers == 0 {
         bail!("--layers must be at least 1");
@@ -390,6 +418,20 @@ fn run(a: SimArgs) -> Result<()> {
             "none".into()
         },
         a.background_load
+    ));
+    header.push_str(&format!(
+        "\nrate control (switchgnn{}): +{} Gbit/s per {} us, fast recovery {} steps, at most one \
+         halving per {} us, floor {} Gbit/s",
+        if opts.background.cc.is_some() {
+            " and background flows"
+        } else {
+            "; background flows open loop"
+        },
+        a.cc_increase_gbps,
+        a.cc_increase_interval_us,
+        a.cc_fast_recovery,
+        a.cc_decrease_interval_us,
+        a.cc_min_gbps
     ));
     for (i, p) in plans.iter().enumerate() {
         let users: Vec<&str> = strategies

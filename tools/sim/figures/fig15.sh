@@ -17,9 +17,11 @@
 #   tools/sim/figures/fig15.sh [OUT]       (default OUT: eval/fig15)
 #
 # Environment: SGNN, SCALE (default 13), RECIRC (Gbit/s, default "12800 1000000"), WORKERS
-# (default "16 32 64 128"), STRATEGIES (default host_based,g3,strawman,switchgnn), TOPOLOGY
+# (default "16 32 64 128"), STRATEGIES (default host_based,g3,strawman,switchgnn,
+# switchgnn_no_cc), TOPOLOGY
 # (star or leaf-spine; default star), LEAVES and SPINES (leaf-spine only, default 8 and 8),
-# COMPUTE_MS (default 0), FIG (the figure number in file names, default 15).
+# COMPUTE_MS (default 0), FIG (the figure number in file names, default 15), and the rate
+# control of figures/lib.sh (CC_FLAGS: DCQCN's parameters scaled to 100 Gbit/s, as in fig19.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 . tools/sim/figures/lib.sh
@@ -29,7 +31,7 @@ OUT=${1:-eval/fig$FIG}
 SCALE=${SCALE:-13}
 RECIRC=${RECIRC:-"12800 1000000"}
 WORKERS=${WORKERS:-"16 32 64 128"}
-STRATEGIES=${STRATEGIES:-host_based,g3,strawman,switchgnn}
+STRATEGIES=${STRATEGIES:-host_based,g3,strawman,switchgnn,switchgnn_no_cc}
 LEAVES=${LEAVES:-8}
 SPINES=${SPINES:-8}
 COMPUTE_MS=${COMPUTE_MS:-0}
@@ -48,7 +50,8 @@ for r in $RECIRC; do
         dir="$OUT/recirc-$r/w$w"
         "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers "$w" \
             "${topo[@]}" --switch-mem "${MEM}B" --feature-dim 602 --recirc-gbps "$r" \
-            --layers 4 --compute-ms "$COMPUTE_MS" --strategies "$STRATEGIES" --plots none \
+            --layers 4 --compute-ms "$COMPUTE_MS" "${CC_FLAGS[@]}" --strategies "$STRATEGIES" \
+            --plots none \
             --out "$dir"
         runs_columns "$dir/runs.csv" "$TOPOLOGY,$r,$w," strategy time_per_layer_us \
             time_per_epoch_us total_bytes max_queue_bytes recirculations >> "$CSV"

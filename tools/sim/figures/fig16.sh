@@ -8,5 +8,5 @@
 #   tools/sim/figures/fig16.sh [OUT]       (default OUT: eval/fig16)
 set -euo pipefail
 export TOPOLOGY=leaf-spine FIG=16
-export STRATEGIES=${STRATEGIES:-host_based,g3,switchgnn}
+export STRATEGIES=${STRATEGIES:-host_based,g3,switchgnn,switchgnn_no_cc}
 exec "$(dirname "$0")/fig15.sh" "${1:-eval/fig16}"

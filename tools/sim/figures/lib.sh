@@ -41,3 +41,21 @@ sgnn_bin() {
 paper_mem_bytes() {
     awk -v m="$1" -v s="$2" 'BEGIN { printf "%.0f", m * 1e6 * 2^s / 232965 }'
 }
+
+# The congestion control of the figures (fig15.sh, fig16.sh, fig19.sh): a DCQCN-like law for
+# SwitchGNN's hosts and, with --background-cc on, for the background flows. The parameters
+# are DCQCN's (Zhu et al., SIGCOMM 2015) scaled to 100 Gbit/s links:
+# - rate-increase timer 55 us and 5 fast-recovery steps, as in DCQCN;
+# - additive increase R_AI = 40 Mbit/s at 40 Gbit/s in DCQCN, scaled with the link rate to
+#   100 Mbit/s at 100 Gbit/s (the same fraction of the line rate per step; the daemon's
+#   default, 50 Mbit/s per 1 ms, is 18 times slower per unit of time, and is sized for its
+#   1-10 Gbit/s software switch);
+# - at most one halving per 50 us: DCQCN's notification point sends at most one CNP per
+#   flow per 50 us and its reaction point cuts on each; SwitchGNN's hosts react to marked
+#   Results directly, so 50 us is their equivalent (the daemon's default is 200 us).
+# The cut itself is a halving (DCQCN's cut with alpha = 1, its initial value; alpha is not
+# modelled). Override with CC_INTERVAL_US, CC_INCREASE_GBPS, CC_FAST_RECOVERY, CC_DECREASE_US.
+CC_FLAGS=(--cc-increase-interval-us "${CC_INTERVAL_US:-55}"
+    --cc-increase-gbps "${CC_INCREASE_GBPS:-0.1}"
+    --cc-fast-recovery "${CC_FAST_RECOVERY:-5}"
+    --cc-decrease-interval-us "${CC_DECREASE_US:-50}")

@@ -16,16 +16,29 @@
 //! capacity; the destination is uniform among the other hosts. Flow sizes count bytes on the
 //! wire; a flow is sent as frames of [`BG_FRAME_WIRE`] bytes (the last one the remainder,
 //! at least the 84-byte minimum frame) at priority 0 (DSCP CS1, the "background" class of
-//! `docs/host.md`), open loop: no rate control, no retransmission (a flow that lost a frame is
-//! reported incomplete).
+//! `docs/host.md`), without retransmission (a flow that lost a frame is reported incomplete).
+//!
+//! **Rate control** ([`BackgroundConfig::cc`]): `None` (the default) sends open loop, at the
+//! NIC's pace. With `Some(cc)` every host has one [`RateControl`] of those parameters for its
+//! background traffic: all its background flows share it (one DCQCN reaction point per host,
+//! not per flow; since a host sends its flows one after the other in arrival order, the
+//! controller mostly paces one flow at a time). Its frames are spaced by that rate. A
+//! receiver that gets an ECN-marked background frame answers with a congestion notification
+//! ([`Kind::Cnp`], a 64-byte frame, [`CNP_WIRE`] on the wire, priority [`PRIO_CNP`]) to the
+//! frame's source, at most one per flow per [`CNP_INTERVAL`] (DCQCN's notification point);
+//! the source's controller takes it as a congestion signal (halving at most once per its
+//! decrease interval). CNPs go before anything else the receiver has to send and are not
+//! paced.
 //!
 //! **Multiplexing**: a host's NIC alternates frame by frame between the strategy and its
 //! background flows when both have one ready (the flows of one host are served in arrival
-//! order). Arrivals stop once the strategy is [`App::done`] (or at a fixed horizon).
+//! order); a background frame held back by its rate control lets the strategy's frames
+//! through. Arrivals stop once the strategy is [`App::done`] (or at a fixed horizon).
 
 use std::collections::VecDeque;
 
-use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_S};
+use crate::cc::{CcConfig, RateControl};
+use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_S, PS_PER_US};
 
 /// `(bytes, cumulative percent)`: the Facebook Hadoop flow-size CDF (Roy et al., SIGCOMM
 /// 2015) as circulated with the HPCC simulator (`traffic_gen/FbHdp_distribution.txt`).
@@ -61,6 +74,14 @@ pub const BG_FRAME_WIRE: u32 = 1500;
 pub const BG_MIN_WIRE: u32 = 84;
 /// Priority queue of background frames (DSCP CS1).
 pub const PRIO_BACKGROUND: u8 = 0;
+/// Wire bytes of a congestion notification (a 64-byte frame, like RoCE's CNP).
+pub const CNP_WIRE: u32 = BG_MIN_WIRE;
+/// Priority queue of congestion notifications: the highest but one (block control, 7, is the
+/// highest; RoCE deployments give CNPs a high strict priority too).
+pub const PRIO_CNP: u8 = 6;
+/// At most one CNP per background flow per this period (DCQCN's notification point: N = 50
+/// us).
+pub const CNP_INTERVAL: Time = 50 * PS_PER_US;
 /// Timer tokens with this bit set belong to the background generator; a wrapped strategy
 /// must not use it.
 pub const BG_TOKEN: u64 = 1 << 63;
@@ -108,6 +129,8 @@ pub struct BackgroundConfig {
     pub seed: u64,
     /// Stop starting flows at this time (`None`: once the strategy is done).
     pub until: Option<Time>,
+    /// Rate control of the background flows (`None`: open loop). See the module doc.
+    pub cc: Option<CcConfig>,
 }
 
 impl Default for BackgroundConfig {
@@ -116,6 +139,7 @@ impl Default for BackgroundConfig {
             load: 0.0,
             seed: 1,
             until: None,
+            cc: None,
         }
     }
 }
@@ -183,6 +207,8 @@ struct Flow {
     received: u32,
     start: Time,
     end: Option<Time>,
+    /// Last CNP the receiver sent for this flow.
+    last_cnp: Option<Time>,
 }
 
 /// Counters and completion times of the background flows of a run.
@@ -208,6 +234,19 @@ pub struct BackgroundReport {
     pub fct_p99: Time,
     /// Every flow: `(start, size in wire bytes, completion time if it completed)`.
     pub flow_list: Vec<(Time, u64, Option<Time>)>,
+    /// Whether the flows ran with rate control ([`BackgroundConfig::cc`]).
+    pub cc: bool,
+    /// Background frames that arrived ECN-marked.
+    pub ecn_marked: u64,
+    /// Congestion notifications sent by receivers (left their NIC).
+    pub cnps_sent: u64,
+    /// Congestion notifications received by sources.
+    pub cnps_received: u64,
+    /// Halvings of the hosts' background rate controllers.
+    pub rate_decreases: u64,
+    /// Per host, its background sending rate over time: `(time, bit/s)` at the start and at
+    /// every change (empty without rate control).
+    pub rates: Vec<Vec<(Time, u64)>>,
 }
 
 /// Any strategy plus background flows on the same hosts.
@@ -225,6 +264,13 @@ pub struct WithBackground<A: App> {
     frames_sent: u64,
     frames_received: u64,
     last_arrival: Time,
+    /// Per host, the controller of its background traffic (empty without rate control).
+    rc: Vec<RateControl>,
+    /// Per host, congestion notifications waiting for its NIC.
+    cnps: Vec<VecDeque<Pkt>>,
+    ecn_marked: u64,
+    cnps_sent: u64,
+    cnps_received: u64,
 }
 
 impl<A: App> WithBackground<A> {
@@ -243,6 +289,13 @@ impl<A: App> WithBackground<A> {
             frames_sent: 0,
             frames_received: 0,
             last_arrival: 0,
+            rc: cfg.cc.map_or_else(Vec::new, |c| {
+                vec![RateControl::new(c, link_bps); hosts as usize]
+            }),
+            cnps: vec![VecDeque::new(); hosts as usize],
+            ecn_marked: 0,
+            cnps_sent: 0,
+            cnps_received: 0,
         }
     }
 
@@ -253,9 +306,15 @@ impl<A: App> WithBackground<A> {
         }
     }
 
-    fn bg_next(&mut self, host: u32) -> Option<Pkt> {
+    /// The next background frame of `host`, if one is waiting and its rate control lets it
+    /// leave at `now`.
+    fn bg_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
         let q = &mut self.queue[host as usize];
         let &id = q.front()?;
+        let rc = self.rc.get_mut(host as usize);
+        if rc.as_ref().is_some_and(|r| now < r.ready_at()) {
+            return None;
+        }
         let f = &mut self.flows[id as usize];
         let chunk = (f.size - f.sent).min(BG_FRAME_WIRE as u64) as u32;
         f.sent += chunk as u64;
@@ -263,17 +322,31 @@ impl<A: App> WithBackground<A> {
             q.pop_front();
         }
         self.frames_sent += 1;
+        let wire = chunk.max(BG_MIN_WIRE);
+        if let Some(r) = rc {
+            r.sent(now, wire);
+        }
         Some(Pkt {
             kind: Kind::Background,
             prio: PRIO_BACKGROUND,
             ecn: false,
             seg: 0,
-            wire: chunk.max(BG_MIN_WIRE),
+            wire,
             src: host,
             dst: f.dst,
             block: 0,
             a: id,
         })
+    }
+
+    /// When `host`'s rate control lets its next waiting background frame leave, if one is
+    /// waiting and held back at `now`.
+    fn bg_wake(&self, host: u32, now: Time) -> Option<Time> {
+        if self.queue[host as usize].is_empty() {
+            return None;
+        }
+        let t = self.rc.get(host as usize)?.ready_at();
+        (t > now).then_some(t)
     }
 
     /// The background flows' counters and completion times.
@@ -308,6 +381,12 @@ impl<A: App> WithBackground<A> {
                 .iter()
                 .map(|f| (f.start, f.size, f.end.map(|e| e - f.start)))
                 .collect(),
+            cc: self.cfg.cc.is_some(),
+            ecn_marked: self.ecn_marked,
+            cnps_sent: self.cnps_sent,
+            cnps_received: self.cnps_received,
+            rate_decreases: self.rc.iter().map(|r| r.decreases).sum(),
+            rates: self.rc.iter().map(|r| r.samples.clone()).collect(),
         }
     }
 }
@@ -315,8 +394,12 @@ impl<A: App> WithBackground<A> {
 impl<A: App> App for WithBackground<A> {
     fn host_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
         let h = host as usize;
+        if let Some(p) = self.cnps[h].pop_front() {
+            self.cnps_sent += 1;
+            return Some(p);
+        }
         if self.bg_turn[h] {
-            if let Some(p) = self.bg_next(host) {
+            if let Some(p) = self.bg_next(host, now) {
                 self.bg_turn[h] = false;
                 return Some(p);
             }
@@ -325,14 +408,20 @@ impl<A: App> App for WithBackground<A> {
             self.bg_turn[h] = true;
             return Some(p);
         }
-        let p = self.bg_next(host)?;
+        let p = self.bg_next(host, now)?;
         self.bg_turn[h] = false;
         Some(p)
     }
 
     fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
-        if pkt.kind != Kind::Background {
-            return self.inner.host_recv(host, pkt, now, out);
+        match pkt.kind {
+            Kind::Background => {}
+            Kind::Cnp => {
+                self.cnps_received += 1;
+                self.rc[host as usize].on_congestion(now);
+                return;
+            }
+            _ => return self.inner.host_recv(host, pkt, now, out),
         }
         self.frames_received += 1;
         let f = &mut self.flows[pkt.a as usize];
@@ -340,6 +429,24 @@ impl<A: App> App for WithBackground<A> {
         f.received += 1;
         if f.received == f.frames {
             f.end = Some(now);
+        }
+        if pkt.ecn {
+            self.ecn_marked += 1;
+            if !self.rc.is_empty() && f.last_cnp.is_none_or(|t| now >= t + CNP_INTERVAL) {
+                f.last_cnp = Some(now);
+                self.cnps[host as usize].push_back(Pkt {
+                    kind: Kind::Cnp,
+                    prio: PRIO_CNP,
+                    ecn: false,
+                    seg: 0,
+                    wire: CNP_WIRE,
+                    src: host,
+                    dst: pkt.src,
+                    block: 0,
+                    a: pkt.a,
+                });
+                out.kicks.push(host);
+            }
         }
     }
 
@@ -369,7 +476,13 @@ impl<A: App> App for WithBackground<A> {
     }
 
     fn host_wake(&self, host: u32, now: Time) -> Option<Time> {
-        self.inner.host_wake(host, now)
+        // The earlier of the strategy's own wake time and the background's: the core pulls
+        // again then, and `host_next` serves whichever is ready (and names the next time
+        // again if neither is).
+        match (self.inner.host_wake(host, now), self.bg_wake(host, now)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn timer(&mut self, node: u32, token: u64, now: Time, out: &mut Out) {
@@ -395,6 +508,7 @@ impl<A: App> App for WithBackground<A> {
             received: 0,
             start: now,
             end: None,
+            last_cnp: None,
         });
         self.last_arrival = now;
         self.queue[node as usize].push_back(id);

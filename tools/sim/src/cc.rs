@@ -10,6 +10,17 @@
 //! which a cut happened does not count). The daemon's token bucket (`--burst-bytes`) is not
 //! modelled: frames are paced one by one.
 //!
+//! **Fast recovery** (optional, [`CcConfig::fast_recovery_steps`] `N > 0`; the daemon has
+//! none, so the default is 0): the rate-increase timer of DCQCN (Zhu et al., "Congestion
+//! Control for Large-Scale RDMA Deployments", SIGCOMM 2015, section 3, reaction point). A cut
+//! remembers the rate before it as the target `R_T`. Each of the next `N` increase intervals
+//! without a signal sets `R = (R + R_T) / 2` (rounded up, toward the target, so that integer
+//! rates reach it), closing half the gap each time. After those `N` steps the controller is in
+//! DCQCN's additive-increase stage: every interval raises the target by `increase_bps` (up to
+//! the ceiling) and sets `R = (R + R_T) / 2` again. A cut during recovery restarts it, with the
+//! rate before that cut as the new target. Not modelled from DCQCN: the `alpha`-scaled cut
+//! (the rate is always halved), the byte counter and hyper increase.
+//!
 //! Rates are integers (bit/s) and times picoseconds, so runs are exact and deterministic.
 
 use crate::net::{tx_time, Time, PS_PER_NS};
@@ -33,6 +44,10 @@ pub struct CcConfig {
     pub increase_interval: Time,
     /// At most one halving per this period, ps.
     pub decrease_interval: Time,
+    /// DCQCN fast recovery: increase intervals after a cut that halve the distance to the
+    /// rate before the cut, before additive increase resumes (0: none, the daemon's pure
+    /// additive law).
+    pub fast_recovery_steps: u32,
 }
 
 impl Default for CcConfig {
@@ -44,6 +59,7 @@ impl Default for CcConfig {
             increase_bps: 50_000_000,
             increase_interval: 1_000_000 * PS_PER_NS,
             decrease_interval: 200_000 * PS_PER_NS,
+            fast_recovery_steps: 0,
         }
     }
 }
@@ -88,6 +104,10 @@ pub struct RateControl {
     last_increase: Time,
     last_decrease: Option<Time>,
     congested_since_increase: bool,
+    /// Fast recovery: the target rate (the rate before the last cut, raised by additive
+    /// increase after recovery) and the recovery steps left.
+    target_bps: u64,
+    recovery_left: u32,
     next_send: Time,
     /// Halvings so far.
     pub decreases: u64,
@@ -107,6 +127,8 @@ impl RateControl {
             last_increase: 0,
             last_decrease: None,
             congested_since_increase: false,
+            target_bps: rate_bps,
+            recovery_left: 0,
             next_send: 0,
             decreases: 0,
             samples: vec![(0, rate_bps)],
@@ -130,11 +152,39 @@ impl RateControl {
         // The period in which a cut happened does not count.
         let grow = periods - u64::from(self.congested_since_increase);
         self.congested_since_increase = false;
-        if grow > 0 && self.rate_bps < self.max_bps {
-            self.rate_bps = self
-                .rate_bps
-                .saturating_add(grow.saturating_mul(self.cfg.increase_bps))
-                .min(self.max_bps);
+        if self.cfg.fast_recovery_steps == 0 {
+            if grow > 0 && self.rate_bps < self.max_bps {
+                self.rate_bps = self
+                    .rate_bps
+                    .saturating_add(grow.saturating_mul(self.cfg.increase_bps))
+                    .min(self.max_bps);
+                self.sample(self.last_increase);
+            }
+            return;
+        }
+        let before = self.rate_bps;
+        for done in 0..grow {
+            if self.rate_bps == self.target_bps
+                && (self.target_bps == self.max_bps || self.cfg.increase_bps == 0)
+            {
+                // Nothing can move any more: use up the remaining steps at once.
+                let left = u32::try_from(grow - done).unwrap_or(u32::MAX);
+                self.recovery_left = self.recovery_left.saturating_sub(left);
+                break;
+            }
+            if self.recovery_left > 0 {
+                self.recovery_left -= 1;
+            } else {
+                self.target_bps = self
+                    .target_bps
+                    .saturating_add(self.cfg.increase_bps)
+                    .min(self.max_bps);
+            }
+            // The target is never below the rate (a cut only lowers the rate, increases move
+            // it toward the target): round up so that integer rates reach it.
+            self.rate_bps += (self.target_bps - self.rate_bps).div_ceil(2);
+        }
+        if self.rate_bps != before {
             self.sample(self.last_increase);
         }
     }
@@ -160,6 +210,8 @@ impl RateControl {
         if self.rate_bps <= self.cfg.min_bps {
             return false;
         }
+        self.target_bps = self.rate_bps;
+        self.recovery_left = self.cfg.fast_recovery_steps;
         self.rate_bps = (self.rate_bps / 2).max(self.cfg.min_bps);
         self.decreases += 1;
         self.sample(now);
@@ -194,7 +246,106 @@ mod tests {
             increase_bps: G,
             increase_interval: 10 * PS_PER_US,
             decrease_interval: 5 * PS_PER_US,
+            fast_recovery_steps: 0,
         }
+    }
+
+    /// The rate at each of `times_us` (microseconds), bit/s.
+    fn rates_at(r: &mut RateControl, times_us: &[u64]) -> Vec<u64> {
+        times_us
+            .iter()
+            .map(|&t| r.rate_bps(t * PS_PER_US))
+            .collect()
+    }
+
+    #[test]
+    fn fast_recovery_halves_the_gap_to_the_rate_before_the_cut_then_increases_additively() {
+        let mut r = RateControl::new(
+            CcConfig {
+                fast_recovery_steps: 3,
+                ..cfg()
+            },
+            100 * G,
+        );
+        assert!(r.on_congestion(PS_PER_US));
+        // Period [0, 10) had the cut; 3 recovery steps toward 80: 60, 70, 75; then additive
+        // increase raises the target by 1 G per period (81, 82, 83) and the rate moves
+        // halfway to it: 78, 80, 81.5.
+        assert_eq!(
+            rates_at(&mut r, &[10, 20, 30, 40, 50, 60, 70]),
+            [
+                40 * G,
+                60 * G,
+                70 * G,
+                75 * G,
+                78 * G,
+                80 * G,
+                81_500_000_000
+            ]
+        );
+        assert_eq!(r.decreases, 1);
+        // A sample per change: start, the cut, six increases.
+        assert_eq!(r.samples.len(), 8);
+        assert_eq!(r.samples[2], (20 * PS_PER_US, 60 * G));
+    }
+
+    #[test]
+    fn a_cut_during_fast_recovery_restarts_it_from_the_rate_before_that_cut() {
+        let mut r = RateControl::new(
+            CcConfig {
+                fast_recovery_steps: 3,
+                ..cfg()
+            },
+            100 * G,
+        );
+        assert!(r.on_congestion(PS_PER_US));
+        assert_eq!(r.rate_bps(20 * PS_PER_US), 60 * G);
+        // Second cut after one of three steps: target 60, rate 30, three fresh steps.
+        assert!(r.on_congestion(25 * PS_PER_US));
+        assert_eq!(
+            rates_at(&mut r, &[30, 40, 50, 60, 70]),
+            [
+                30 * G,
+                45 * G,
+                52_500_000_000,
+                56_250_000_000,
+                58_625_000_000
+            ]
+        );
+    }
+
+    #[test]
+    fn fast_recovery_reaches_the_ceiling_exactly_and_lazily() {
+        let mut r = RateControl::new(
+            CcConfig {
+                initial_bps: None,
+                fast_recovery_steps: 2,
+                ..cfg()
+            },
+            100 * G,
+        );
+        r.on_congestion(PS_PER_US);
+        // 50 -> 75 -> 87.5 (recovery), then target 100 (capped) and halving the gap with
+        // rounding up reaches exactly 100 G; a long quiet time is applied in one call.
+        assert_eq!(
+            rates_at(&mut r, &[20, 30, 40]),
+            [75 * G, 87_500_000_000, 93_750_000_000]
+        );
+        assert_eq!(r.rate_bps(1_000_000 * PS_PER_US), 100 * G);
+        assert_eq!(r.rate_bps(2_000_000 * PS_PER_US), 100 * G);
+        // Without fast recovery the same cut needs 50 periods of +1 G.
+        let mut slow = RateControl::new(
+            CcConfig {
+                initial_bps: None,
+                ..cfg()
+            },
+            100 * G,
+        );
+        slow.on_congestion(PS_PER_US);
+        assert_eq!(
+            rates_at(&mut slow, &[20, 30, 40, 500, 510]),
+            [51 * G, 52 * G, 53 * G, 99 * G, 100 * G]
+        );
     }
 
     #[test]

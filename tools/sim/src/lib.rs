@@ -402,6 +402,10 @@ pub fn run_strategy_with(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, String> {
     opts.cc.validate()?;
+    if let Some(cc) = &opts.background.cc {
+        cc.validate()
+            .map_err(|e| format!("background rate control: {e}"))?;
+    }
     if !(opts.background.load >= 0.0 && opts.background.load.is_finite()) {
         return Err(format!(
             "background load must be a fraction >= 0, got {}",

@@ -64,6 +64,9 @@ pub enum Kind {
     Fetch,
     /// Background traffic (other applications sharing the links).
     Background,
+    /// Congestion notification: the receiver of an ECN-marked background frame to its source
+    /// (background rate control).
+    Cnp,
 }
 
 /// One packet. `Copy`, 32 bytes.
@@ -93,12 +96,13 @@ impl Pkt {
     /// What identifies this packet's flow besides its ends, for the ECMP hash: a host-based
     /// vector or test frame belongs to its (src, dst) pair (0), a data frame or result to its
     /// (block, source or aggregator row), a fetch request to the (block, source) it asks
-    /// for, a background frame to its flow (`a`), a control frame to its block.
+    /// for, a background frame or its congestion notification to its flow (`a`), a control
+    /// frame to its block.
     pub fn flow_id(&self) -> u64 {
         match self.kind {
             Kind::Raw | Kind::Test => 0,
             Kind::Data | Kind::Result | Kind::Fetch => (self.block as u64) << 32 | self.a as u64,
-            Kind::Background => 1 << 63 | self.a as u64,
+            Kind::Background | Kind::Cnp => 1 << 63 | self.a as u64,
             Kind::BlockDone | Kind::BlockAdvance => self.block as u64,
         }
     }

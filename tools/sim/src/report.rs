@@ -62,7 +62,7 @@ impl Epoch {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us,bg_cnps_sent,bg_cnps_received,bg_rate_decreases";
 
 /// One `runs.csv` row; `epoch` turns the layer time into the epoch columns.
 pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
@@ -76,7 +76,7 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
     let bg = r.background.as_ref();
     let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -108,24 +108,34 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
         epoch.exchanges(),
         us(epoch.compute),
         epoch.time(r.time).map_or(String::new(), us),
+        bg.map_or(0, |b| b.cnps_sent),
+        bg.map_or(0, |b| b.cnps_received),
+        bg.map_or(0, |b| b.rate_decreases),
     )
 }
 
-/// Every host's rate changes (`strategy,host,time_us,gbps`), for runs with rate control.
+/// Every host's rate changes (`strategy,host,time_us,gbps`), for runs with rate control; the
+/// background flows' controllers (`--background-cc on`) under `STRATEGY/background`.
 pub fn rates_csv(runs: &[RunReport]) -> String {
     let mut s = String::from("strategy,host,time_us,gbps\n");
     for r in runs {
-        for (h, samples) in r.rates.iter().enumerate() {
-            for &(t, bps) in samples {
-                writeln!(
-                    s,
-                    "{},{},{:.3},{}",
-                    r.strategy,
-                    h,
-                    t as f64 / PS_PER_US as f64,
-                    bps as f64 / 1e9
-                )
-                .unwrap();
+        let bg = r.background.as_ref().map_or(&[][..], |b| &b.rates[..]);
+        for (name, rates) in [
+            (r.strategy.clone(), &r.rates[..]),
+            (format!("{}/background", r.strategy), bg),
+        ] {
+            for (h, samples) in rates.iter().enumerate() {
+                for &(t, bps) in samples {
+                    writeln!(
+                        s,
+                        "{},{},{:.3},{}",
+                        name,
+                        h,
+                        t as f64 / PS_PER_US as f64,
+                        bps as f64 / 1e9
+                    )
+                    .unwrap();
+                }
             }
         }
     }
@@ -266,6 +276,16 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
                 b.fct_p99 as f64 / PS_PER_US as f64
             )
             .unwrap();
+            if b.cc {
+                writeln!(
+                    s,
+                    "  background rate control: {} frames marked, {} CNPs sent, {} received, {} rate halvings",
+                    b.ecn_marked, b.cnps_sent, b.cnps_received, b.rate_decreases
+                )
+                .unwrap();
+            } else {
+                writeln!(s, "  background open loop: {} frames marked", b.ecn_marked).unwrap();
+            }
         }
         if !links {
             continue;
