@@ -162,6 +162,25 @@ pub struct SimArgs {
     /// the source halve; off (default) = open-loop background flows.
     #[arg(long, value_enum, default_value_t = OnOff::Off)]
     background_cc: OnOff,
+    /// Queue of the background frames at every switch port: low = their own strict priority
+    /// below every strategy's frames (DSCP CS1, the default), so they only share the host NIC
+    /// and the buffer; data = the queue of the strategies' data frames (host-based exchange
+    /// and partials crossing a fabric: a queued background frame delays a data frame behind
+    /// it); results = the queue of the switch's Results (SwitchGNN's traffic out of the
+    /// switch), as if every class shared one FIFO. Control frames stay above all.
+    #[arg(long, value_enum, default_value_t = BackgroundPrio::Low)]
+    background_prio: BackgroundPrio,
+}
+
+/// Queue of the background frames (`--background-prio`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackgroundPrio {
+    /// Their own priority, below every strategy's frames.
+    Low,
+    /// The strategies' data queue.
+    Data,
+    /// The queue of the switch's Results.
+    Results,
 }
 
 /// A switch of the command line.
@@ -289,6 +308,11 @@ fn run(a: SimArgs) -> Result<()> {
             seed: a.background_seed,
             until: None,
             cc: None,
+            prio: match a.background_prio {
+                BackgroundPrio::Low => sgnn_sim::background::PRIO_BACKGROUND,
+                BackgroundPrio::Data => sgnn_sim::strategies::PRIO_DATA,
+                BackgroundPrio::Results => sgnn_sim::strategies::PRIO_RESULT,
+            },
         },
     };
     // Background flows use the same law as switchgnn's hosts.
@@ -411,13 +435,18 @@ fn run(a: SimArgs) -> Result<()> {
         load_secs
     );
     header.push_str(&format!(
-        "\nhosts: recovery timeout {}, background load {}",
+        "\nhosts: recovery timeout {}, background load {}{}",
         if timeout > 0 {
             format!("{} us", a.timeout_us)
         } else {
             "none".into()
         },
-        a.background_load
+        a.background_load,
+        match a.background_prio {
+            BackgroundPrio::Low => "",
+            BackgroundPrio::Data => " in the strategies' data queue",
+            BackgroundPrio::Results => " in the Results' queue",
+        }
     ));
     header.push_str(&format!(
         "\nrate control (switchgnn{}): +{} Gbit/s per {} us, fast recovery {} steps, at most one \

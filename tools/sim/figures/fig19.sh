@@ -10,7 +10,9 @@
 #   tools/sim/figures/fig19.sh [OUT]       (default OUT: eval/fig19)
 #
 # Environment: SGNN, SCALE (default 13), RECIRC (Gbit/s, default 12800), LOADS (default
-# "0 0.2 0.4 0.6"), WORKERS (default "64 128"), BG_CC (on|off, default on), and the rate
+# "0 0.2 0.4 0.6"), WORKERS (default "64 128"), BG_CC (on|off, default on), BG_PRIO (the
+# background frames' queue, `sgnn sim --background-prio`: low, data or results; default
+# low), and the rate
 # control of figures/lib.sh: CC_INTERVAL_US (55), CC_INCREASE_GBPS (0.1), CC_FAST_RECOVERY
 # (5), CC_DECREASE_US (50). Also OUT/fig19-wW.png: epoch time (4-layer GCN, `--layers 4`)
 # against load, a line per strategy.
@@ -30,6 +32,7 @@ RECIRC=${RECIRC:-12800}
 LOADS=${LOADS:-"0 0.2 0.4 0.6"}
 WORKERS=${WORKERS:-"64 128"}
 BG_CC=${BG_CC:-on}
+BG_PRIO=${BG_PRIO:-low}
 CC_INTERVAL_US=${CC_INTERVAL_US:-55}
 CC_INCREASE_GBPS=${CC_INCREASE_GBPS:-0.1}
 CC_FAST_RECOVERY=${CC_FAST_RECOVERY:-5}
@@ -44,7 +47,8 @@ for w in $WORKERS; do
         echo "== $w workers, background load $l"
         "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers "$w" \
             --switch-mem "${mem}B" --feature-dim 602 --recirc-gbps "$RECIRC" \
-            --background-load "$l" --background-cc "$BG_CC" "${CC_FLAGS[@]}" \
+            --background-load "$l" --background-cc "$BG_CC" \
+            --background-prio "$BG_PRIO" "${CC_FLAGS[@]}" \
             --strategies switchgnn,switchgnn_no_cc --plots none \
             --out "$OUT/w$w-load-$l"
         runs_columns "$OUT/w$w-load-$l/runs.csv" "$w,$l," strategy time_per_layer_us \

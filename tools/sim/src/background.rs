@@ -16,7 +16,7 @@
 //! capacity; the destination is uniform among the other hosts. Flow sizes count bytes on the
 //! wire; a flow is sent as frames of [`BG_FRAME_WIRE`] bytes (the last one the remainder,
 //! at least the 84-byte minimum frame) at priority 0 (DSCP CS1, the "background" class of
-//! `docs/host.md`), without retransmission (a flow that lost a frame is reported incomplete).
+//! `docs/host.md`; [`BackgroundConfig::prio`] chooses another queue), without retransmission (a flow that lost a frame is reported incomplete).
 //!
 //! **Rate control** ([`BackgroundConfig::cc`]): `None` (the default) sends open loop, at the
 //! NIC's pace. With `Some(cc)` every host has one [`RateControl`] of those parameters for its
@@ -131,6 +131,10 @@ pub struct BackgroundConfig {
     pub until: Option<Time>,
     /// Rate control of the background flows (`None`: open loop). See the module doc.
     pub cc: Option<CcConfig>,
+    /// Priority queue of the background frames (default [`PRIO_BACKGROUND`], below every
+    /// strategy's frames; [`crate::strategies::PRIO_DATA`] puts them in the queue of the
+    /// strategies' data, where they delay it).
+    pub prio: u8,
 }
 
 impl Default for BackgroundConfig {
@@ -140,6 +144,7 @@ impl Default for BackgroundConfig {
             seed: 1,
             until: None,
             cc: None,
+            prio: PRIO_BACKGROUND,
         }
     }
 }
@@ -328,7 +333,7 @@ impl<A: App> WithBackground<A> {
         }
         Some(Pkt {
             kind: Kind::Background,
-            prio: PRIO_BACKGROUND,
+            prio: self.cfg.prio,
             ecn: false,
             seg: 0,
             wire,

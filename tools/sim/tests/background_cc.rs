@@ -63,6 +63,7 @@ fn run_idle(
             seed,
             until: Some(until_us * PS_PER_US),
             cc,
+            ..BackgroundConfig::default()
         },
     );
     let mut net = Net::new(Topology::star(hosts, 100 * GBPS, DELAY), net).unwrap();
@@ -210,6 +211,7 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
             seed: 5,
             until: None,
             cc,
+            ..BackgroundConfig::default()
         },
         ..HostOptions::default()
     };
@@ -261,4 +263,45 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
     assert!(bg_rows >= p.workers() as usize);
     let open_rates = sgnn_sim::report::rates_csv(std::slice::from_ref(&open));
     assert!(!open_rates.contains("/background"));
+}
+
+#[test]
+fn background_frames_in_the_results_queue_delay_switchgnn_and_in_their_own_do_not_overtake() {
+    // Open-loop background at load 0.6 on SwitchGNN without host rate control: in their own
+    // low queue the background frames wait behind every Result; in the Results' queue they
+    // are served in arrival order with them, so Results wait behind background bytes.
+    let p = plan(10, 4, 64 * 128 * 2, 64);
+    let run = |prio: u8| {
+        let opts = HostOptions {
+            background: BackgroundConfig {
+                load: 0.6,
+                seed: 5,
+                prio,
+                ..BackgroundConfig::default()
+            },
+            ..HostOptions::default()
+        };
+        let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
+        run_strategy_with(
+            &p,
+            Strategy::SwitchGnnNoCc,
+            topo,
+            sim_cfg(),
+            &opts,
+            &mut |_| {},
+        )
+        .unwrap()
+    };
+    let low = run(sgnn_sim::background::PRIO_BACKGROUND);
+    let shared = run(sgnn_sim::strategies::PRIO_RESULT);
+    for r in [&low, &shared] {
+        assert!(r.time.is_some());
+        assert!(r.background.as_ref().unwrap().flows > 0);
+    }
+    assert!(
+        shared.time.unwrap() > low.time.unwrap(),
+        "sharing the Results' queue must delay the layer: {:?} vs {:?}",
+        shared.time,
+        low.time
+    );
 }

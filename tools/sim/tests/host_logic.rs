@@ -262,7 +262,7 @@ fn background_flows_cross_the_network_and_report_completion_times() {
             load: 0.3,
             seed: 3,
             until: Some(until),
-            cc: None,
+            ..BackgroundConfig::default()
         },
     );
     let mut net = Net::new(Topology::star(hosts, bps, DELAY), NetConfig::default()).unwrap();
@@ -303,7 +303,7 @@ fn background_composes_with_a_strategy_and_slows_it() {
                     load: 0.5,
                     seed: 5,
                     until: None,
-                    cc: None,
+                    ..BackgroundConfig::default()
                 },
                 ..HostOptions::default()
             },
