@@ -346,6 +346,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         order: a.order.clone(),
         seed: a.seed,
         max_passes: a.max_passes,
+        leaves: 1,
     };
     config.validate()?;
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
@@ -576,6 +577,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
         order: "gamr".into(),
         seed: 1,
         max_passes: DEFAULT_MAX_PASSES,
+        leaves: 1,
     };
     if let Some(range) = &a.scales {
         let (lo, hi) = range

@@ -324,6 +324,7 @@ fn run(a: SimArgs) -> Result<()> {
         order: a.order.clone(),
         seed: a.seed,
         max_passes: 256,
+        leaves: 1,
     };
     // One plan per distinct set of planner options the strategies need (the user's options
     // with each strategy's `plan_variant` applied), in order of first use.
