@@ -103,6 +103,7 @@ fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u
             order: "gamr".into(),
             seed: 1,
             max_passes,
+            leaves: 1,
         },
         graph_source: graph.into(),
         max_abs_value: 1.0,

@@ -32,6 +32,7 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
             order: "gamr".into(),
             seed: 1,
             max_passes: 256,
+            leaves: 1,
         },
         graph_source: "rmat".into(),
         max_abs_value: 8.0,

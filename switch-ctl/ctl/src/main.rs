@@ -180,6 +180,16 @@ struct PlanArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
 
+    /// Leaf switches (racks) the workers are spread over; must divide --workers. Worker w is
+    /// on leaf w / (workers / leaves): workers 0..M/L-1 under leaf 0, the next M/L under
+    /// leaf 1, and so on, so give it the real rack layout, or the same value as `sgnn sim
+    /// --topology leaf-spine --leaves`, which numbers hosts this way. With L > 1 the graph
+    /// is first split into L parts, one per leaf, and each into the leaf's workers, so
+    /// neighbours share a leaf and less traffic crosses the leaf-spine links (metis, g3 and
+    /// chunk; random is rejected). 1 = one switch or no placement.
+    #[arg(long, value_name = "L", default_value_t = 1)]
+    leaves: u32,
+
     /// Output directory for the plan (created; existing plan files are replaced).
     #[arg(long, value_name = "DIR", required_unless_present = "verify")]
     out: Option<PathBuf>,
@@ -346,6 +356,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         order: a.order.clone(),
         seed: a.seed,
         max_passes: a.max_passes,
+        leaves: a.leaves,
     };
     config.validate()?;
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
@@ -356,8 +367,13 @@ fn plan(a: &PlanArgs) -> Result<()> {
     }
     let mut progress = Progress::new(a.quiet);
     eprintln!(
-        "planning {spec} for {} workers, {} of switch memory",
+        "planning {spec} for {} workers{}, {} of switch memory",
         a.workers,
+        if a.leaves > 1 {
+            format!(" on {} leaves", a.leaves)
+        } else {
+            String::new()
+        },
         fmt_bytes(a.switch_mem)
     );
     let loaded = load_graph(spec, &mut progress)?;
@@ -397,6 +413,9 @@ fn plan(a: &PlanArgs) -> Result<()> {
         report.workers, report.feature_dim
     );
     print!("{}", report.traffic_table());
+    if plan.manifest.config.leaves > 1 {
+        println!("{}", leaves_line(&plan));
+    }
     println!(
         "plan tag {:08x} (switch-ctl load installs it; sgnn-hostd checks the switch holds it)",
         plan.tag()
@@ -494,6 +513,9 @@ fn show(a: &ShowArgs) -> Result<()> {
         m.graph.source, m.graph.num_vertices, m.graph.num_edges, m.graph.fingerprint
     );
     println!("workers    {} ({})", m.config.workers, m.config.partitioner);
+    if m.config.leaves > 1 {
+        println!("{}", leaves_line(&plan));
+    }
     println!(
         "plan tag   {:08x} (installed by switch-ctl load, checked by sgnn-hostd)",
         plan.tag()
@@ -516,6 +538,29 @@ fn show(a: &ShowArgs) -> Result<()> {
         m.frac_bits, m.max_abs_value
     );
     Ok(())
+}
+
+/// One line on a plan's placement on leaves: the worker ids of each leaf and the cut edges
+/// between leaves (what a leaf-spine fabric's uplinks carry).
+fn leaves_line(plan: &Plan) -> String {
+    let c = &plan.manifest.config;
+    let per = c.workers / c.leaves;
+    let p = &plan.partition;
+    let (mut cross, mut cross_leaf) = (0u64, 0u64);
+    for (u, v) in plan.graph.edges() {
+        let (a, b) = (p[u as usize], p[v as usize]);
+        if a != b {
+            cross += 1;
+            if a / per != b / per {
+                cross_leaf += 1;
+            }
+        }
+    }
+    format!(
+        "leaves     {} of {per} workers (leaf l holds workers l*{per}..l*{per}+{}); {cross_leaf} of {cross} cross edges cross leaves",
+        c.leaves,
+        per - 1
+    )
 }
 
 /// Writes the graph in METIS format for gpmetis.
@@ -576,6 +621,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
         order: "gamr".into(),
         seed: 1,
         max_passes: DEFAULT_MAX_PASSES,
+        leaves: 1,
     };
     if let Some(range) = &a.scales {
         let (lo, hi) = range

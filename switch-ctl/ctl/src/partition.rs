@@ -170,22 +170,221 @@ pub fn metis_kway_effort(
     Ok(part.into_iter().map(|p| p as u32).collect())
 }
 
-fn fill_empty_parts(mut part: Vec<u32>, k: u32) -> Vec<u32> {
+fn fill_empty_parts(part: Vec<u32>, k: u32) -> Vec<u32> {
+    fill_small_parts(part, k, 1)
+}
+
+/// Gives every part at least `min` vertices, taking the highest-numbered vertex of the largest
+/// part each time (`k * min` must not exceed the vertex count).
+fn fill_small_parts(mut part: Vec<u32>, k: u32, min: usize) -> Vec<u32> {
     let mut sizes = vec![0usize; k as usize];
     for &p in &part {
         sizes[p as usize] += 1;
     }
-    for empty in 0..k as usize {
-        if sizes[empty] > 0 {
-            continue;
+    for small in 0..k as usize {
+        while sizes[small] < min {
+            let largest = (0..k as usize).max_by_key(|&p| sizes[p]).unwrap();
+            let v = part.iter().rposition(|&p| p as usize == largest).unwrap();
+            part[v] = small as u32;
+            sizes[largest] -= 1;
+            sizes[small] += 1;
         }
-        let largest = (0..k as usize).max_by_key(|&p| sizes[p]).unwrap();
-        let v = part.iter().rposition(|&p| p as usize == largest).unwrap();
-        part[v] = empty as u32;
-        sizes[largest] -= 1;
-        sizes[empty] += 1;
     }
     part
+}
+
+/// Partitions `g` into `k` parts placed on `leaves` leaf switches: worker ids
+/// `l * k / leaves .. (l + 1) * k / leaves` (the hosts of leaf `l`, as `sgnn sim
+/// --topology leaf-spine` numbers them) hold one leaf's share of the graph, so that most
+/// neighbours of a vertex are under its own leaf and the leaf-spine links carry only what
+/// must cross racks.
+///
+/// With `leaves <= 1`, or one worker per leaf (every placement is then the same), this is
+/// [`partition`]. Otherwise it is hierarchical: METIS k-way splits the whole graph into
+/// `leaves` balanced parts (vertex counts only, for every partitioner), every leaf gets at
+/// least `k / leaves` vertices, and each part's induced subgraph is split into `k / leaves`
+/// workers with the chosen partitioner (`metis`: METIS k-way; `g3`: its two-constraint METIS
+/// and [`g3_rebalance`] on the subgraph). `chunk` is contiguous already (leaf `l` holds the
+/// `l`-th id range), so it is [`partition`] too. `random` is an error: it is the
+/// locality-blind baseline, and placing it on leaves would make it half locality-aware.
+/// Deterministic for a seed; no worker is left empty.
+///
+/// The two-stage split is not always best: METIS's flat k-way numbering already nests its
+/// parts in halves, and the second stage cuts each leaf's subgraph without the rest of the
+/// graph, which can raise the cut between workers. So three candidates are compared: the flat
+/// partition as numbered, the flat partition with its parts regrouped onto leaves (greedily,
+/// by the edges between parts; this never changes the cut between workers), and the
+/// two-stage split. The one with the fewest edges crossing leaves wins; on a tie the earlier
+/// in that order (the flat cut is never worse between workers).
+pub fn partition_on_leaves(
+    g: &Csr,
+    k: u32,
+    leaves: u32,
+    how: Partitioner,
+    seed: u64,
+) -> Result<Vec<u32>, PlanningError> {
+    if leaves <= 1 || how == Partitioner::Random || how == Partitioner::Chunk {
+        return two_stage(g, k, leaves, how, seed);
+    }
+    if !k.is_multiple_of(leaves) || k / leaves == 1 || k as usize > g.num_vertices() {
+        return two_stage(g, k, leaves, how, seed);
+    }
+    let per = k / leaves;
+    let flat = partition(g, k, how, seed)?;
+    let regrouped = regroup_on_leaves(g, &flat, k, leaves);
+    let split = two_stage(g, k, leaves, how, seed)?;
+    let mut best = flat;
+    let mut best_cross = leaf_crossings(g, &best, per);
+    for c in [regrouped, split] {
+        let x = leaf_crossings(g, &c, per);
+        if x < best_cross {
+            best = c;
+            best_cross = x;
+        }
+    }
+    Ok(best)
+}
+
+/// Edges whose endpoints' workers sit under different leaves (`per` workers per leaf).
+pub fn leaf_crossings(g: &Csr, part: &[u32], per: u32) -> u64 {
+    g.edges()
+        .filter(|&(u, v)| part[u as usize] / per != part[v as usize] / per)
+        .count() as u64
+}
+
+/// Renumbers the `k` parts of `part` so that parts joined by many edges share a leaf: leaf by
+/// leaf, the unplaced part with the most edges to other unplaced parts opens the leaf, and the
+/// leaf then takes, `k / leaves - 1` times, the unplaced part with the most edges into it.
+/// Only the numbering changes, so the cut between workers stays the same.
+fn regroup_on_leaves(g: &Csr, part: &[u32], k: u32, leaves: u32) -> Vec<u32> {
+    let k = k as usize;
+    let per = k / leaves as usize;
+    let mut w = vec![0u64; k * k];
+    for (u, v) in g.edges() {
+        let (a, b) = (part[u as usize] as usize, part[v as usize] as usize);
+        if a != b {
+            w[a * k + b] += 1;
+            w[b * k + a] += 1;
+        }
+    }
+    let mut placed = vec![false; k];
+    let mut new_id = vec![0u32; k];
+    let mut next = 0u32;
+    for _ in 0..leaves {
+        let seed = (0..k)
+            .filter(|&p| !placed[p])
+            .max_by_key(|&p| {
+                let out: u64 = (0..k).filter(|&q| !placed[q]).map(|q| w[p * k + q]).sum();
+                (out, std::cmp::Reverse(p))
+            })
+            .expect("a part is left for every leaf");
+        let mut group = vec![seed];
+        placed[seed] = true;
+        while group.len() < per {
+            let p = (0..k)
+                .filter(|&p| !placed[p])
+                .max_by_key(|&p| {
+                    let into: u64 = group.iter().map(|&q| w[p * k + q]).sum();
+                    (into, std::cmp::Reverse(p))
+                })
+                .expect("enough parts are left");
+            placed[p] = true;
+            group.push(p);
+        }
+        for p in group {
+            new_id[p] = next;
+            next += 1;
+        }
+    }
+    part.iter().map(|&p| new_id[p as usize]).collect()
+}
+
+/// The hierarchical split of [`partition_on_leaves`]: METIS into `leaves` parts, then each
+/// part among its `k / leaves` workers.
+fn two_stage(
+    g: &Csr,
+    k: u32,
+    leaves: u32,
+    how: Partitioner,
+    seed: u64,
+) -> Result<Vec<u32>, PlanningError> {
+    if leaves <= 1 {
+        return partition(g, k, how, seed);
+    }
+    if how == Partitioner::Random {
+        return Err(PlanningError::Input(format!(
+            "--leaves needs a locality-aware partitioner (metis, g3 or chunk): random deals \
+             vertices to workers blindly by design, so placing its partitions on {leaves} \
+             leaves would change what it measures; use --leaves 1 (sgnn sim: \
+             --no-leaf-placement) with --partitioner random"
+        )));
+    }
+    if !k.is_multiple_of(leaves) {
+        return Err(PlanningError::Input(format!(
+            "--leaves {leaves} does not divide --workers {k}"
+        )));
+    }
+    let per = k / leaves;
+    if per == 1 || how == Partitioner::Chunk {
+        return partition(g, k, how, seed);
+    }
+    let n = g.num_vertices();
+    if k as usize > n {
+        return partition(g, k, how, seed); // the same clear error
+    }
+    let g3_weights = |g: &Csr| -> Vec<metis::Idx> {
+        (0..g.num_vertices() as u32)
+            .flat_map(|v| [1, g.degree(v).max(1) as metis::Idx])
+            .collect()
+    };
+    // Plain METIS for the leaves, whatever the partitioner: a second (degree) constraint here
+    // made METIS split planted clusters across leaves; G3 balances remote sets within a leaf.
+    let top = metis_kway(g, leaves, None, seed)?;
+    // Every leaf needs a vertex per worker.
+    let top = fill_small_parts(top, leaves, per as usize);
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); leaves as usize];
+    for (v, &l) in top.iter().enumerate() {
+        members[l as usize].push(v as u32);
+    }
+    let mut part = vec![0u32; n];
+    // Local id of every vertex inside its leaf's subgraph (members are in ascending order,
+    // so neighbour lists stay sorted).
+    let mut local = vec![0u32; n];
+    for list in &members {
+        for (i, &v) in list.iter().enumerate() {
+            local[v as usize] = i as u32;
+        }
+    }
+    for (l, list) in members.iter().enumerate() {
+        let mut indptr = Vec::with_capacity(list.len() + 1);
+        indptr.push(0u64);
+        let mut indices = Vec::new();
+        for &v in list {
+            indices.extend(
+                g.neighbors(v)
+                    .iter()
+                    .filter(|&&u| top[u as usize] == l as u32)
+                    .map(|&u| local[u as usize]),
+            );
+            indptr.push(indices.len() as u64);
+        }
+        let sub =
+            Csr::from_raw(indptr, indices).expect("an induced subgraph of a valid graph is valid");
+        let sub_part = match how {
+            Partitioner::Metis => metis_kway(&sub, per, None, seed)?,
+            Partitioner::G3 => {
+                let w = g3_weights(&sub);
+                let mut p = metis_kway(&sub, per, Some(&w), seed)?;
+                g3_rebalance(&sub, per, &mut p, G3_GAMMA);
+                p
+            }
+            Partitioner::Chunk | Partitioner::Random => unreachable!("handled above"),
+        };
+        for (i, p) in fill_empty_parts(sub_part, per).into_iter().enumerate() {
+            part[list[i] as usize] = l as u32 * per + p;
+        }
+    }
+    Ok(part)
 }
 
 /// G3's convergence threshold: stop when the smallest and largest remote sets differ by < 0.5%.
@@ -325,6 +524,7 @@ pub fn remote_counts(g: &Csr, k: u32, part: &[u32]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     fn ring(n: u32) -> Csr {
         let e: Vec<_> = (0..n).map(|i| (i, (i + 1) % n)).collect();
@@ -412,5 +612,220 @@ mod tests {
         assert_eq!(t2, vec![1, 1]);
         assert_eq!(t2, remote_counts(&g2, 2, &p2));
         assert_eq!(sizes(&part, 4), vec![50; 4], "swaps keep sizes");
+    }
+
+    /// `leaves` dense clusters of `size` vertices each (ids shuffled, so clusters are not id
+    /// ranges), every pair inside a cluster an edge with probability 1/4, plus `inter` random
+    /// edges between clusters. Returns the graph and each vertex's cluster.
+    fn planted(leaves: u32, size: u32, inter: usize, seed: u64) -> (Csr, Vec<u32>) {
+        use rand::Rng;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = leaves * size;
+        let mut ids: Vec<u32> = (0..n).collect();
+        ids.shuffle(&mut rng);
+        let cluster_of = |v: u32| ids.iter().position(|&x| x == v).unwrap() as u32 / size;
+        let mut e = Vec::new();
+        for c in 0..leaves {
+            let members = &ids[(c * size) as usize..((c + 1) * size) as usize];
+            for (i, &a) in members.iter().enumerate() {
+                for &b in &members[i + 1..] {
+                    if rng.gen_bool(0.25) {
+                        e.push((a, b));
+                    }
+                }
+            }
+        }
+        let mut added = 0;
+        while added < inter {
+            let (a, b) = (rng.gen_range(0..n), rng.gen_range(0..n));
+            if cluster_of(a) != cluster_of(b) {
+                e.push((a, b));
+                added += 1;
+            }
+        }
+        let g = Csr::from_edges(n as usize, &e).0;
+        (g, (0..n).map(cluster_of).collect())
+    }
+
+    #[test]
+    fn leaf_placement_never_crosses_leaves_more_than_the_flat_partition_or_the_split() {
+        // Weakly planted graphs (many edges between clusters), where neither candidate wins
+        // by construction.
+        for (leaves, k, seed) in [(4u32, 8u32, 3u64), (2, 8, 4), (3, 6, 5), (4, 16, 6)] {
+            let per = k / leaves;
+            let (g, _) = planted(leaves * 2, 30, 600, seed);
+            for how in [Partitioner::Metis, Partitioner::G3] {
+                let placed = partition_on_leaves(&g, k, leaves, how, seed).unwrap();
+                let flat = partition(&g, k, how, seed).unwrap();
+                let split = two_stage(&g, k, leaves, how, seed).unwrap();
+                let x = leaf_crossings(&g, &placed, per);
+                assert!(x <= leaf_crossings(&g, &flat, per), "{how} {leaves}/{k}");
+                assert!(x <= leaf_crossings(&g, &split, per), "{how} {leaves}/{k}");
+                // Regrouping renumbers whole parts: same cut between workers, and a
+                // permutation of the part ids.
+                let re = regroup_on_leaves(&g, &flat, k, leaves);
+                let cut = |p: &[u32]| {
+                    g.edges()
+                        .filter(|&(u, v)| p[u as usize] != p[v as usize])
+                        .count()
+                };
+                assert_eq!(cut(&re), cut(&flat));
+                let mut map = vec![u32::MAX; k as usize];
+                for (v, &p) in flat.iter().enumerate() {
+                    let m = &mut map[p as usize];
+                    assert!(*m == u32::MAX || *m == re[v], "one new id per part");
+                    *m = re[v];
+                }
+                let mut ids = map.clone();
+                ids.sort_unstable();
+                assert_eq!(ids, (0..k).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn regrouping_puts_the_parts_joined_by_most_edges_under_one_leaf() {
+        // Four parts on a path 0 - 2 - 1 - 3 by weight: parts 0 and 2 share 10 edges, 1 and 3
+        // share 10, 2 and 1 share 1. Two leaves of two: {0, 2} and {1, 3}.
+        let mut e = Vec::new();
+        for i in 0..10u32 {
+            e.push((i, 20 + i)); // part 0 (0..10) - part 2 (20..30)
+            e.push((10 + i, 30 + i)); // part 1 (10..20) - part 3 (30..40)
+        }
+        e.push((25, 15)); // part 2 - part 1
+        let g = Csr::from_edges(40, &e).0;
+        let part: Vec<u32> = (0..40u32).map(|v| v / 10).collect();
+        let re = regroup_on_leaves(&g, &part, 4, 2);
+        let leaf = |v: usize| re[v] / 2;
+        assert_eq!(leaf(0), leaf(20));
+        assert_eq!(leaf(10), leaf(30));
+        assert_ne!(leaf(0), leaf(10));
+        assert_eq!(leaf_crossings(&g, &re, 2), 1);
+        assert_eq!(
+            leaf_crossings(&g, &part, 2),
+            21,
+            "ids 0, 1 on one leaf: every edge crosses"
+        );
+    }
+
+    #[test]
+    fn leaf_placement_keeps_each_planted_cluster_under_one_leaf() {
+        for (leaves, k, size) in [(4u32, 8u32, 60u32), (3, 12, 80), (3, 6, 60)] {
+            let per = k / leaves;
+            let (g, cluster) = planted(leaves, size, 12, 7);
+            let inter = g
+                .edges()
+                .filter(|&(u, v)| cluster[u as usize] != cluster[v as usize])
+                .count();
+            assert!(inter > 0);
+            let cross_leaf = |p: &[u32]| {
+                g.edges()
+                    .filter(|&(u, v)| p[u as usize] / per != p[v as usize] / per)
+                    .count()
+            };
+            for how in [Partitioner::Metis, Partitioner::G3] {
+                for seed in [1, 2] {
+                    let p = partition_on_leaves(&g, k, leaves, how, seed).unwrap();
+                    // Every cluster on one leaf, each on its own: the fabric carries exactly the
+                    // planted inter-cluster edges.
+                    for c in 0..leaves {
+                        let on: BTreeSet<u32> = (0..g.num_vertices())
+                            .filter(|&v| cluster[v] == c)
+                            .map(|v| p[v] / per)
+                            .collect();
+                        assert_eq!(
+                            on.len(),
+                            1,
+                            "{how} seed {seed}: cluster {c} on leaves {on:?}"
+                        );
+                    }
+                    assert_eq!(cross_leaf(&p), inter, "{how} seed {seed}");
+                    // Ids grouped per leaf: leaf l holds workers l*per..(l+1)*per, all of them
+                    // used, balanced.
+                    let s = sizes(&p, k);
+                    for l in 0..leaves as usize {
+                        let leaf: usize = s[l * per as usize..(l + 1) * per as usize].iter().sum();
+                        assert_eq!(leaf, size as usize, "{how}: {s:?}");
+                    }
+                    let ideal = (size / per) as usize;
+                    assert!(
+                        s.iter().all(|&x| x * 5 >= ideal * 4 && x * 5 <= ideal * 6),
+                        "{how} seed {seed}: {s:?}"
+                    );
+                    // Deterministic from the seed.
+                    assert_eq!(p, partition_on_leaves(&g, k, leaves, how, seed).unwrap());
+                    // A flat partition numbers parts by METIS's recursive bisection, which nests
+                    // them in halves: aligned with 4 leaves of 2, not with 3 leaves (the first
+                    // bisection splits a leaf's ids in two), where clusters straddle leaves.
+                    let flat = partition(&g, k, how, seed).unwrap();
+                    if leaves == 3 {
+                        assert!(
+                            cross_leaf(&flat) > 10 * inter,
+                            "{how} L={leaves} k={k}: flat {} inter {inter}",
+                            cross_leaf(&flat)
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn one_leaf_or_one_worker_per_leaf_or_chunk_is_the_flat_partition() {
+        let (g, _) = planted(4, 60, 12, 7);
+        for how in [
+            Partitioner::Metis,
+            Partitioner::Random,
+            Partitioner::Chunk,
+            Partitioner::G3,
+        ] {
+            for seed in [1, 5] {
+                let flat = partition(&g, 8, how, seed).unwrap();
+                assert_eq!(partition_on_leaves(&g, 8, 1, how, seed).unwrap(), flat);
+                assert_eq!(partition_on_leaves(&g, 8, 0, how, seed).unwrap(), flat);
+                if how != Partitioner::Random {
+                    assert_eq!(partition_on_leaves(&g, 8, 8, how, seed).unwrap(), flat);
+                }
+            }
+        }
+        assert_eq!(
+            partition_on_leaves(&g, 8, 4, Partitioner::Chunk, 1).unwrap(),
+            partition(&g, 8, Partitioner::Chunk, 1).unwrap()
+        );
+        // The refactored filler keeps the old rule: each empty part, in order, takes the last
+        // vertex of the largest part (the last largest on ties).
+        assert_eq!(
+            fill_empty_parts(vec![0, 0, 1, 1, 0], 4),
+            vec![0, 0, 1, 3, 2]
+        );
+    }
+
+    #[test]
+    fn leaf_placement_rejects_random_and_fills_small_leaves() {
+        let (g, _) = planted(4, 60, 12, 7);
+        let err = partition_on_leaves(&g, 8, 4, Partitioner::Random, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--leaves needs a locality-aware partitioner (metis, g3 or chunk)"),
+            "{err}"
+        );
+        let err = partition_on_leaves(&g, 8, 3, Partitioner::Metis, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("does not divide"), "{err}");
+        // A tiny graph with isolated vertices: every leaf still gets a vertex per worker, no
+        // worker is empty, and leaf l's vertices are on workers l*2..l*2+2.
+        let mut e: Vec<(u32, u32)> = (1..6).map(|v| (0, v)).collect();
+        e.push((6, 7));
+        let g = Csr::from_edges(10, &e).0;
+        for how in [Partitioner::Metis, Partitioner::G3] {
+            let p = partition_on_leaves(&g, 8, 4, how, 1).unwrap();
+            assert!(sizes(&p, 8).iter().all(|&x| x > 0), "{how}: {p:?}");
+        }
+        let err = partition_on_leaves(&ring(5), 8, 4, Partitioner::Metis, 1).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("8 workers but the graph has only 5"));
     }
 }

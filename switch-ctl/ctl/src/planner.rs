@@ -10,7 +10,7 @@ use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
 
 use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};
 use crate::order::{build_block, SendOrder};
-use crate::partition::{partition, remote_counts, Partitioner};
+use crate::partition::{partition_on_leaves, remote_counts, Partitioner};
 use crate::report::{peak_rss_bytes, BlockStats, LevelStats, PartitionStats, Report};
 use crate::PlanningError;
 
@@ -119,8 +119,24 @@ pub fn make_plan(
     let segments = cfg.segments();
 
     let part = st.run("partition", None, |_| {
-        let p = partition(&graph, cfg.workers, partitioner, cfg.seed)?;
-        Ok((p, format!("{} parts with {partitioner}", cfg.workers)))
+        let p = partition_on_leaves(&graph, cfg.workers, cfg.leaves, partitioner, cfg.seed)?;
+        let placed = if cfg.leaves > 1 {
+            let per = cfg.workers / cfg.leaves;
+            let cross_leaf = graph
+                .edges()
+                .filter(|&(u, v)| p[u as usize] / per != p[v as usize] / per)
+                .count();
+            format!(
+                ", placed on {} leaves of {per} ({cross_leaf} edges cross leaves)",
+                cfg.leaves
+            )
+        } else {
+            String::new()
+        };
+        Ok((
+            p,
+            format!("{} parts with {partitioner}{placed}", cfg.workers),
+        ))
     })?;
 
     let (cross, pstats) = st.run("boundary", None, |_| {

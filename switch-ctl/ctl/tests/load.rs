@@ -20,6 +20,7 @@ fn plan_dir(mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) 
             order: "gamr".into(),
             seed: 1,
             max_passes: 16,
+            leaves: 1,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

@@ -271,3 +271,61 @@ fn bad_inputs_get_clear_errors() {
     );
     assert!(err.contains("--switch-mem"), "{err}");
 }
+
+#[test]
+fn leaves_place_partitions_and_are_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("placed");
+    let printed = plan(
+        "rmat:scale=10,edge_factor=8",
+        8,
+        "1MB",
+        &["--leaves", "4"],
+        &out,
+    );
+    assert!(printed.contains("leaves     4 of 2 workers"), "{printed}");
+    verify_ok(&out);
+    let p = Plan::load(&out).unwrap();
+    assert_eq!(p.manifest.config.leaves, 4);
+    let shown = run_ok(bin().args(["show", "--plan"]).arg(&out));
+    assert!(shown.contains("leaves     4 of 2 workers"), "{shown}");
+    // Without --leaves nothing is said about leaves, and the manifest records 1.
+    let flat = dir.path().join("flat");
+    let printed = plan("rmat:scale=10,edge_factor=8", 8, "1MB", &[], &flat);
+    assert!(!printed.contains("leaves "), "{printed}");
+    assert_eq!(Plan::load(&flat).unwrap().manifest.config.leaves, 1);
+    let shown = run_ok(bin().args(["show", "--plan"]).arg(&flat));
+    assert!(!shown.contains("leaves "), "{shown}");
+
+    let err = plan_fails(
+        &["--graph", "rmat:scale=8", "--workers", "8", "--leaves", "3"],
+        dir.path(),
+    );
+    assert!(
+        err.contains("--leaves 3 does not divide --workers 8") && err.contains("--leaves 2"),
+        "{err}"
+    );
+    let err = plan_fails(
+        &["--graph", "rmat:scale=8", "--workers", "8", "--leaves", "0"],
+        dir.path(),
+    );
+    assert!(err.contains("--leaves must be at least 1"), "{err}");
+    let err = plan_fails(
+        &[
+            "--quiet",
+            "--graph",
+            "rmat:scale=8",
+            "--workers",
+            "8",
+            "--leaves",
+            "4",
+            "--partitioner",
+            "random",
+        ],
+        dir.path(),
+    );
+    assert!(
+        err.contains("--leaves needs a locality-aware partitioner"),
+        "{err}"
+    );
+}

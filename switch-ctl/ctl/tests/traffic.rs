@@ -17,6 +17,7 @@ fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
             order: "gamr".into(),
             seed: 1,
             max_passes: 256,
+            leaves: 1,
         },
         graph_source: "test".into(),
         max_abs_value: 8.0,

@@ -31,6 +31,18 @@ pub struct PlanConfig {
     pub seed: u64,
     /// Most aggregators one source may feed in one block (one recirculation pass each).
     pub max_passes: u32,
+    /// Leaf switches the workers are spread over, `workers / leaves` consecutive worker ids
+    /// on each (leaf `l` holds workers `l * M / L .. (l + 1) * M / L`). With more than one,
+    /// the partitioner places partitions on leaves: it first splits the graph into one part
+    /// per leaf, then each leaf's part among its workers, so neighbours stay under one leaf
+    /// (docs/planner.md). 1 (the default, and what plans written before this field load
+    /// with) places nothing.
+    #[serde(default = "one_leaf")]
+    pub leaves: u32,
+}
+
+fn one_leaf() -> u32 {
+    1
 }
 
 impl PlanConfig {
@@ -61,6 +73,24 @@ impl PlanConfig {
             return bad(format!(
                 "--workers must be at least 2 (got {}): with one worker nothing crosses the network",
                 self.workers
+            ));
+        }
+        if self.leaves == 0 {
+            return bad(
+                "--leaves must be at least 1 (1 = one switch, or no placement on leaves)".into(),
+            );
+        }
+        if !self.workers.is_multiple_of(self.leaves) {
+            let near = (1..=self.leaves.min(self.workers))
+                .rev()
+                .find(|l| self.workers.is_multiple_of(*l))
+                .unwrap_or(1);
+            return bad(format!(
+                "--leaves {} does not divide --workers {}: every leaf holds the same number of workers (workers / leaves = {:.2}); use --leaves {near}, or a --workers that is a multiple of {}",
+                self.leaves,
+                self.workers,
+                self.workers as f64 / self.leaves as f64,
+                self.leaves
             ));
         }
         if self.agg_bytes < 4 || !self.agg_bytes.is_multiple_of(4) {
@@ -348,5 +378,70 @@ impl Plan {
     /// Number of multi-level partitioning levels used.
     pub fn levels(&self) -> u32 {
         self.blocks.iter().map(|b| b.level + 1).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(workers: u32, leaves: u32) -> PlanConfig {
+        PlanConfig {
+            workers,
+            partitioner: "metis".into(),
+            switch_mem_bytes: 1_000_000,
+            agg_bytes: 128,
+            feature_dim: 128,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes: DEFAULT_MAX_PASSES,
+            leaves,
+        }
+    }
+
+    fn err(c: &PlanConfig) -> String {
+        c.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn leaves_must_divide_the_workers_and_be_positive() {
+        for (w, l) in [(8, 1), (8, 2), (8, 4), (8, 8), (6, 3)] {
+            config(w, l).validate().unwrap();
+        }
+        let e = err(&config(8, 0));
+        assert!(e.contains("--leaves must be at least 1"), "{e}");
+        let e = err(&config(8, 3));
+        assert!(
+            e.contains("--leaves 3 does not divide --workers 8") && e.contains("use --leaves 2"),
+            "{e}"
+        );
+        // More leaves than workers cannot divide them either; the hint is a divisor.
+        let e = err(&config(4, 6));
+        assert!(
+            e.contains("does not divide") && e.contains("use --leaves 4"),
+            "{e}"
+        );
+        let e = err(&config(9, 2));
+        assert!(e.contains("use --leaves 1"), "{e}");
+    }
+
+    #[test]
+    fn manifests_without_leaves_load_with_one_leaf() {
+        let old = r#"{"workers": 8, "partitioner": "metis", "switch_mem_bytes": 10000000,
+            "agg_bytes": 128, "feature_dim": 128, "order": "gamr", "seed": 1,
+            "max_passes": 256}"#;
+        let c: PlanConfig = serde_json::from_str(old).unwrap();
+        assert_eq!(c, config(8, 1).with_mem(10_000_000));
+        let placed = config(8, 4);
+        let back: PlanConfig =
+            serde_json::from_str(&serde_json::to_string(&placed).unwrap()).unwrap();
+        assert_eq!(back, placed);
+    }
+
+    impl PlanConfig {
+        fn with_mem(mut self, m: u64) -> PlanConfig {
+            self.switch_mem_bytes = m;
+            self
+        }
     }
 }

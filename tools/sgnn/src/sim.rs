@@ -170,6 +170,15 @@ pub struct SimArgs {
     /// switch), as if every class shared one FIFO. Control frames stay above all.
     #[arg(long, value_enum, default_value_t = BackgroundPrio::Low)]
     background_prio: BackgroundPrio,
+    /// On --topology leaf-spine, plan as if on a star: partitions are not placed on leaves
+    /// (worker w is still host w on leaf w / (workers / leaves), but the partition numbering
+    /// ignores it), to measure what placement saves. By default a leaf-spine plan is made with
+    /// `switch-ctl plan --leaves` = --leaves: of the flat partition, its parts regrouped onto
+    /// leaves, and a split into one part per leaf then among the leaf's workers, the one with
+    /// the fewest edges crossing leaves is used, so neighbours share a leaf (docs/planner.md).
+    /// The random partitioner is never placed (it is the locality-blind baseline).
+    #[arg(long)]
+    no_leaf_placement: bool,
 }
 
 /// Queue of the background frames (`--background-prio`).
@@ -376,6 +385,39 @@ fn run(a: SimArgs) -> Result<()> {
         order: a.order.clone(),
         seed: a.seed,
         max_passes: 256,
+        leaves: 1,
+    };
+    // Placement of partitions on leaves (what `switch-ctl plan --leaves` does), by default on
+    // a leaf-spine; the strategies' plan variants keep it.
+    let (base, placement) = match (a.topology.as_str(), a.no_leaf_placement) {
+        ("leaf-spine", false) if a.partitioner == "random" => (
+            base,
+            "placement: none (the random partitioner is locality-blind; metis, g3 and chunk \
+             are placed on leaves)"
+                .to_string(),
+        ),
+        ("leaf-spine", false) if a.leaves > 1 => (
+            PlanConfig {
+                leaves: a.leaves,
+                ..base
+            },
+            format!(
+                "placement: partitions on {} leaves (whichever of the flat partition, its parts \
+                 regrouped, or a split per leaf then per worker crosses fewest leaves; \
+                 workers l*{per}..l*{per}+{} on leaf l; --no-leaf-placement to compare)",
+                a.leaves,
+                a.workers / a.leaves - 1,
+                per = a.workers / a.leaves
+            ),
+        ),
+        ("leaf-spine", true) => (
+            base,
+            "placement: none (--no-leaf-placement: planned as on a star, partition numbering \
+             ignores the leaves)"
+                .to_string(),
+        ),
+        ("leaf-spine", false) => (base, "placement: none (one leaf)".to_string()),
+        _ => (base, "placement: none (one switch)".to_string()),
     };
     // One plan per distinct set of planner options the strategies need (the user's options
     // with each strategy's `plan_variant` applied), in order of first use.
@@ -462,6 +504,8 @@ fn run(a: SimArgs) -> Result<()> {
         a.cc_decrease_interval_us,
         a.cc_min_gbps
     ));
+    header.push('\n');
+    header.push_str(&placement);
     for (i, p) in plans.iter().enumerate() {
         let users: Vec<&str> = strategies
             .iter()

@@ -51,6 +51,7 @@ fn sim_writes_summary_and_one_csv_row_per_strategy() {
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(stdout.contains("25 Gbit/s links, 1 us delay"), "{stdout}");
+    assert!(stdout.contains("placement: none (one switch)"), "{stdout}");
     assert_eq!(stdout.matches(" equal").count(), 2, "{stdout}");
     let csv = std::fs::read_to_string(dir.path().join("runs.csv")).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
@@ -275,4 +276,112 @@ fn sim_rejects_unknown_strategies_and_topologies() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(msg), "{flag} {value}: {err}");
     }
+}
+
+/// An edge list of 3 planted clusters of 80 vertices (ids interleaved; each pair inside a
+/// cluster an edge with probability 1/8) and 20 edges between them, written to `path`.
+fn write_planted(path: &std::path::Path) {
+    let mut x = 7u64;
+    let mut next = move || {
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let (k, size) = (3u64, 80u64);
+    let mut text = String::new();
+    for c in 0..k {
+        for i in 0..size {
+            for j in i + 1..size {
+                if next() % 8 == 0 {
+                    text += &format!("{} {}\n", i * k + c, j * k + c);
+                }
+            }
+        }
+    }
+    let mut between = 0;
+    while between < 20 {
+        let (a, b) = (next() % (k * size), next() % (k * size));
+        if a % k != b % k {
+            text += &format!("{a} {b}\n");
+            between += 1;
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// Runs `sgnn sim` on a planted graph over a 3 x 2 leaf-spine of 6 workers with `extra`
+/// options; returns stdout. (Three leaves: METIS's flat numbering, nested in halves, matches
+/// a power-of-two number of leaves by chance, so only an odd count shows placement's effect.)
+fn leaf_spine_sim(extra: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = dir.path().join("planted.txt");
+    write_planted(&graph);
+    let o = sgnn()
+        .args(["sim", "--graph"])
+        .arg(&graph)
+        .args([
+            "--workers",
+            "6",
+            "--topology",
+            "leaf-spine",
+            "--leaves",
+            "3",
+            "--spines",
+            "2",
+            "--switch-mem",
+            "32KB",
+            "--feature-dim",
+            "64",
+            "--plots",
+            "none",
+        ])
+        .args(extra)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout
+}
+/// The `(+ N B on leaf-spine links)` of `strategy`'s line in the traffic check.
+fn fabric_bytes(stdout: &str, strategy: &str) -> u64 {
+    let line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with(strategy) && l.contains(" model "))
+        .unwrap_or_else(|| panic!("no traffic line for {strategy}: {stdout}"));
+    let tail = line.split("(+ ").nth(1).unwrap_or_else(|| panic!("{line}"));
+    tail.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn sim_places_partitions_on_leaves_unless_told_not_to() {
+    let placed = leaf_spine_sim(&["--strategies", "host_based,switchgnn"]);
+    assert!(
+        placed.contains("placement: partitions on 3 leaves"),
+        "{placed}"
+    );
+    assert_eq!(placed.matches(" equal").count(), 2, "{placed}");
+    let flat = leaf_spine_sim(&[
+        "--strategies",
+        "host_based,switchgnn",
+        "--no-leaf-placement",
+    ]);
+    assert!(
+        flat.contains("placement: none (--no-leaf-placement"),
+        "{flat}"
+    );
+    assert_eq!(flat.matches(" equal").count(), 2, "{flat}");
+    for s in ["host_based", "switchgnn"] {
+        let (p, f) = (fabric_bytes(&placed, s), fabric_bytes(&flat, s));
+        assert!(p < f, "{s}: placed {p} B on the fabric, flat {f} B");
+    }
+    // The random partitioner is the locality-blind baseline: never placed, and said so.
+    let random = leaf_spine_sim(&["--strategies", "host_based", "--partitioner", "random"]);
+    assert!(
+        random.contains("placement: none (the random partitioner is locality-blind"),
+        "{random}"
+    );
 }

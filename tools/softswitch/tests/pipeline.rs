@@ -51,6 +51,7 @@ fn plan(feature_dim: u32, mem: u64) -> Plan {
             order: "gamr".into(),
             seed: 1,
             max_passes: 8,
+            leaves: 1,
         },
         graph_source: spec,
         max_abs_value: 1.0,

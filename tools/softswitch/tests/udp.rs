@@ -37,6 +37,7 @@ fn one_block_plan() -> Plan {
             order: "gamr".into(),
             seed: 1,
             max_passes: 256,
+            leaves: 1,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

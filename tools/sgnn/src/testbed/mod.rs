@@ -207,6 +207,7 @@ fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
             order: "gamr".into(),
             seed: a.seed,
             max_passes: 256,
+            leaves: 1,
         },
         graph_source: a.graph.clone(),
         max_abs_value: 1.0,

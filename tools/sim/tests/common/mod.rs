@@ -21,6 +21,7 @@ pub fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
         order: "gamr".into(),
         seed: 1,
         max_passes: 256,
+        leaves: 1,
     }
 }
 
