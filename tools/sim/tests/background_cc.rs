@@ -4,34 +4,15 @@
 
 use sgnn_sim::background::{BackgroundConfig, WithBackground, BG_FRAME_WIRE, CNP_WIRE};
 use sgnn_sim::cc::CcConfig;
-use sgnn_sim::net::{Net, Out, PS_PER_US};
+use sgnn_sim::net::{Net, PS_PER_US};
 use sgnn_sim::{
-    run_strategy_with, tx_time, App, HostOptions, NetConfig, Pkt, SimConfig, Strategy, Time,
-    Topology,
+    run_strategy_with, tx_time, HostOptions, NetConfig, SimConfig, Strategy, Time, Topology,
 };
 
 mod common;
 use common::*;
 
 const DELAY: Time = 2 * PS_PER_US;
-
-/// A strategy that sends nothing and never finishes (background alone).
-struct Idle;
-
-impl App for Idle {
-    fn host_next(&mut self, _: u32, _: Time) -> Option<Pkt> {
-        None
-    }
-    fn host_recv(&mut self, host: u32, pkt: Pkt, _: Time, _: &mut Out) {
-        panic!("idle host {host} got {pkt:?}")
-    }
-    fn switch_recv(&mut self, _: u32, pkt: Pkt, _: Time, _: &mut Out) {
-        panic!("switch got {pkt:?}")
-    }
-    fn progress(&self) -> (u64, u64) {
-        (0, 1)
-    }
-}
 
 /// DCQCN-like parameters at 100 Gbit/s: 55 us timer, +100 Mbit/s, 5 fast-recovery steps, at
 /// most one halving per 50 us.

@@ -6,10 +6,10 @@ use sgnn_plan::Plan;
 use sgnn_sim::background::{
     BackgroundConfig, FlowGen, WithBackground, BG_FRAME_WIRE, HADOOP_CDF, HADOOP_MEAN_BYTES,
 };
-use sgnn_sim::net::{Net, Out, PS_PER_S, PS_PER_US};
+use sgnn_sim::net::{Net, PS_PER_S, PS_PER_US};
 use sgnn_sim::{
-    run_strategy_with, tx_time, App, HostOptions, NetConfig, Pkt, RunReport, SimConfig, Strategy,
-    Time, Topology,
+    run_strategy_with, tx_time, HostOptions, NetConfig, RunReport, SimConfig, Strategy, Time,
+    Topology,
 };
 
 mod common;
@@ -229,24 +229,6 @@ fn background_generator_offers_the_requested_load_with_hadoop_sizes() {
             (below - pct).abs() < 1.0,
             "P(size <= {x}) = {below}%, CDF {pct}%"
         );
-    }
-}
-
-/// A strategy that sends nothing and never finishes (background alone).
-struct Idle;
-
-impl App for Idle {
-    fn host_next(&mut self, _: u32, _: Time) -> Option<Pkt> {
-        None
-    }
-    fn host_recv(&mut self, host: u32, pkt: Pkt, _: Time, _: &mut Out) {
-        panic!("idle host {host} got {pkt:?}")
-    }
-    fn switch_recv(&mut self, _: u32, pkt: Pkt, _: Time, _: &mut Out) {
-        panic!("switch got {pkt:?}")
-    }
-    fn progress(&self) -> (u64, u64) {
-        (0, 1)
     }
 }
 

@@ -4,7 +4,8 @@
 
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
-use sgnn_sim::{NetConfig, SimConfig};
+use sgnn_sim::net::Out;
+use sgnn_sim::{App, NetConfig, Pkt, SimConfig, Time};
 use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// One gigabit per second.
@@ -46,5 +47,23 @@ pub fn sim_cfg() -> SimConfig {
     SimConfig {
         net: NetConfig::default(),
         recirc_bps: 100 * GBPS,
+    }
+}
+
+/// A strategy that sends nothing and never finishes (background alone).
+pub struct Idle;
+
+impl App for Idle {
+    fn host_next(&mut self, _: u32, _: Time) -> Option<Pkt> {
+        None
+    }
+    fn host_recv(&mut self, host: u32, pkt: Pkt, _: Time, _: &mut Out) {
+        panic!("idle host {host} got {pkt:?}")
+    }
+    fn switch_recv(&mut self, _: u32, pkt: Pkt, _: Time, _: &mut Out) {
+        panic!("switch got {pkt:?}")
+    }
+    fn progress(&self) -> (u64, u64) {
+        (0, 1)
     }
 }
