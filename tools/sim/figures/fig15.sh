@@ -20,7 +20,8 @@
 # (default "16 32 64 128"), STRATEGIES (default host_based,g3,strawman,switchgnn,
 # switchgnn_no_cc), TOPOLOGY
 # (star or leaf-spine; default star), LEAVES and SPINES (leaf-spine only, default 8 and 8),
-# COMPUTE_MS (default 0), FIG (the figure number in file names, default 15), and the rate
+# COMPUTE_MS (default 0), FIG (the figure number in file names, default 15), DATASET (reddit,
+# products or yelp: the R-MAT stand-in of figures/lib.sh; default reddit), and the rate
 # control of figures/lib.sh (CC_FLAGS: DCQCN's parameters scaled to 100 Gbit/s, as in fig19.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -35,8 +36,10 @@ STRATEGIES=${STRATEGIES:-host_based,g3,strawman,switchgnn,switchgnn_no_cc}
 LEAVES=${LEAVES:-8}
 SPINES=${SPINES:-8}
 COMPUTE_MS=${COMPUTE_MS:-0}
+DATASET=${DATASET:-reddit}
+dataset_params "$DATASET" "$SCALE"
 SGNN=$(sgnn_bin)
-MEM=$(paper_mem_bytes 100 "$SCALE")
+MEM=$(paper_mem_bytes 100 "$SCALE" "$DS_VERTICES")
 topo=(--topology "$TOPOLOGY")
 if [ "$TOPOLOGY" = leaf-spine ]; then
     topo+=(--leaves "$LEAVES" --spines "$SPINES")
@@ -48,8 +51,8 @@ for r in $RECIRC; do
     for w in $WORKERS; do
         echo "== $TOPOLOGY, $w workers, recirculation $r Gbit/s, switch memory ${MEM} B"
         dir="$OUT/recirc-$r/w$w"
-        "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers "$w" \
-            "${topo[@]}" --switch-mem "${MEM}B" --feature-dim 602 --recirc-gbps "$r" \
+        "$SGNN" sim --graph "$DS_GRAPH" --workers "$w" \
+            "${topo[@]}" --switch-mem "${MEM}B" --feature-dim "$DS_DIM" --recirc-gbps "$r" \
             --layers 4 --compute-ms "$COMPUTE_MS" "${CC_FLAGS[@]}" --strategies "$STRATEGIES" \
             --plots none \
             --out "$dir"
@@ -58,7 +61,7 @@ for r in $RECIRC; do
     done
     "$SGNN" plot --csv "$CSV" --where "recirc_gbps=$r" --x workers --y time_per_epoch_us \
         --y-div 1000 --series strategy --x-label workers --y-label "epoch time (ms)" \
-        --title "Figure $FIG ($TOPOLOGY): epoch time, recirculation $r Gbit/s" \
+        --title "Figure $FIG ($TOPOLOGY, $DATASET): epoch time, recirculation $r Gbit/s" \
         --out "$OUT/fig$FIG-recirc-$r.png"
 done
 cat "$CSV"

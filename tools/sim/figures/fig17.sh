@@ -9,27 +9,27 @@
 #   tools/sim/figures/fig17.sh [OUT]       (default OUT: eval/fig17)
 #
 # Environment: SGNN, SCALE (default 13), RECIRC (Gbit/s, default 12800), MEMS (paper MB,
-# default "10 25 50 75 100").
+# default "10 25 50 75 100"), DATASET (reddit, products or yelp: the R-MAT stand-in of
+# figures/lib.sh, memory scaled by its vertex count; default reddit).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${1:-eval/fig17}
 SCALE=${SCALE:-13}
 RECIRC=${RECIRC:-12800}
 MEMS=${MEMS:-"10 25 50 75 100"}
-SGNN=${SGNN:-target/release/sgnn}
-if [ ! -x "$SGNN" ]; then
-    cargo build --release -p sgnn
-fi
+. tools/sim/figures/lib.sh
+DATASET=${DATASET:-reddit}
+dataset_params "$DATASET" "$SCALE"
+SGNN=$(sgnn_bin)
 mkdir -p "$OUT"
 echo "paper_mem_mb,mem_bytes,strategy,time_per_layer_us,max_queue_bytes,total_bytes" > "$OUT/fig17.csv"
 for m in $MEMS; do
-    mem=$(awk -v s="$SCALE" -v m="$m" 'BEGIN { printf "%.0f", m * 1e6 * 2^s / 232965 }')
+    mem=$(paper_mem_bytes "$m" "$SCALE" "$DS_VERTICES")
     echo "== paper ${m} MB -> ${mem} B"
-    "$SGNN" sim --graph "rmat:scale=$SCALE,edge_factor=245,seed=1" --workers 128 \
-        --switch-mem "${mem}B" --feature-dim 602 --buffer 10GB --recirc-gbps "$RECIRC" \
+    "$SGNN" sim --graph "$DS_GRAPH" --workers 128 \
+        --switch-mem "${mem}B" --feature-dim "$DS_DIM" --buffer 10GB --recirc-gbps "$RECIRC" \
         --strategies switchgnn,switchgnn_no_gamr --plots none --out "$OUT/mem-$m"
-    # runs.csv columns: 1 strategy, 3 time_per_layer_us, 4 total_bytes, 11 max_queue_bytes.
-    awk -F, -v m="$m" -v b="$mem" 'NR > 1 { print m "," b "," $1 "," $3 "," $11 "," $4 }' \
-        "$OUT/mem-$m/runs.csv" >> "$OUT/fig17.csv"
+    runs_columns "$OUT/mem-$m/runs.csv" "$m,$mem," strategy time_per_layer_us \
+        max_queue_bytes total_bytes >> "$OUT/fig17.csv"
 done
 cat "$OUT/fig17.csv"

@@ -36,10 +36,36 @@ sgnn_bin() {
     echo "$SGNN"
 }
 
-# paper_mem_bytes MB SCALE: the paper's switch memory (MB, for Reddit's 232,965 vertices)
-# scaled by the vertex count of an R-MAT graph of 2^SCALE vertices.
+# paper_mem_bytes MB SCALE [VERTICES]: the paper's switch memory (MB, for a dataset of
+# VERTICES vertices, default Reddit's 232,965) scaled by the vertex count of an R-MAT graph
+# of 2^SCALE vertices.
 paper_mem_bytes() {
-    awk -v m="$1" -v s="$2" 'BEGIN { printf "%.0f", m * 1e6 * 2^s / 232965 }'
+    awk -v m="$1" -v s="$2" -v n="${3:-232965}" 'BEGIN { printf "%.0f", m * 1e6 * 2^s / n }'
+}
+
+# dataset_params NAME SCALE: the R-MAT stand-in of one of the paper's datasets at 2^SCALE
+# vertices. Sets DS_GRAPH (the graph source), DS_DIM (feature length) and DS_VERTICES (the
+# real dataset's vertex count, to scale the switch memory with paper_mem_bytes). The edge
+# factors give the real average degree after deduplication at SCALE 13 (measured with
+# `sgnn dataset info`); at other scales the degree differs, see docs/evaluation.md.
+#   reddit:   232,965 vertices, 114.6 M edges, degree ~490, 602 features -> edge factor 245
+#             (degree 209 at SCALE 13: R-MAT's skew draws many edges twice)
+#   products: ogbn-products, 2,449,029 vertices, 61.86 M edges, degree 50.5, 100 features
+#             -> edge factor 37 (degree 50.3)
+#   yelp:     716,847 vertices, 6.98 M edges, degree 19.5, 300 features -> edge factor 12
+#             (degree 19.4)
+dataset_params() {
+    local ef
+    case "$1" in
+        reddit) ef=245 DS_DIM=602 DS_VERTICES=232965 ;;
+        products) ef=37 DS_DIM=100 DS_VERTICES=2449029 ;;
+        yelp) ef=12 DS_DIM=300 DS_VERTICES=716847 ;;
+        *)
+            echo "unknown DATASET $1: use reddit, products or yelp" >&2
+            exit 2
+            ;;
+    esac
+    DS_GRAPH="rmat:scale=$2,edge_factor=$ef,seed=1"
 }
 
 # The congestion control of the figures (fig15.sh, fig16.sh, fig19.sh): a DCQCN-like law for
