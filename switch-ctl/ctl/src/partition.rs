@@ -718,11 +718,7 @@ mod tests {
                 .filter(|&(u, v)| cluster[u as usize] != cluster[v as usize])
                 .count();
             assert!(inter > 0);
-            let cross_leaf = |p: &[u32]| {
-                g.edges()
-                    .filter(|&(u, v)| p[u as usize] / per != p[v as usize] / per)
-                    .count()
-            };
+            let cross_leaf = |p: &[u32]| leaf_crossings(&g, p, per) as usize;
             for how in [Partitioner::Metis, Partitioner::G3] {
                 for seed in [1, 2] {
                     let p = partition_on_leaves(&g, k, leaves, how, seed).unwrap();

@@ -10,7 +10,7 @@ use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
 
 use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};
 use crate::order::{build_block, SendOrder};
-use crate::partition::{partition_on_leaves, remote_counts, Partitioner};
+use crate::partition::{leaf_crossings, partition_on_leaves, remote_counts, Partitioner};
 use crate::report::{peak_rss_bytes, BlockStats, LevelStats, PartitionStats, Report};
 use crate::PlanningError;
 
@@ -122,10 +122,7 @@ pub fn make_plan(
         let p = partition_on_leaves(&graph, cfg.workers, cfg.leaves, partitioner, cfg.seed)?;
         let placed = if cfg.leaves > 1 {
             let per = cfg.workers / cfg.leaves;
-            let cross_leaf = graph
-                .edges()
-                .filter(|&(u, v)| p[u as usize] / per != p[v as usize] / per)
-                .count();
+            let cross_leaf = leaf_crossings(&graph, &p, per);
             format!(
                 ", placed on {} leaves of {per} ({cross_leaf} edges cross leaves)",
                 cfg.leaves

@@ -7,6 +7,7 @@ use sgnn_plan::model::PlanConfig;
 use sgnn_plan::{traffic, Plan};
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::{run_strategy, RunReport, Strategy, Topology};
+use switch_ctl::partition::leaf_crossings;
 use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
@@ -22,11 +23,8 @@ fn fabric_bytes(r: &RunReport) -> u64 {
 }
 
 /// Edges whose endpoints are on workers under different leaves.
-fn cross_leaf_edges(p: &Plan, per: u32) -> usize {
-    p.graph
-        .edges()
-        .filter(|&(u, v)| p.partition[u as usize] / per != p.partition[v as usize] / per)
-        .count()
+fn cross_leaf_edges(p: &Plan, per: u32) -> u64 {
+    leaf_crossings(&p.graph, &p.partition, per)
 }
 
 /// `clusters` dense clusters of `size` vertices (ids interleaved, so a cluster is no id
