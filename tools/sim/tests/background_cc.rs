@@ -68,9 +68,8 @@ fn marked(net: &Net) -> u64 {
 /// Every frame and byte put in is delivered or dropped; background frames and CNPs are all
 /// there is.
 fn assert_conserved(net: &Net, r: &sgnn_sim::background::BackgroundReport) {
+    assert_net_conserved(net);
     let n = &net.stats;
-    assert_eq!(n.injected_frames, n.consumed_frames + n.dropped_frames);
-    assert_eq!(n.injected_bytes, n.consumed_bytes + n.dropped_bytes);
     assert_eq!(n.injected_frames, r.frames_sent + r.cnps_sent);
     let bg_bytes: u64 = r
         .flow_list
@@ -216,9 +215,7 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
     .unwrap();
     for r in [&open, &with] {
         assert!(r.time.is_some(), "the layer completes");
-        let n = &r.net;
-        assert_eq!(n.injected_frames, n.consumed_frames + n.dropped_frames);
-        assert_eq!(n.injected_bytes, n.consumed_bytes + n.dropped_bytes);
+        assert_run_conserved(r);
     }
     let b = with.background.as_ref().unwrap();
     assert!(b.cc && b.flows > 0);

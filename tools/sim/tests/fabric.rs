@@ -83,14 +83,6 @@ fn node_index(name: &str) -> u32 {
     name[1..].parse().unwrap()
 }
 
-fn conserved(r: &RunReport) {
-    let s = &r.net;
-    assert_eq!(s.injected_bytes, s.consumed_bytes + s.dropped_bytes);
-    assert_eq!(s.injected_frames, s.consumed_frames + s.dropped_frames);
-    let per_link: u64 = r.links.iter().map(|l| l.stats.dropped_bytes).sum();
-    assert_eq!(per_link, s.dropped_bytes);
-}
-
 #[test]
 fn ecmp_spreads_host_based_all_to_all_over_every_spine() {
     let (leaves, spines, per) = (4u32, 2u32, 8u32);
@@ -100,7 +92,7 @@ fn ecmp_spreads_host_based_all_to_all_over_every_spine() {
     let r = run_strategy(&p, Strategy::HostBased, topo, sim_cfg(), &mut |_| {}).unwrap();
     assert!(r.time.is_some(), "host-based did not complete");
     assert_eq!(r.net.dropped_frames, 0);
-    conserved(&r);
+    assert_run_conserved(&r);
     // Host links carry what the traffic model says (the fabric does not change them).
     let m = &traffic::model(&p)["host_based"];
     assert_eq!(r.host_uplink, m.per_worker_uplink);
@@ -182,15 +174,7 @@ fn fabric_drops_and_every_byte_is_accounted_for() {
     let sent = senders.len() as u64 * 300;
     assert!(s.dropped_frames > 0, "the buffers were meant to overflow");
     assert_eq!(app.arrivals.len() as u64 + s.dropped_frames, sent);
-    assert_eq!(s.injected_bytes, s.consumed_bytes + s.dropped_bytes);
-    assert_eq!(s.injected_frames, s.consumed_frames + s.dropped_frames);
-    assert_eq!(
-        net.channels
-            .iter()
-            .map(|c| c.stats.dropped_bytes)
-            .sum::<u64>(),
-        s.dropped_bytes
-    );
+    assert_net_conserved(&net);
     // Drops happened on leaf->spine channels (the slow fabric), not only at the last hop.
     let fabric_drops: u64 = net
         .channels
@@ -230,7 +214,7 @@ fn fabric_drops_and_every_byte_is_accounted_for() {
         assert!(r.time.is_some(), "{} did not complete", st.name());
         assert_eq!(r.net.dropped_frames, 0);
         assert_eq!(r.net.injected_bytes, r.net.consumed_bytes, "{}", st.name());
-        conserved(&r);
+        assert_run_conserved(&r);
     }
 }
 
@@ -330,7 +314,7 @@ fn two_level_switchgnn_traffic_equals_the_plan_count() {
     let r = run_strategy(&p, Strategy::SwitchGnn, topo, sim_cfg(), &mut |_| {}).unwrap();
     assert!(r.time.is_some(), "the layer did not complete");
     assert_eq!(r.net.dropped_frames, 0);
-    conserved(&r);
+    assert_run_conserved(&r);
     assert_eq!(r.net.injected_bytes, r.net.consumed_bytes);
 
     let data = wire_bytes(DATA_FRAME_LEN);

@@ -38,24 +38,6 @@ fn max_queue(r: &RunReport) -> u64 {
         .unwrap()
 }
 
-fn assert_conserved(r: &RunReport) {
-    let n = &r.net;
-    assert_eq!(
-        n.injected_frames,
-        n.consumed_frames + n.dropped_frames,
-        "{} frames",
-        r.strategy
-    );
-    assert_eq!(
-        n.injected_bytes,
-        n.consumed_bytes + n.dropped_bytes,
-        "{} bytes",
-        r.strategy
-    );
-    let link_drops: u64 = r.links.iter().map(|l| l.stats.dropped_frames).sum();
-    assert_eq!(link_drops, n.dropped_frames);
-}
-
 #[test]
 fn layers_complete_under_drops_and_count_their_recovery_traffic() {
     // Several blocks (tight memory) and a buffer of a few frames per port: frames drop.
@@ -84,7 +66,7 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
             "{} did not complete under drops",
             s.name()
         );
-        assert_conserved(&r);
+        assert_run_conserved(&r);
         let h = &r.hosts;
         assert!(h.fetch_timeouts > 0, "{}: {h:?}", s.name());
         assert!(
@@ -300,6 +282,6 @@ fn background_composes_with_a_strategy_and_slows_it() {
         );
         // Background flows start only while the strategy runs.
         assert!(bg.last_arrival <= busy.time.unwrap());
-        assert_conserved(&busy);
+        assert_run_conserved(&busy);
     }
 }

@@ -79,14 +79,6 @@ fn frame_ps(wire: u64, bps: u64) -> Time {
     t as Time
 }
 
-fn conservation(net: &Net) {
-    let s = &net.stats;
-    assert_eq!(s.injected_bytes, s.consumed_bytes + s.dropped_bytes);
-    assert_eq!(s.injected_frames, s.consumed_frames + s.dropped_frames);
-    let per_link_drops: u64 = net.channels.iter().map(|c| c.stats.dropped_bytes).sum();
-    assert_eq!(per_link_drops, s.dropped_bytes);
-}
-
 #[test]
 fn single_flow_over_one_link_is_frames_times_serialisation_plus_propagation() {
     for (bps, delay_us, frames, len) in [
@@ -106,7 +98,7 @@ fn single_flow_over_one_link_is_frames_times_serialisation_plus_propagation() {
         assert_eq!(app.arrivals.len() as u64, frames);
         assert_eq!(app.last_arrival(), expect, "{bps} bps, {frames} x {wire} B");
         assert_eq!(net.channels[0].stats.bytes, frames * wire);
-        conservation(&net);
+        assert_net_conserved(&net);
     }
 }
 
@@ -123,7 +115,7 @@ fn single_flow_through_the_switch_is_store_and_forward() {
         net.channels.iter().map(|c| c.stats.max_queue_bytes).max(),
         Some(0)
     );
-    conservation(&net);
+    assert_net_conserved(&net);
 }
 
 #[test]
@@ -149,7 +141,7 @@ fn incast_finishes_at_the_bottleneck_closed_form() {
         // sent at once); after the last slot the queue holds m (k - 1) frames.
         let down = &net.channels[1].stats; // s0 -> h0
         assert_eq!(down.max_queue_bytes, (k - 1) * m * wire);
-        conservation(&net);
+        assert_net_conserved(&net);
     }
 }
 
@@ -176,7 +168,7 @@ fn small_buffers_drop_and_every_byte_is_accounted_for() {
         "every frame is delivered or dropped"
     );
     assert_eq!(down.bytes, app.arrivals.len() as u64 * wire);
-    conservation(&net);
+    assert_net_conserved(&net);
 }
 
 #[test]

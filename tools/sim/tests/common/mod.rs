@@ -4,8 +4,8 @@
 
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
-use sgnn_sim::net::Out;
-use sgnn_sim::{App, NetConfig, Pkt, SimConfig, Time};
+use sgnn_sim::net::{ChannelStats, Net, NetStats, Out};
+use sgnn_sim::{App, NetConfig, Pkt, RunReport, SimConfig, Time};
 use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// One gigabit per second.
@@ -66,4 +66,37 @@ impl App for Idle {
     fn progress(&self) -> (u64, u64) {
         (0, 1)
     }
+}
+
+/// Every frame and byte injected was consumed or dropped, and the channels' drops (frames and
+/// bytes) add up to the totals; `what` names the run in failure messages.
+pub fn assert_stats_conserved<'a>(
+    s: &NetStats,
+    channels: impl Iterator<Item = &'a ChannelStats> + Clone,
+    what: &str,
+) {
+    assert_eq!(
+        s.injected_frames,
+        s.consumed_frames + s.dropped_frames,
+        "{what} frames"
+    );
+    assert_eq!(
+        s.injected_bytes,
+        s.consumed_bytes + s.dropped_bytes,
+        "{what} bytes"
+    );
+    let drops: u64 = channels.clone().map(|c| c.dropped_frames).sum();
+    assert_eq!(drops, s.dropped_frames, "{what} channel drops (frames)");
+    let drops: u64 = channels.map(|c| c.dropped_bytes).sum();
+    assert_eq!(drops, s.dropped_bytes, "{what} channel drops (bytes)");
+}
+
+/// [`assert_stats_conserved`] of a network after a run.
+pub fn assert_net_conserved(net: &Net) {
+    assert_stats_conserved(&net.stats, net.channels.iter().map(|c| &c.stats), "network");
+}
+
+/// [`assert_stats_conserved`] of a strategy's run report.
+pub fn assert_run_conserved(r: &RunReport) {
+    assert_stats_conserved(&r.net, r.links.iter().map(|l| &l.stats), &r.strategy);
 }
