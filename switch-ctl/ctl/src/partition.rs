@@ -223,10 +223,14 @@ pub fn partition_on_leaves(
     how: Partitioner,
     seed: u64,
 ) -> Result<Vec<u32>, PlanningError> {
-    if leaves <= 1 || how == Partitioner::Random || how == Partitioner::Chunk {
-        return two_stage(g, k, leaves, how, seed);
-    }
-    if !k.is_multiple_of(leaves) || k / leaves == 1 || k as usize > g.num_vertices() {
+    // Nothing to choose: `two_stage` answers these itself, with the flat partition (one leaf,
+    // one worker per leaf, chunk) or the error (random, leaves not dividing, too many workers).
+    if leaves <= 1
+        || matches!(how, Partitioner::Random | Partitioner::Chunk)
+        || !k.is_multiple_of(leaves)
+        || k / leaves == 1
+        || k as usize > g.num_vertices()
+    {
         return two_stage(g, k, leaves, how, seed);
     }
     let per = k / leaves;
