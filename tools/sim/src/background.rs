@@ -39,6 +39,7 @@ use std::collections::VecDeque;
 
 use crate::cc::{CcConfig, RateControl};
 use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_S, PS_PER_US};
+use crate::strategies::splitmix64;
 
 /// `(bytes, cumulative percent)`: the Facebook Hadoop flow-size CDF (Roy et al., SIGCOMM
 /// 2015) as circulated with the HPCC simulator (`traffic_gen/FbHdp_distribution.txt`).
@@ -93,7 +94,7 @@ pub fn cdf_mean(cdf: &[(u64, f64)]) -> f64 {
         .sum()
 }
 
-/// SplitMix64: a small, fast, deterministic generator (no dependency).
+/// SplitMix64 as a stream: a small, fast, deterministic generator (no dependency).
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
@@ -102,13 +103,12 @@ impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed)
     }
-    /// Next 64 random bits.
+    /// Next 64 random bits: the SplitMix64 sequence, i.e. [`splitmix64`] of the state, which
+    /// then advances by the same golden-ratio increment `splitmix64` adds.
     pub fn next_u64(&mut self) -> u64 {
+        let z = splitmix64(self.0);
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        z
     }
     /// Uniform in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {

@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 
+use crate::strategies::splitmix64;
 use crate::Time;
 
 /// One full-duplex link.
@@ -323,19 +324,11 @@ impl Routes {
     }
 }
 
-/// SplitMix64's finaliser: a cheap bijective mix with good avalanche.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// ECMP hash of a flow: source node, destination node, and a flow id (what identifies the
 /// flow besides its ends; see `Pkt::flow_id`). Deterministic (no seed), so runs repeat.
 /// SwitchGNN uses it on `(block, row, segment)` to pick the spine of an aggregate.
 pub fn flow_hash(src: u32, dst: u32, flow: u64) -> u64 {
-    mix(mix((src as u64) << 32 | dst as u64) ^ flow)
+    splitmix64(splitmix64((src as u64) << 32 | dst as u64) ^ flow)
 }
 
 #[cfg(test)]
