@@ -2,7 +2,7 @@
 //! software switch: finding and running the P4 tools, and the switch processes under test.
 //!
 //! The tests themselves are in `tests/`. When `p4c` or `simple_switch_grpc` is missing, or the
-//! process may not create network namespaces, they print `SKIPPED: <reason>` and return.
+//! process may not create network namespaces, they print `SKIPPED <what> (<why>, <how to enable>)` and return.
 
 pub mod device;
 pub mod net;

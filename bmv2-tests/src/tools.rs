@@ -41,9 +41,7 @@ fn find(env: &str, name: &str) -> Result<PathBuf, String> {
                 Err(format!("{env}={} is not a file", p.display()))
             }
         }
-        None => which(name).ok_or_else(|| {
-            format!("`{name}` is not on PATH and {env} is not set (build it from p4lang sources outside this repository, see bmv2-tests/README.md)")
-        }),
+        None => which(name).ok_or_else(|| format!("`{name}` is not on PATH and {env} is not set")),
     }
 }
 

@@ -4,9 +4,6 @@
 //! emitted frame, the counters and the registers step by step. Says SKIPPED (and why) when
 //! p4c or simple_switch_grpc is missing or namespaces cannot be made.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::time::Duration;
 
 use sgnn_bmv2_tests::device::{load, model_of, program, start_bmv2, P4rtState};
@@ -15,17 +12,12 @@ use sgnn_bmv2_tests::{p4_main, runner, scenario, Tools};
 use sgnn_p4rt::Target;
 
 fn tools() -> Option<Tools> {
-    let t = match Tools::find() {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED bmv2 tests: {e}");
-            return None;
-        }
-    };
-    if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED bmv2 tests: {e}");
-        return None;
-    }
+    let t = sgnn_testkit::require("bmv2 tests", Tools::find(), sgnn_testkit::HOW_BMV2)?;
+    sgnn_testkit::require(
+        "bmv2 tests",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )?;
     eprintln!("bmv2 tests with {}", t.versions());
     Some(t)
 }

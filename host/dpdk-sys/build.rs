@@ -47,11 +47,11 @@ mod link {
     /// System libraries the static EAL needs (Debian builds it with libnuma and libbsd).
     const SYSTEM: &[&str] = &["numa", "bsd", "pthread", "dl", "m"];
 
-    const MISSING: &str = "DPDK was not found by pkg-config. On Debian/Ubuntu install it with \
-`apt-get install libdpdk-dev pkg-config libclang-dev` (DPDK 22.11 or newer); elsewhere set \
-PKG_CONFIG_PATH to the directory holding libdpdk.pc. To build SwitchGNN without DPDK instead, \
-disable the `dpdk` features: `cargo build --workspace --no-default-features` (see \
-host/dpdk-sys/README.md).";
+    const MISSING: &str = "the cargo feature `dpdk` was asked for, but DPDK was not found by \
+pkg-config. On Debian/Ubuntu install it with `apt-get install libdpdk-dev pkg-config \
+libclang-dev` (DPDK 22.11 or newer); elsewhere set PKG_CONFIG_PATH to the directory holding \
+libdpdk.pc. To build SwitchGNN without DPDK instead, leave out `--features dpdk` (DPDK is off \
+by default; see host/dpdk-sys/README.md).";
 
     fn pkg_config(args: &[&str]) -> Result<String, String> {
         let bin = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".into());

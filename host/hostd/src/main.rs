@@ -224,6 +224,13 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
+    if args.datapath == DatapathArg::Dpdk && !cfg!(feature = "dpdk") {
+        eprintln!(
+            "error: {}",
+            sgnn_netdev::dpdk_args::not_built_with_dpdk("sgnn-hostd", "--datapath dpdk")
+        );
+        std::process::exit(2);
+    }
     if let Err(e) = run(&args) {
         eprintln!("error: worker {}: {e:#}", args.worker_id);
         std::process::exit(1);
@@ -383,10 +390,11 @@ fn sgnn_dpdk_mac(dp: &sgnn_transport::datapath::DpdkDatapath) -> String {
 
 #[cfg(not(feature = "dpdk"))]
 fn dpdk(_: Arc<WorkerView>, _: EngineConfig, _: &Plan, _: &Args, _: usize) -> Result<()> {
-    bail!(
-        "this sgnn-hostd was built without DPDK: rebuild with the cargo feature `dpdk` (the \
-         default; needs libdpdk-dev), or use --datapath udp or af-packet"
-    )
+    // `main` refuses `--datapath dpdk` before getting here; this keeps the library path honest.
+    bail!(sgnn_netdev::dpdk_args::not_built_with_dpdk(
+        "sgnn-hostd",
+        "--datapath dpdk"
+    ))
 }
 
 /// Runs the session (stand-alone or serving) and writes the statistics.

@@ -186,19 +186,12 @@ fn drop_stdin(c: &mut Child) {
     drop(c.stdin.take());
 }
 
-/// Says why a case is skipped on the real standard error: libtest captures `eprintln!`
-/// and shows it only for failures, but a skip must be seen.
-fn skipped(what: &str, why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED {what}: {why}");
-}
-
 fn dpdk_built() -> bool {
     if !cfg!(feature = "dpdk") {
-        skipped(
+        sgnn_testkit::skipped(
             "a DPDK case",
-            "sgnn-hostd was built without its `dpdk` feature (needs libdpdk-dev); build with \
-             default features to run the DPDK cases",
+            "sgnn-hostd was built without its `dpdk` feature",
+            sgnn_testkit::HOW_DPDK,
         );
         return false;
     }
@@ -315,11 +308,7 @@ impl VethNet {
 }
 
 fn namespaces_ok(what: &str) -> bool {
-    if let Err(e) = can_create_namespaces() {
-        skipped(what, &e.to_string());
-        return false;
-    }
-    true
+    sgnn_testkit::require(what, can_create_namespaces(), sgnn_testkit::HOW_ROOT).is_some()
 }
 
 fn af_packet_pmd_cluster(drop: f64, switch_on_dpdk: bool) {

@@ -4,6 +4,23 @@
 
 use std::path::Path;
 
+/// The Debian packages a `--features dpdk` build needs (the system DPDK 22.11, found with
+/// pkg-config; libclang for bindgen).
+pub const DPDK_PACKAGES: &str = "libdpdk-dev pkg-config libclang-dev";
+
+/// The command that builds every binary with DPDK.
+pub const DPDK_REBUILD: &str = "cargo build --release --workspace --features dpdk";
+
+/// The one-line error of a binary built without its `dpdk` feature and asked for DPDK by
+/// `what` (a flag such as `--datapath dpdk`): what to rebuild and which packages it needs.
+/// Callers print it and exit with status 2.
+pub fn not_built_with_dpdk(binary: &str, what: &str) -> String {
+    format!(
+        "{binary} was built without DPDK, which {what} needs: rebuild with `{DPDK_REBUILD}` \
+         (the cargo feature `dpdk`; needs the Debian packages {DPDK_PACKAGES})"
+    )
+}
+
 /// EAL arguments of one DPDK process: no hugepages (`-m mem_mb` MB of ordinary memory), no
 /// PCI scan, no shared files, no telemetry, a `prefix` unique per process (other runs may
 /// share the machine), quiet EAL logs, and one `--vdev` per entry of `vdevs`.

@@ -1,17 +1,19 @@
 //! Frames cross a veth pair between two namespaces, both ways, and everything is removed
 //! afterwards. Needs root: otherwise it says SKIPPED and why.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::time::Duration;
 
-use sgnn_netdev::{can_create_namespaces, AfPacket, Netns, Veth};
+use sgnn_netdev::{AfPacket, Netns, Veth};
 
 #[test]
 fn frames_cross_a_veth_pair_between_namespaces_and_cleanup_removes_them() {
-    if let Err(e) = can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED veth test: {e}");
+    if sgnn_testkit::require(
+        "veth test",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
         return;
     }
     let tag = std::process::id();

@@ -1,8 +1,5 @@
 //! End-to-end tests of `switch-ctl plan` and `switch-ctl plan --verify` through the real binary.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -13,20 +10,8 @@ fn bin() -> Command {
 }
 
 fn dataset(name: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/datasets")
-        .join(name)
-        .join("edges.txt.gz");
-    if p.exists() {
-        Some(p)
-    } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: dataset {name} not found at {}",
-            p.display()
-        );
-        None
-    }
+    sgnn_testkit::dataset(name, &format!("switch-ctl plan on {name}"))
+        .map(|d| d.join("edges.txt.gz"))
 }
 
 fn run_ok(cmd: &mut Command) -> String {

@@ -1,28 +1,11 @@
 //! Loads the real graphs in ../shared/datasets and checks them against their meta.json.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::path::PathBuf;
 
 use sgnn_graph::{load_graph, Features};
 
 fn dataset_dir(name: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/datasets"
-    ))
-    .join(name);
-    if p.join("edges.txt.gz").exists() {
-        Some(p)
-    } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: dataset {name} not found at {}",
-            p.display()
-        );
-        None
-    }
+    sgnn_testkit::dataset(name, &format!("dataset test on {name}"))
 }
 
 fn meta_u64(dir: &std::path::Path, key: &str) -> u64 {

@@ -1,8 +1,5 @@
 //! The `sgnn` CLI through the real binary.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::process::Command;
 
 fn sgnn() -> Command {
@@ -47,16 +44,7 @@ fn generate_then_info_round_trips_edge_counts() {
 
 #[test]
 fn dataset_names_resolve() {
-    if !std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/datasets/cora"
-    ))
-    .exists()
-    {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED: ../shared/datasets/cora not present"
-        );
+    if sgnn_testkit::dataset("cora", "sgnn dataset names").is_none() {
         return;
     }
     let o = sgnn()

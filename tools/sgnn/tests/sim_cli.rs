@@ -107,9 +107,11 @@ fn sim_writes_summary_and_one_csv_row_per_strategy() {
         assert!(stdout.contains(&format!("{stem}.svg")), "{stdout}");
     }
     if !png {
-        // The stderr handle, which the harness does not capture: CI logs show it.
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), "SKIPPED: PNG plots (no font): {err}");
+        sgnn_testkit::skipped(
+            "sgnn sim PNG plots",
+            format_args!("no font: {}", err.trim()),
+            sgnn_testkit::HOW_FONT,
+        );
     }
 }
 

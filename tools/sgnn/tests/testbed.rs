@@ -2,9 +2,6 @@
 //! loopback UDP, every sum checked against the single-process reference, under loss,
 //! duplication and reordering; a killed worker ends the run with FAILED, not a hang.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::process::Command;
 
 fn testbed(extra: &[&str]) -> (bool, String, String) {
@@ -95,8 +92,13 @@ fn bad_options_fail_with_what_to_fix() {
 
 #[test]
 fn exact_sums_over_veths_in_namespaces_with_netem_loss() {
-    if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net veth: {e}");
+    if sgnn_testkit::require(
+        "testbed --net veth",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
         return;
     }
     let (ok, last, err, report) =
@@ -124,14 +126,20 @@ fn exact_sums_with_bmv2_as_the_switch() {
                 .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()))
     });
     if let Some(t) = missing {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED testbed --switch bmv2: `{t}` is not installed (see bmv2-tests/README.md)"
+        sgnn_testkit::skipped(
+            "testbed --switch bmv2",
+            format_args!("`{t}` is not installed"),
+            sgnn_testkit::HOW_BMV2,
         );
         return;
     }
-    if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED testbed --switch bmv2: {e}");
+    if sgnn_testkit::require(
+        "testbed --switch bmv2",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
         return;
     }
     // bmv2 forwards a few thousand frames a second: slow senders, patient workers.
@@ -156,7 +164,7 @@ fn exact_sums_over_every_datapath_at_0_1_and_5_percent_loss() {
     for net in ["memif", "veth", "veth-dpdk"] {
         if net != "memif" {
             if let Err(e) = &root {
-                let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net {net}: {e}");
+                sgnn_testkit::skipped(&format!("testbed --net {net}"), e, sgnn_testkit::HOW_ROOT);
                 continue;
             }
         }
@@ -171,13 +179,41 @@ fn exact_sums_over_every_datapath_at_0_1_and_5_percent_loss() {
                 "--no-baseline",
             ]);
             if !ok && last.contains("built without DPDK") {
-                let _ = writeln!(std::io::stderr(), "SKIPPED testbed --net {net}: {last}");
+                sgnn_testkit::skipped(
+                    &format!("testbed --net {net}"),
+                    "sgnn was built without its `dpdk` feature",
+                    sgnn_testkit::HOW_DPDK,
+                );
                 break;
             }
             assert!(
                 ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
                 "--net {net} --loss {loss}: {last}\n{err}"
             );
+        }
+    }
+}
+
+/// Built without the `dpdk` feature, `--net memif` and `--net veth-dpdk` fail at once with one
+/// `FAILED:` line saying how to rebuild and which packages that needs, and exit status 2.
+#[cfg(not(feature = "dpdk"))]
+#[test]
+fn dpdk_networks_without_the_feature_say_what_to_rebuild() {
+    for net in ["memif", "veth-dpdk"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_sgnn"))
+            .args(["testbed", "--net", net])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        let last = out.lines().last().unwrap_or("");
+        assert!(last.starts_with("FAILED: "), "{out}");
+        for needle in [
+            format!("--net {net}"),
+            "--features dpdk".to_string(),
+            "libdpdk-dev".to_string(),
+        ] {
+            assert!(last.contains(&needle), "{needle}: {out}");
         }
     }
 }

@@ -1,8 +1,6 @@
 //! PNG plots: the plot size, the series' colours and rasterised text (needs a TrueType font:
 //! skipped, saying so on stderr, without one).
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
 use std::path::Path;
 
 use sgnn_sim::plot::{plot_bars, plot_lines, png_font, SIZE};
@@ -21,7 +19,7 @@ fn no_font() -> bool {
     match png_font() {
         Ok(_) => false,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: PNG plot test: {e}");
+            sgnn_testkit::skipped("PNG plot test", e, sgnn_testkit::HOW_FONT);
             true
         }
     }

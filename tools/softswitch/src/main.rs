@@ -116,6 +116,13 @@ struct Args {
 
 fn main() -> ExitCode {
     let a = Args::parse();
+    if a.dpdk && !cfg!(feature = "dpdk") {
+        eprintln!(
+            "error: {}",
+            sgnn_netdev::dpdk_args::not_built_with_dpdk("softswitch", "--dpdk")
+        );
+        return ExitCode::from(2);
+    }
     let plan = match &a.plan {
         Some(dir) => match Plan::load(dir) {
             Ok(p) => Some(p),
@@ -289,11 +296,11 @@ fn open_dpdk(a: &Args, nports: usize) -> Result<Box<dyn Ports>, String> {
 
 #[cfg(not(feature = "dpdk"))]
 fn open_dpdk(_: &Args, _: usize) -> Result<Box<dyn Ports>, String> {
-    Err(
-        "this softswitch was built without DPDK: rebuild with the cargo feature `dpdk` (the \
-         default; needs libdpdk-dev)"
-            .into(),
-    )
+    // `main` refuses `--dpdk` before getting here.
+    Err(sgnn_netdev::dpdk_args::not_built_with_dpdk(
+        "softswitch",
+        "--dpdk",
+    ))
 }
 
 /// The counters as a JSON object (field names as in `Counters`), plus the datapath's

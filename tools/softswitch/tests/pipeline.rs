@@ -1,8 +1,5 @@
 //! The software switch pipeline fed real SwitchGNN frames built from a real plan.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::collections::HashMap;
 
 use rand::seq::SliceRandom;
@@ -27,19 +24,11 @@ fn frame(s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
 const WORKERS: u32 = 4;
 
 fn plan(feature_dim: u32, mem: u64) -> Plan {
-    let cora = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/datasets/cora/edges.txt.gz"
-    );
-    let spec = if std::path::Path::new(cora).exists() {
-        cora.to_string()
-    } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED dataset: cora not found, using R-MAT"
-        );
-        "rmat:scale=11,edge_factor=4".to_string()
-    };
+    let spec =
+        match sgnn_testkit::dataset("cora", "pipeline tests on cora (they run on R-MAT instead)") {
+            Some(dir) => dir.join("edges.txt.gz").display().to_string(),
+            None => "rmat:scale=11,edge_factor=4".to_string(),
+        };
     let g = sgnn_graph::load_graph(&spec).unwrap();
     let req = PlanRequest {
         config: PlanConfig {

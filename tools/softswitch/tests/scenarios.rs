@@ -3,9 +3,6 @@
 //! does, and every emitted frame, counter and register compared with the model step by step.
 //! (The same scenarios run against bmv2 in `bmv2-tests` where bmv2 is installed.)
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::time::Duration;
 
 use sgnn_bmv2_tests::device::{load, model_of, program, start_softswitch, P4rtState};
@@ -14,8 +11,13 @@ use sgnn_bmv2_tests::{runner, scenario};
 
 #[test]
 fn every_scenario_matches_the_model_through_real_sockets() {
-    if let Err(e) = sgnn_netdev::can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED softswitch scenarios: {e}");
+    if sgnn_testkit::require(
+        "softswitch scenarios over veths",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
         return;
     }
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_softswitch"));

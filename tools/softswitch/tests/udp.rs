@@ -2,16 +2,13 @@
 //! a network namespace the test creates and removes. A block of a real plan is aggregated
 //! exactly, block sync works, and the counters come out as JSON.
 
-// SKIPPED goes to the stderr handle, which the test harness does not capture: CI logs show it.
-use std::io::Write as _;
-
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use sgnn_netdev::{can_create_namespaces, AfPacket, Netns, Veth};
+use sgnn_netdev::{AfPacket, Netns, Veth};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::worker_ip;
@@ -191,8 +188,13 @@ fn a_slow_egress_port_builds_a_queue_and_marks_results_ecn() {
 
 #[test]
 fn softswitch_binary_aggregates_a_block_over_veth_af_packet() {
-    if let Err(e) = can_create_namespaces() {
-        let _ = writeln!(std::io::stderr(), "SKIPPED softswitch AF_PACKET test: {e}");
+    if sgnn_testkit::require(
+        "softswitch AF_PACKET test",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
         return;
     }
     let plan = one_block_plan();

@@ -73,9 +73,9 @@ pub fn softswitch_bin() -> PathBuf {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let root = target_dir().parent().unwrap().to_path_buf();
         let features: &[&str] = if cfg!(feature = "dpdk") {
-            &[]
+            &["--features", "dpdk"]
         } else {
-            &["--no-default-features"]
+            &[]
         };
         let st = Command::new(cargo)
             .args(["build", "-p", "softswitch", "--bin", "softswitch"])

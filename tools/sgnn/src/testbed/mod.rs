@@ -149,6 +149,21 @@ impl ModeRun {
 
 /// Runs the testbed; prints the report and the final `verified:`/`FAILED:` line.
 pub fn main(args: TestbedArgs) -> ExitCode {
+    if matches!(args.net, Net::Memif | Net::VethDpdk) && !cfg!(feature = "dpdk") {
+        let net = if args.net == Net::Memif {
+            "memif"
+        } else {
+            "veth-dpdk"
+        };
+        println!(
+            "FAILED: this sgnn was built without DPDK, which --net {net} needs: run it as \
+             `cargo run --release -p sgnn --features dpdk -- testbed --net {net}` (the cargo \
+             feature `dpdk` builds the daemons and the switch with DPDK too; needs the Debian \
+             packages {})",
+            sgnn_netdev::dpdk_args::DPDK_PACKAGES
+        );
+        return ExitCode::from(2);
+    }
     install_interrupt_handler();
     let sup = Supervisor::default();
     let result = run(&args, &sup);

@@ -108,16 +108,20 @@ impl Drop for Supervisor {
 }
 
 /// Finds a sibling binary of the running executable (cargo puts every workspace binary in the
-/// same directory), or `$ENV`. Under `cargo run`, a missing sibling is built first with the
-/// same profile, so `cargo run --release -p sgnn -- testbed` works on a fresh checkout.
+/// same directory), or `$ENV`. Under `cargo run` the sibling is (re)built first, once per
+/// process, with the same profile and, if this `sgnn` has its `dpdk` feature, with `dpdk`: so
+/// `cargo run --release -p sgnn -- testbed` works on a fresh checkout, and a sibling left by an
+/// older build or one without DPDK never runs against this one.
 pub fn binary(name: &str, env: &str) -> anyhow::Result<PathBuf> {
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
     if let Some(p) = std::env::var_os(env) {
         return Ok(PathBuf::from(p));
     }
     let exe = std::env::current_exe()?;
     let dir = exe.parent().expect("an executable lives in a directory");
     let candidate = dir.join(name);
-    if candidate.is_file() {
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.iter().any(|b| b == name) {
         return Ok(candidate);
     }
     if let (Some(cargo), Some(profile)) = (
@@ -126,9 +130,16 @@ pub fn binary(name: &str, env: &str) -> anyhow::Result<PathBuf> {
     ) {
         // Each binary has the name of its package.
         let package = name;
-        eprintln!("building {name} ({profile}) ...");
+        let dpdk = cfg!(feature = "dpdk");
+        eprintln!(
+            "building {name} ({profile}{}) ...",
+            if dpdk { ", features dpdk" } else { "" }
+        );
         let mut c = Command::new(cargo);
         c.args(["build", "--quiet", "-p", package]);
+        if dpdk {
+            c.args(["--features", "dpdk"]);
+        }
         if profile == "release" {
             c.arg("--release");
         } else if profile != "debug" {
@@ -136,8 +147,16 @@ pub fn binary(name: &str, env: &str) -> anyhow::Result<PathBuf> {
         }
         let ok = c.status().map(|s| s.success()).unwrap_or(false);
         if ok && candidate.is_file() {
+            built.push(name.to_string());
             return Ok(candidate);
         }
+        anyhow::bail!(
+            "building `{name}` with cargo failed (its errors are above); fix them, or build it \
+             yourself (`cargo build --release --workspace`) and set {env} to its path"
+        )
+    }
+    if candidate.is_file() {
+        return Ok(candidate);
     }
     anyhow::bail!(
         "cannot find `{name}` next to {}; build the workspace first (`cargo build --release --workspace`) or set {env}",
