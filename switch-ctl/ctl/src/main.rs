@@ -190,6 +190,26 @@ struct PlanArgs {
     #[arg(long, value_name = "L", default_value_t = 1)]
     leaves: u32,
 
+    /// Switch capacity profile for the predicted times: default (100 Gbit/s links, one
+    /// recirculation port at link rate), tofino1 or tofino2 (public figures; see
+    /// docs/planner.md, "Capacity-aware delivery"). The flags below override its values.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    profile: String,
+
+    /// Host link rate, Gbit/s (overrides the profile's).
+    #[arg(long, value_name = "GBPS")]
+    link_gbps: Option<f64>,
+
+    /// Recirculation bandwidth, Gbit/s, or `free` (overrides the profile's; one data frame
+    /// time per pass).
+    #[arg(long, value_name = "GBPS|free", value_parser = sgnn_plan::profile::parse_recirc_gbps)]
+    recirc_gbps: Option<f64>,
+
+    /// One-way host link delay, microseconds (overrides the profile's; sets the cost of a
+    /// block barrier).
+    #[arg(long, value_name = "US")]
+    delay_us: Option<f64>,
+
     /// Output directory for the plan (created; existing plan files are replaced).
     #[arg(long, value_name = "DIR", required_unless_present = "verify")]
     out: Option<PathBuf>,
@@ -343,6 +363,31 @@ fn load_graph(spec: &str, progress: &mut Progress) -> Result<sgnn_graph::LoadedG
     Ok(g)
 }
 
+/// The switch profile of `plan`'s flags: the named profile with the overrides applied, and the
+/// switch memory of `--switch-mem`.
+fn profile_of(a: &PlanArgs) -> Result<sgnn_plan::profile::SwitchProfile> {
+    let mut p = sgnn_plan::profile::SwitchProfile::named(&a.profile)?;
+    let mut custom = false;
+    if let Some(v) = a.link_gbps {
+        p.link_gbps = v;
+        custom = true;
+    }
+    if let Some(v) = a.recirc_gbps {
+        p.recirc_gbps = v;
+        custom = true;
+    }
+    if let Some(v) = a.delay_us {
+        p.delay_us = v;
+        custom = true;
+    }
+    p.agg_mem_bytes = a.switch_mem;
+    if custom {
+        p.name = format!("{}+flags", p.name);
+    }
+    p.validate()?;
+    Ok(p)
+}
+
 fn plan(a: &PlanArgs) -> Result<()> {
     let spec = a.graph.as_deref().unwrap();
     let out = a.out.as_deref().unwrap();
@@ -359,6 +404,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         leaves: a.leaves,
     };
     config.validate()?;
+    let profile = profile_of(a)?;
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
         eprintln!(
             "note: --agg-bytes {agg_bytes} differs from the wire format's {} B payload; this plan is for modelling only",
@@ -383,6 +429,20 @@ fn plan(a: &PlanArgs) -> Result<()> {
         max_abs_value: a.max_abs,
     };
     let (plan, mut report) = make_plan(loaded.csr, loaded.stats, &req, &mut |e| progress.on(e))?;
+    progress.on(Event::Start {
+        stage: "predict",
+        total: None,
+    });
+    let t = Instant::now();
+    report.predicted = sgnn_plan::delivery::compare(&plan, &profile);
+    report.profile = Some(profile);
+    let predict_s = t.elapsed().as_secs_f64();
+    report.planning_seconds.insert("predict".into(), predict_s);
+    progress.on(Event::Done {
+        stage: "predict",
+        seconds: predict_s,
+        summary: "per-pair delivery chosen, every mode predicted".into(),
+    });
     progress.on(Event::Start {
         stage: "write",
         total: None,
@@ -413,6 +473,20 @@ fn plan(a: &PlanArgs) -> Result<()> {
         report.workers, report.feature_dim
     );
     print!("{}", report.traffic_table());
+    if let Some(prof) = &report.profile {
+        println!(
+            "predicted time of one layer's exchange (profile {}: {} Gbit/s links, {} recirculation, {} us delay; docs/planner.md):",
+            prof.name,
+            prof.link_gbps,
+            if prof.recirc_gbps >= sgnn_plan::profile::FREE_RECIRC_GBPS {
+                "free".to_string()
+            } else {
+                format!("{} Gbit/s", prof.recirc_gbps)
+            },
+            prof.delay_us
+        );
+        print!("{}", report.predicted_table());
+    }
     if plan.manifest.config.leaves > 1 {
         println!("{}", leaves_line(&plan));
     }

@@ -337,6 +337,8 @@ pub fn make_plan(
         planning_seconds,
         peak_rss_bytes: peak_rss_bytes(),
         traffic_bytes,
+        profile: None,
+        predicted: Vec::new(),
     };
     Ok((plan, report))
 }

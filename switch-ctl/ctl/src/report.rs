@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use sgnn_plan::delivery::ModeRow;
 use sgnn_plan::model::GraphSummary;
+use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::{StrategyTraffic, STRATEGIES};
 
 use crate::units::fmt_bytes;
@@ -94,9 +96,63 @@ pub struct Report {
     pub peak_rss_bytes: u64,
     /// Bytes on the wire per layer, by strategy (see `sgnn_plan::traffic`).
     pub traffic_bytes: BTreeMap<String, StrategyTraffic>,
+    /// The switch profile the predictions below assume (`switch-ctl plan --profile`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<SwitchProfile>,
+    /// Predicted time of one layer's exchange per delivery mode (`sgnn_plan::delivery`), in
+    /// the order host_based, paper, multicast, partials, auto.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub predicted: Vec<ModeRow>,
 }
 
 impl Report {
+    /// The predicted-time table printed by `switch-ctl plan` (empty without predictions).
+    pub fn predicted_table(&self) -> String {
+        let Some(base) = self.predicted.iter().find(|r| r.mode == "host_based") else {
+            return String::new();
+        };
+        let base = base.prediction.time_us;
+        let mut s = format!(
+            "{:<11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>7} {:>12} {:>11} {:>16}\n",
+            "mode",
+            "predicted",
+            "uplink",
+            "downlink",
+            "recirc",
+            "barriers",
+            "blocks",
+            "bytes",
+            "vs host",
+            "pairs H/M/A/R"
+        );
+        for r in &self.predicted {
+            let p = &r.prediction;
+            let speedup = if p.time_us > 0.0 {
+                format!("{:.2}x", base / p.time_us)
+            } else {
+                "-".into()
+            };
+            s += &format!(
+                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>16}\n",
+                r.mode,
+                p.time_us,
+                p.uplink_us,
+                p.downlink_us,
+                p.recirc_us,
+                p.barriers_us,
+                p.blocks,
+                fmt_bytes(r.total_bytes),
+                speedup,
+                if r.mode == "paper" || r.mode == "host_based" {
+                    "-".to_string()
+                } else {
+                    format!("{}/{}/{}/{}", p.pairs[0], p.pairs[1], p.pairs[2], p.pairs[3])
+                }
+            );
+        }
+        s
+    }
+
     /// The traffic table printed by `switch-ctl plan`.
     pub fn traffic_table(&self) -> String {
         let base = self

@@ -9,10 +9,12 @@
 //! Everything downstream (switch tables, host schedules, the simulator, reports) reads plans
 //! through this crate, so nothing re-derives what the plan decided.
 
+pub mod delivery;
 mod error;
 mod io;
 pub mod model;
 pub mod mvc;
+pub mod profile;
 pub mod traffic;
 pub mod verify;
 

@@ -1,0 +1,952 @@
+//! Capacity-aware delivery: for every ordered pair of partitions (q sends, p receives), how the
+//! sum of q's contributions reaches p's vertices, the load each choice puts on every host link
+//! and on the switch's recirculation path, the predicted time of one layer's exchange (the cost
+//! model), and the local search that chooses per pair (`switch-ctl plan --aggregate auto`).
+//!
+//! The four ways ([`Delivery`]), counted per feature segment (one data frame):
+//! - `H`, host-based unicast: every boundary vertex u of q with a neighbour in p is sent to p.
+//!   Uplink of q and downlink of p: one frame per such u.
+//! - `M`, multicast raw features: u is sent once and the switch replicates it to every
+//!   partition chosen `M` (or `R`) for it; p sums on the host. Uplink of q: one frame per u
+//!   over all its `M`/`R` partitions; downlink of p: one frame per u.
+//! - `A`, in-switch sum of host pre-aggregated partials: q sums its own neighbours of each v of
+//!   p and sends one partial per (v, q); the switch adds the partials of all `A`/`R` senders of
+//!   v in one aggregator, one pass each. Uplink of q: one frame per v; downlink of p: one frame
+//!   per v over all its `A`/`R` senders.
+//! - `R`, the paper's per-edge aggregation: raw u (uploaded as for `M`) is added into the
+//!   aggregator of each neighbour v in p, one recirculation pass per cross edge after the
+//!   first; p receives one sum per v (shared with `A`).
+//!
+//! The cost model of one layer on a star (every term in microseconds):
+//!
+//! ```text
+//! T = max(busiest uplink, busiest downlink, recirculation passes x pass time)
+//!     + (blocks - 1) x barrier + latency
+//! ```
+//!
+//! plus the latency of one frame's trip ([`SwitchProfile::latency_us`]), where a link's time is
+//! its frames times the data frame time of the profile, `blocks` is the number of rounds the
+//! in-switch destinations need (`ceil(destinations x segments / aggregators)`, 0 when nothing
+//! is summed in the switch: `M` and `H` need no block sync), a barrier
+//! ([`SwitchProfile::barrier_us`]) separates two consecutive blocks. `R` re-sends a source in every block it appears in
+//! (the paper's multi-level blocks), which this count does not model, so `R` is only chosen when
+//! every in-switch destination fits in one block. The paper's own plan is predicted block by
+//! block from its tables ([`predict_paper`]).
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
+
+use sgnn_graph::Csr;
+
+use crate::model::Plan;
+use crate::profile::SwitchProfile;
+use crate::traffic::StrategyTraffic;
+use crate::PlanError;
+
+/// How the contributions of one ordered pair of partitions are delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Delivery {
+    /// Host-based unicast of raw features.
+    H,
+    /// Raw features multicast by the switch, summed on the receiving host.
+    M,
+    /// Host pre-aggregated partials, summed in the switch in one pass each.
+    A,
+    /// Raw features summed in the switch per edge, through recirculation (the paper's design).
+    R,
+}
+
+/// What `switch-ctl plan --aggregate` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AggregateMode {
+    /// Today's plan, the paper's design: every pair `R`, multi-level blocks.
+    #[default]
+    Paper,
+    /// Every pair `M`.
+    Multicast,
+    /// Every pair `A`.
+    Partials,
+    /// `M`, `A` or `R` per pair, chosen to minimise the predicted time.
+    Auto,
+}
+
+impl AggregateMode {
+    /// Every mode, in report order.
+    pub const ALL: [AggregateMode; 4] = [
+        AggregateMode::Paper,
+        AggregateMode::Multicast,
+        AggregateMode::Partials,
+        AggregateMode::Auto,
+    ];
+
+    /// The flag value and report name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggregateMode::Paper => "paper",
+            AggregateMode::Multicast => "multicast",
+            AggregateMode::Partials => "partials",
+            AggregateMode::Auto => "auto",
+        }
+    }
+
+    /// Parses a flag value.
+    pub fn parse(s: &str) -> Result<AggregateMode, PlanError> {
+        AggregateMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                PlanError::Config(format!(
+                    "unknown --aggregate `{s}`: use auto, paper, multicast or partials"
+                ))
+            })
+    }
+}
+
+/// For every ordered pair (q, p), the boundary vertices of q with a neighbour in p and how many
+/// neighbours each has there. The destinations in p of q's contributions are the sources of
+/// the pair (p, q), so one list per pair serves both directions.
+#[derive(Debug, Clone)]
+pub struct PairIndex {
+    workers: usize,
+    /// Pair `q * M + p` owns `src[off[i]..off[i + 1]]`.
+    off: Vec<usize>,
+    src: Vec<u32>,
+    nbrs: Vec<u32>,
+    vertices: usize,
+}
+
+impl PairIndex {
+    /// Builds the index of a plan's graph and partition.
+    pub fn new(plan: &Plan) -> PairIndex {
+        PairIndex::of(&plan.graph, &plan.partition, plan.workers() as usize)
+    }
+
+    /// Builds the index from a graph's adjacency and its partition into `m` workers.
+    pub fn of(g: &Csr, part: &[u32], m: usize) -> PairIndex {
+        let mut count = vec![0usize; m * m + 1];
+        let mut per: Vec<u32> = vec![0; m];
+        let mut touched: Vec<usize> = Vec::new();
+        // Pass 1: list sizes. Pass 2: fill. Vertices in id order, so lists are sorted.
+        for pass in 0..2 {
+            let mut fill = if pass == 1 {
+                let mut off = vec![0usize; m * m + 1];
+                for i in 0..m * m {
+                    off[i + 1] = off[i] + count[i];
+                }
+                Some((off.clone(), off))
+            } else {
+                None
+            };
+            let total = fill.as_ref().map(|f| f.0[m * m]).unwrap_or(0);
+            let mut src = vec![0u32; total];
+            let mut nbrs = vec![0u32; total];
+            for u in 0..g.num_vertices() as u32 {
+                let q = part[u as usize] as usize;
+                for &v in g.neighbors(u) {
+                    let p = part[v as usize] as usize;
+                    if p != q {
+                        if per[p] == 0 {
+                            touched.push(p);
+                        }
+                        per[p] += 1;
+                    }
+                }
+                for &p in &touched {
+                    let i = q * m + p;
+                    match &mut fill {
+                        None => count[i] += 1,
+                        Some((_, cur)) => {
+                            src[cur[i]] = u;
+                            nbrs[cur[i]] = per[p];
+                            cur[i] += 1;
+                        }
+                    }
+                    per[p] = 0;
+                }
+                touched.clear();
+            }
+            if let Some((off, _)) = fill {
+                return PairIndex {
+                    workers: m,
+                    off,
+                    src,
+                    nbrs,
+                    vertices: g.num_vertices(),
+                };
+            }
+        }
+        unreachable!("the second pass returns")
+    }
+
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// Boundary vertices of `q` with a neighbour in `p`, and their neighbour counts in `p`.
+    pub fn pair(&self, q: usize, p: usize) -> (&[u32], &[u32]) {
+        let i = q * self.workers + p;
+        let r = self.off[i]..self.off[i + 1];
+        (&self.src[r.clone()], &self.nbrs[r])
+    }
+}
+
+/// The per-pair choice: `choice[q * M + p]` for q != p.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    workers: usize,
+    c: Vec<Delivery>,
+}
+
+impl Choice {
+    /// Every pair the same.
+    pub fn uniform(workers: usize, d: Delivery) -> Choice {
+        Choice {
+            workers,
+            c: vec![d; workers * workers],
+        }
+    }
+
+    /// The choice of pair (q sends, p receives).
+    pub fn get(&self, q: usize, p: usize) -> Delivery {
+        self.c[q * self.workers + p]
+    }
+
+    /// How many ordered pairs with cross edges use each way, in the order H, M, A, R.
+    pub fn counts(&self, idx: &PairIndex) -> [u64; 4] {
+        let mut n = [0u64; 4];
+        for q in 0..self.workers {
+            for p in 0..self.workers {
+                if q != p && !idx.pair(q, p).0.is_empty() {
+                    n[self.get(q, p) as usize] += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+/// What one layer costs under a choice, counted per feature segment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// Predicted time of one layer's exchange, microseconds.
+    pub time_us: f64,
+    /// Busiest uplink, microseconds.
+    pub uplink_us: f64,
+    /// Busiest downlink, microseconds.
+    pub downlink_us: f64,
+    /// Recirculation, microseconds.
+    pub recirc_us: f64,
+    /// Block barriers, microseconds.
+    pub barriers_us: f64,
+    /// Data frames on the busiest uplink.
+    pub max_uplink_frames: u64,
+    /// Data frames on the busiest downlink.
+    pub max_downlink_frames: u64,
+    /// Recirculation passes (every pass after a frame's first).
+    pub recirc_passes: u64,
+    /// Rounds of in-switch aggregation (block barriers).
+    pub blocks: u64,
+    /// Vertices whose sum the switch computes.
+    pub switch_destinations: u64,
+    /// Multicast groups needed (distinct replication sets of raw frames).
+    pub multicast_groups: u64,
+    /// Ordered pairs with cross edges delivered H, M, A, R.
+    pub pairs: [u64; 4],
+}
+
+/// The sizes the cost model needs besides the profile.
+#[derive(Debug, Clone, Copy)]
+pub struct Sizes {
+    /// Aggregators (frames) one feature vector takes.
+    pub segments: u64,
+    /// Aggregators the switch memory holds.
+    pub aggregators: u64,
+}
+
+impl Sizes {
+    /// The plan's sizes.
+    pub fn of(plan: &Plan) -> Sizes {
+        Sizes {
+            segments: plan.manifest.segments as u64,
+            aggregators: plan.manifest.aggregators,
+        }
+    }
+}
+
+/// Link and switch load under a choice, kept up to date pair by pair (the local search changes
+/// one pair at a time in time proportional to that pair's lists).
+struct Load<'a> {
+    idx: &'a PairIndex,
+    choice: Choice,
+    owner: &'a [u32],
+    /// Pairs of u's owner, with u among their sources, that upload u raw (M or R).
+    raw_uses: Vec<u32>,
+    /// Senders of v whose contributions the switch sums for v (A or R).
+    sum_uses: Vec<u32>,
+    /// Cross edges of u aggregated per edge (R).
+    r_edges: Vec<u32>,
+    up: Vec<i64>,
+    down: Vec<i64>,
+    passes: i64,
+    dests: i64,
+    r_pairs: i64,
+}
+
+fn passes_of(r_edges: u32) -> i64 {
+    r_edges.saturating_sub(1) as i64
+}
+
+impl<'a> Load<'a> {
+    fn new(idx: &'a PairIndex, owner: &'a [u32]) -> Load<'a> {
+        let m = idx.workers;
+        let mut l = Load {
+            idx,
+            choice: Choice::uniform(m, Delivery::H),
+            owner,
+            raw_uses: vec![0; idx.vertices],
+            sum_uses: vec![0; idx.vertices],
+            r_edges: vec![0; idx.vertices],
+            up: vec![0; m],
+            down: vec![0; m],
+            passes: 0,
+            dests: 0,
+            r_pairs: 0,
+        };
+        for q in 0..m {
+            for p in 0..m {
+                if q != p {
+                    l.apply(q, p, Delivery::H, 1);
+                }
+            }
+        }
+        l
+    }
+
+    /// Adds (`sign = 1`) or removes (`sign = -1`) the load of delivering pair (q, p) by `d`.
+    fn apply(&mut self, q: usize, p: usize, d: Delivery, sign: i64) {
+        let (src, nbrs) = self.idx.pair(q, p);
+        let (dst, _) = self.idx.pair(p, q);
+        if src.is_empty() {
+            return;
+        }
+        let n_src = src.len() as i64;
+        let n_dst = dst.len() as i64;
+        match d {
+            Delivery::H => {
+                self.up[q] += sign * n_src;
+                self.down[p] += sign * n_src;
+            }
+            Delivery::M | Delivery::R => {
+                for &u in src {
+                    let c = &mut self.raw_uses[u as usize];
+                    if sign > 0 {
+                        *c += 1;
+                        if *c == 1 {
+                            self.up[q] += 1;
+                        }
+                    } else {
+                        *c -= 1;
+                        if *c == 0 {
+                            self.up[q] -= 1;
+                        }
+                    }
+                }
+                if d == Delivery::M {
+                    self.down[p] += sign * n_src;
+                } else {
+                    for (&u, &k) in src.iter().zip(nbrs) {
+                        let e = &mut self.r_edges[u as usize];
+                        let before = passes_of(*e);
+                        *e = if sign > 0 { *e + k } else { *e - k };
+                        self.passes += passes_of(*e) - before;
+                    }
+                    self.r_pairs += sign;
+                    self.sum(p, dst, sign);
+                }
+            }
+            Delivery::A => {
+                self.up[q] += sign * n_dst;
+                self.sum(p, dst, sign);
+            }
+        }
+    }
+
+    /// One more (or one fewer) in-switch sender of each destination in `dst` (on worker `p`).
+    fn sum(&mut self, p: usize, dst: &[u32], sign: i64) {
+        for &v in dst {
+            debug_assert_eq!(self.owner[v as usize] as usize, p);
+            let c = &mut self.sum_uses[v as usize];
+            if sign > 0 {
+                *c += 1;
+                if *c == 1 {
+                    self.down[p] += 1;
+                    self.dests += 1;
+                }
+            } else {
+                *c -= 1;
+                if *c == 0 {
+                    self.down[p] -= 1;
+                    self.dests -= 1;
+                }
+            }
+        }
+    }
+
+    fn set(&mut self, q: usize, p: usize, d: Delivery) {
+        let old = self.choice.get(q, p);
+        if old != d {
+            self.apply(q, p, old, -1);
+            self.apply(q, p, d, 1);
+            self.choice.c[q * self.idx.workers + p] = d;
+        }
+    }
+
+    /// The predicted time and a tie-breaker (sum of squared link loads, so the search can walk
+    /// along a plateau of the maximum towards balance).
+    fn score(&self, prof: &SwitchProfile, sizes: Sizes) -> (f64, f64) {
+        let t = self.time(prof, sizes);
+        let sq: f64 = self
+            .up
+            .iter()
+            .chain(&self.down)
+            .map(|&x| (x as f64) * (x as f64))
+            .sum();
+        (t, sq)
+    }
+
+    fn blocks(&self, sizes: Sizes) -> u64 {
+        if self.dests == 0 {
+            0
+        } else {
+            (self.dests as u64 * sizes.segments).div_ceil(sizes.aggregators.max(1))
+        }
+    }
+
+    fn time(&self, prof: &SwitchProfile, sizes: Sizes) -> f64 {
+        let blocks = self.blocks(sizes);
+        if self.r_pairs > 0 && blocks > 1 {
+            return f64::INFINITY;
+        }
+        let seg = sizes.segments as f64;
+        let up = *self.up.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
+        let down = *self.down.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
+        let recirc = self.passes as f64 * seg * prof.pass_us();
+        up.max(down).max(recirc)
+            + blocks.saturating_sub(1) as f64 * prof.barrier_us()
+            + prof.latency_us()
+    }
+
+    fn prediction(&self, prof: &SwitchProfile, sizes: Sizes) -> Prediction {
+        let seg = sizes.segments;
+        let max_up = *self.up.iter().max().unwrap_or(&0) as u64;
+        let max_down = *self.down.iter().max().unwrap_or(&0) as u64;
+        let blocks = self.blocks(sizes);
+        Prediction {
+            time_us: self.time(prof, sizes),
+            uplink_us: (max_up * seg) as f64 * prof.data_frame_us(),
+            downlink_us: (max_down * seg) as f64 * prof.data_frame_us(),
+            recirc_us: (self.passes as u64 * seg) as f64 * prof.pass_us(),
+            barriers_us: blocks.saturating_sub(1) as f64 * prof.barrier_us(),
+            max_uplink_frames: max_up * seg,
+            max_downlink_frames: max_down * seg,
+            recirc_passes: self.passes as u64 * seg,
+            blocks,
+            switch_destinations: self.dests as u64,
+            multicast_groups: self.multicast_groups(),
+            pairs: self.choice.counts(self.idx),
+        }
+    }
+
+    /// Distinct sets of ports a raw frame is replicated to (the `M` destinations of its vertex,
+    /// plus the recirculation port when it also feeds `R` aggregators).
+    fn multicast_groups(&self) -> u64 {
+        let m = self.idx.workers;
+        let mut sets: Vec<Vec<u32>> = vec![Vec::new(); self.idx.vertices];
+        for q in 0..m {
+            for p in 0..m {
+                if q == p {
+                    continue;
+                }
+                let d = self.choice.get(q, p);
+                if d == Delivery::M || d == Delivery::R {
+                    let port = if d == Delivery::M { p as u32 } else { u32::MAX };
+                    for &u in self.idx.pair(q, p).0 {
+                        let s = &mut sets[u as usize];
+                        if s.last() != Some(&port) {
+                            s.push(port);
+                        }
+                    }
+                }
+            }
+        }
+        let mut distinct: HashSet<Vec<u32>> = HashSet::new();
+        for mut s in sets {
+            if s.len() > 1 {
+                s.sort_unstable();
+                s.dedup();
+                distinct.insert(s);
+            }
+        }
+        distinct.len() as u64
+    }
+
+    /// Bytes on every host link (data frames, plus one BlockDone up and one BlockAdvance down
+    /// per worker and block when the switch sums anything).
+    fn traffic(&self, sizes: Sizes) -> StrategyTraffic {
+        let data = wire_bytes(DATA_FRAME_LEN) * sizes.segments;
+        let ctl = wire_bytes(CONTROL_FRAME_LEN);
+        let blocks = self.blocks(sizes);
+        let m = self.idx.workers as u64;
+        let up: Vec<u64> = self
+            .up
+            .iter()
+            .map(|&x| x as u64 * data + blocks * ctl)
+            .collect();
+        let down: Vec<u64> = self
+            .down
+            .iter()
+            .map(|&x| x as u64 * data + blocks * ctl)
+            .collect();
+        let control = 2 * blocks * ctl * m;
+        let frames_up: u64 = self.up.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
+        let frames_down: u64 = self.down.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
+        let (tu, td): (u64, u64) = (up.iter().sum(), down.iter().sum());
+        StrategyTraffic {
+            total: tu + td,
+            upload: tu - control / 2,
+            download: td - control / 2,
+            control,
+            frames: frames_up + frames_down + 2 * blocks * m,
+            max_worker_uplink: up.iter().copied().max().unwrap_or(0),
+            max_worker_downlink: down.iter().copied().max().unwrap_or(0),
+            in_network_fraction: None,
+            peak_aggregators: Some((self.dests as u64 * sizes.segments).min(sizes.aggregators)),
+            per_worker_uplink: up,
+            per_worker_downlink: down,
+        }
+    }
+}
+
+/// The outcome of planning one mode's delivery.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The per-pair choice.
+    pub choice: Choice,
+    /// Its predicted cost.
+    pub prediction: Prediction,
+    /// Its bytes on every host link.
+    pub traffic: StrategyTraffic,
+}
+
+/// Evaluates a given choice.
+pub fn evaluate(
+    idx: &PairIndex,
+    owner: &[u32],
+    choice: &Choice,
+    prof: &SwitchProfile,
+    sizes: Sizes,
+) -> Planned {
+    let mut l = Load::new(idx, owner);
+    for q in 0..idx.workers {
+        for p in 0..idx.workers {
+            if q != p {
+                l.set(q, p, choice.get(q, p));
+            }
+        }
+    }
+    Planned {
+        prediction: l.prediction(prof, sizes),
+        traffic: l.traffic(sizes),
+        choice: l.choice,
+    }
+}
+
+/// The `auto` choice: starting from the best uniform choice, a local search that changes one
+/// pair at a time to whichever of `allowed` lowers (predicted time, sum of squared link loads),
+/// sweeping all pairs until a sweep changes nothing (at most `max_sweeps`).
+///
+/// One trial costs O(M + |sources| + |destinations| of the pair), so a sweep costs
+/// O(M^3 + M x boundary incidences) for M workers.
+pub fn optimize(
+    idx: &PairIndex,
+    owner: &[u32],
+    prof: &SwitchProfile,
+    sizes: Sizes,
+    allowed: &[Delivery],
+    max_sweeps: usize,
+) -> Planned {
+    let m = idx.workers;
+    let mut l = Load::new(idx, owner);
+    let mut best_start = (f64::INFINITY, f64::INFINITY);
+    let mut start = allowed[0];
+    for &d in allowed {
+        for q in 0..m {
+            for p in 0..m {
+                if q != p {
+                    l.set(q, p, d);
+                }
+            }
+        }
+        let s = l.score(prof, sizes);
+        if s < best_start {
+            best_start = s;
+            start = d;
+        }
+    }
+    for q in 0..m {
+        for p in 0..m {
+            if q != p {
+                l.set(q, p, start);
+            }
+        }
+    }
+    let pairs: Vec<(usize, usize)> = (0..m)
+        .flat_map(|q| (0..m).map(move |p| (q, p)))
+        .filter(|&(q, p)| q != p && !idx.pair(q, p).0.is_empty())
+        .collect();
+    let mut cur = l.score(prof, sizes);
+    for _ in 0..max_sweeps {
+        let mut changed = false;
+        // Moves of a whole row or column first: one receiver's (or sender's) pairs all at once.
+        // A single pair rarely lowers the busiest link by itself (a receiver's downlink only
+        // shrinks once most of its senders pre-aggregate), so the search would stop at the
+        // best uniform choice without them.
+        for h in 0..m {
+            for col in [true, false] {
+                let group: Vec<(usize, usize)> = pairs
+                    .iter()
+                    .copied()
+                    .filter(|&(q, p)| if col { p == h } else { q == h })
+                    .collect();
+                if group.is_empty() {
+                    continue;
+                }
+                let was: Vec<Delivery> = group.iter().map(|&(q, p)| l.choice.get(q, p)).collect();
+                let mut best: Option<((f64, f64), Delivery)> = None;
+                for &d in allowed {
+                    if was.iter().all(|&w| w == d) {
+                        continue;
+                    }
+                    for &(q, p) in &group {
+                        l.set(q, p, d);
+                    }
+                    let s = l.score(prof, sizes);
+                    if s < best.map(|b| b.0).unwrap_or(cur) {
+                        best = Some((s, d));
+                    }
+                }
+                match best {
+                    Some((s, d)) => {
+                        for &(q, p) in &group {
+                            l.set(q, p, d);
+                        }
+                        cur = s;
+                        changed = true;
+                    }
+                    None => {
+                        for (&(q, p), &w) in group.iter().zip(&was) {
+                            l.set(q, p, w);
+                        }
+                    }
+                }
+            }
+        }
+        for &(q, p) in &pairs {
+            let was = l.choice.get(q, p);
+            let mut best = (cur, was);
+            for &d in allowed {
+                if d == was {
+                    continue;
+                }
+                l.set(q, p, d);
+                let s = l.score(prof, sizes);
+                if s < best.0 {
+                    best = (s, d);
+                }
+            }
+            l.set(q, p, best.1);
+            if best.1 != was {
+                cur = best.0;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Planned {
+        prediction: l.prediction(prof, sizes),
+        traffic: l.traffic(sizes),
+        choice: l.choice,
+    }
+}
+
+/// The paper's plan (every pair `R`, multi-level blocks), predicted block by block: each block
+/// takes as long as its busiest link or its recirculation, then a barrier.
+pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
+    let m = plan.workers() as usize;
+    let seg = plan.manifest.segments as u64;
+    let mut p = Prediction {
+        pairs: [0, 0, 0, 0],
+        ..Prediction::default()
+    };
+    let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
+    let mut dests: HashSet<u32> = HashSet::new();
+    for (b, block) in plan.blocks.iter().enumerate() {
+        up.iter_mut().for_each(|x| *x = 0);
+        down.iter_mut().for_each(|x| *x = 0);
+        let mut passes = 0u64;
+        for (i, &u) in block.sources.iter().enumerate() {
+            up[plan.partition[u as usize] as usize] += seg;
+            passes += (block.passes(i).len() as u64).saturating_sub(1) * seg;
+        }
+        for slot in &block.aggregators {
+            down[plan.partition[slot.dst as usize] as usize] += seg;
+            dests.insert(slot.dst);
+        }
+        let (mu, md) = (
+            *up.iter().max().unwrap_or(&0),
+            *down.iter().max().unwrap_or(&0),
+        );
+        let link = mu.max(md) as f64 * prof.data_frame_us();
+        let recirc = passes as f64 * prof.pass_us();
+        if b > 0 {
+            p.time_us += prof.barrier_us();
+        }
+        p.time_us += link.max(recirc);
+        p.uplink_us += mu as f64 * prof.data_frame_us();
+        p.downlink_us += md as f64 * prof.data_frame_us();
+        p.recirc_us += recirc;
+        p.max_uplink_frames += mu;
+        p.max_downlink_frames += md;
+        p.recirc_passes += passes;
+        p.blocks = b as u64 + 1;
+    }
+    p.barriers_us = p.blocks.saturating_sub(1) as f64 * prof.barrier_us();
+    p.time_us += prof.latency_us();
+    p.switch_destinations = dests.len() as u64;
+    p
+}
+
+/// The host-based baseline predicted with the same model.
+pub fn predict_host_based(
+    idx: &PairIndex,
+    owner: &[u32],
+    prof: &SwitchProfile,
+    sizes: Sizes,
+) -> Planned {
+    evaluate(
+        idx,
+        owner,
+        &Choice::uniform(idx.workers, Delivery::H),
+        prof,
+        sizes,
+    )
+}
+
+/// One row of the comparison `switch-ctl plan` prints and writes into `report.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModeRow {
+    /// `host_based`, `paper`, `multicast`, `partials` or `auto`.
+    pub mode: String,
+    /// The prediction.
+    pub prediction: Prediction,
+    /// Bytes on the host links (uplinks plus downlinks).
+    pub total_bytes: u64,
+}
+
+/// Predicts every mode for a plan under a profile. `paper` is the plan's own blocks; the
+/// others are computed from its partition.
+pub fn compare(plan: &Plan, prof: &SwitchProfile) -> Vec<ModeRow> {
+    let idx = PairIndex::new(plan);
+    let sizes = Sizes::of(plan);
+    let owner = &plan.partition;
+    let mut rows = Vec::new();
+    let hb = predict_host_based(&idx, owner, prof, sizes);
+    rows.push(ModeRow {
+        mode: "host_based".into(),
+        total_bytes: hb.traffic.total,
+        prediction: hb.prediction,
+    });
+    let paper = predict_paper(plan, prof);
+    rows.push(ModeRow {
+        mode: "paper".into(),
+        total_bytes: crate::traffic::switchgnn(plan).total,
+        prediction: paper,
+    });
+    for (name, d) in [("multicast", Delivery::M), ("partials", Delivery::A)] {
+        let r = evaluate(&idx, owner, &Choice::uniform(idx.workers, d), prof, sizes);
+        rows.push(ModeRow {
+            mode: name.into(),
+            total_bytes: r.traffic.total,
+            prediction: r.prediction,
+        });
+    }
+    let auto = optimize(
+        &idx,
+        owner,
+        prof,
+        sizes,
+        &[Delivery::M, Delivery::A, Delivery::R],
+        64,
+    );
+    rows.push(ModeRow {
+        mode: "auto".into(),
+        total_bytes: auto.traffic.total,
+        prediction: auto.prediction,
+    });
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    fn prof() -> SwitchProfile {
+        SwitchProfile::named("default").unwrap()
+    }
+
+    const BIG: Sizes = Sizes {
+        segments: 1,
+        aggregators: 1 << 20,
+    };
+
+    /// Worker 0 holds a hub 0 and leaves 1, 2; worker 1 holds 3, 4; worker 2 holds 5.
+    /// Cross edges: 0-3, 0-4, 0-5, 1-3, 2-3.
+    fn small() -> (Csr, Vec<u32>) {
+        let edges = [(0, 1), (0, 2), (0, 3), (0, 4), (0, 5), (1, 3), (2, 3)];
+        (Csr::from_edges(6, &edges).0, vec![0, 0, 0, 1, 1, 2])
+    }
+
+    fn load_of(idx: &PairIndex, part: &[u32], c: &Choice) -> (Vec<u64>, Vec<u64>, u64, u64) {
+        let r = evaluate(idx, part, c, &prof(), BIG);
+        let seg = wire_bytes(DATA_FRAME_LEN);
+        let ctl = wire_bytes(CONTROL_FRAME_LEN) * r.prediction.blocks;
+        let f = |v: &Vec<u64>| v.iter().map(|b| (b - ctl) / seg).collect::<Vec<_>>();
+        (
+            f(&r.traffic.per_worker_uplink),
+            f(&r.traffic.per_worker_downlink),
+            r.prediction.recirc_passes,
+            r.prediction.switch_destinations,
+        )
+    }
+
+    #[test]
+    fn each_way_counts_frames_as_the_module_says() {
+        let (g, part) = small();
+        let idx = PairIndex::of(&g, &part, 3);
+        // Pair lists: (0 -> 1): sources 0 (2 nbrs: 3, 4), 1, 2 (1 nbr: 3 each).
+        assert_eq!(idx.pair(0, 1), (&[0u32, 1, 2][..], &[2u32, 1, 1][..]));
+        assert_eq!(idx.pair(1, 0), (&[3u32, 4][..], &[3u32, 1][..]));
+        assert_eq!(idx.pair(0, 2), (&[0u32][..], &[1u32][..]));
+        // H: one frame per (u, remote partition).
+        let h = load_of(&idx, &part, &Choice::uniform(3, Delivery::H));
+        assert_eq!((h.0, h.1), (vec![4, 2, 1], vec![3, 3, 1]));
+        // M: every boundary vertex uploaded once; downlinks as H.
+        let m = load_of(&idx, &part, &Choice::uniform(3, Delivery::M));
+        assert_eq!((m.0, m.1), (vec![3, 2, 1], vec![3, 3, 1]));
+        // A: one partial per (v, sender): worker 1 pre-sums for 0, 1 and 2 (3 frames where M
+        // sends 3 and 4 raw); one sum per boundary vertex down.
+        let a = load_of(&idx, &part, &Choice::uniform(3, Delivery::A));
+        assert_eq!((a.0, a.1), (vec![3, 3, 1], vec![3, 2, 1]));
+        assert_eq!(a.3, 6);
+        // R: uploads as M, downloads as A, one pass per cross edge after a source's first:
+        // vertex 0 has 3 cross edges (2 passes), 3 has 3 (2 passes), the rest 1 each.
+        let r = load_of(&idx, &part, &Choice::uniform(3, Delivery::R));
+        assert_eq!((r.0, r.1, r.2), (vec![3, 2, 1], vec![3, 2, 1], 4));
+    }
+
+    #[test]
+    fn incremental_changes_equal_a_fresh_evaluation() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let n = 300usize;
+        let edges: Vec<(u32, u32)> = (0..1500)
+            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let g = Csr::from_edges(n, &edges).0;
+        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..5)).collect();
+        let idx = PairIndex::of(&g, &part, 5);
+        let mut l = Load::new(&idx, &part);
+        let ways = [Delivery::H, Delivery::M, Delivery::A, Delivery::R];
+        for _ in 0..400 {
+            let (q, p) = (rng.gen_range(0..5), rng.gen_range(0..5));
+            if q != p {
+                l.set(q, p, ways[rng.gen_range(0..4)]);
+            }
+        }
+        let fresh = evaluate(&idx, &part, &l.choice, &prof(), BIG);
+        assert_eq!(l.prediction(&prof(), BIG), fresh.prediction);
+        assert_eq!(l.traffic(BIG), fresh.traffic);
+    }
+
+    #[test]
+    fn auto_is_never_slower_than_a_uniform_choice() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let n = 400usize;
+        let edges: Vec<(u32, u32)> = (0..3000)
+            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32 / 4)))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let g = Csr::from_edges(n, &edges).0;
+        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..6)).collect();
+        let idx = PairIndex::of(&g, &part, 6);
+        for recirc in [100.0, 800.0, crate::profile::FREE_RECIRC_GBPS] {
+            let mut pr = prof();
+            pr.recirc_gbps = recirc;
+            let all = [Delivery::M, Delivery::A, Delivery::R];
+            let auto = optimize(&idx, &part, &pr, BIG, &all, 64);
+            for d in [Delivery::H, Delivery::M, Delivery::A, Delivery::R] {
+                let u = evaluate(&idx, &part, &Choice::uniform(6, d), &pr, BIG);
+                assert!(
+                    auto.prediction.time_us <= u.prediction.time_us + 1e-9,
+                    "{recirc}: auto {} > {d:?} {}",
+                    auto.prediction.time_us,
+                    u.prediction.time_us
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn per_edge_aggregation_needs_one_block() {
+        let (g, part) = small();
+        let idx = PairIndex::of(&g, &part, 3);
+        // 6 destinations, 4 aggregators: two blocks, which `R` cannot be predicted for.
+        let tight = Sizes {
+            segments: 1,
+            aggregators: 4,
+        };
+        let r = evaluate(
+            &idx,
+            &part,
+            &Choice::uniform(3, Delivery::R),
+            &prof(),
+            tight,
+        );
+        assert!(r.prediction.time_us.is_infinite());
+        let a = evaluate(
+            &idx,
+            &part,
+            &Choice::uniform(3, Delivery::A),
+            &prof(),
+            tight,
+        );
+        assert_eq!(a.prediction.blocks, 2);
+        assert!(a.prediction.time_us.is_finite());
+        let auto = optimize(
+            &idx,
+            &part,
+            &prof(),
+            tight,
+            &[Delivery::M, Delivery::A, Delivery::R],
+            8,
+        );
+        assert!(auto.prediction.time_us.is_finite());
+    }
+}

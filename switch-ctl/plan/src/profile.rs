@@ -1,0 +1,186 @@
+//! The switch capacity profile: what one switch and its host links can carry, read by the
+//! planner's cost model ([`crate::delivery`]), the simulator and the testbed alike.
+//!
+//! A profile is a named set of values; every value can be overridden by a flag
+//! (`--link-gbps`, `--recirc-gbps`, `--switch-mem`). The named profiles:
+//!
+//! | name | link | ports | recirculation | memory | multicast groups | source |
+//! |---|---|---|---|---|---|---|
+//! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | the simulator's defaults |
+//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 10 MB | 65,536 | the paper's Wedge 100BF-32X with its 10 MB; public Tofino 1 figures, not yet measured with the compiler (issue 17) |
+//! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 20 MB | 65,536 | public Tofino 2 figures (12.8 Tbit/s, 128 x 100G), not yet measured with the compiler (issue 17) |
+//!
+//! `free` recirculation (`--recirc-gbps free`) stands for a switch whose passes cost nothing,
+//! which is what the paper's results need (`docs/evaluation.md`).
+
+use serde::{Deserialize, Serialize};
+use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
+
+use crate::PlanError;
+
+/// Recirculation bandwidth that stands for "free" (1 Pbit/s): no pass ever waits.
+pub const FREE_RECIRC_GBPS: f64 = 1_000_000.0;
+
+/// What one switch and its host links can carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SwitchProfile {
+    /// Profile name (`default`, `tofino1`, `tofino2`, or `custom` after overrides).
+    pub name: String,
+    /// Rate of every host link, Gbit/s (both directions).
+    pub link_gbps: f64,
+    /// Front-panel ports (at most this many workers on one switch).
+    pub ports: u32,
+    /// Bandwidth of the recirculation path, Gbit/s: one data frame time per pass.
+    pub recirc_gbps: f64,
+    /// Values one pipeline pass adds into one aggregator (int32 lanes).
+    pub lanes_per_pass: u32,
+    /// Switch memory for aggregators, bytes.
+    pub agg_mem_bytes: u64,
+    /// Multicast groups the packet replication engine holds.
+    pub multicast_groups: u32,
+    /// One-way propagation delay of a host link, microseconds.
+    pub delay_us: f64,
+}
+
+/// The names [`SwitchProfile::named`] knows.
+pub const PROFILES: [&str; 3] = ["default", "tofino1", "tofino2"];
+
+impl SwitchProfile {
+    /// A named profile (see the module documentation), or an error listing the names.
+    pub fn named(name: &str) -> Result<SwitchProfile, PlanError> {
+        let p = match name {
+            "default" => SwitchProfile {
+                name: name.into(),
+                link_gbps: 100.0,
+                ports: 32,
+                recirc_gbps: 100.0,
+                lanes_per_pass: 32,
+                agg_mem_bytes: 10_000_000,
+                multicast_groups: 65_536,
+                delay_us: 2.0,
+            },
+            "tofino1" => SwitchProfile {
+                name: name.into(),
+                link_gbps: 100.0,
+                ports: 32,
+                recirc_gbps: 400.0,
+                lanes_per_pass: 32,
+                agg_mem_bytes: 10_000_000,
+                multicast_groups: 65_536,
+                delay_us: 2.0,
+            },
+            "tofino2" => SwitchProfile {
+                name: name.into(),
+                link_gbps: 100.0,
+                ports: 128,
+                recirc_gbps: 1_600.0,
+                lanes_per_pass: 32,
+                agg_mem_bytes: 20_000_000,
+                multicast_groups: 65_536,
+                delay_us: 2.0,
+            },
+            other => {
+                return Err(PlanError::Config(format!(
+                    "unknown switch profile `{other}`: use one of {}",
+                    PROFILES.join(", ")
+                )))
+            }
+        };
+        Ok(p)
+    }
+
+    /// Time of one data frame (one feature segment) on a host link, microseconds.
+    pub fn data_frame_us(&self) -> f64 {
+        wire_bytes(DATA_FRAME_LEN) as f64 * 8.0 / (self.link_gbps * 1e3)
+    }
+
+    /// Time of one control frame on a host link, microseconds.
+    pub fn control_frame_us(&self) -> f64 {
+        wire_bytes(CONTROL_FRAME_LEN) as f64 * 8.0 / (self.link_gbps * 1e3)
+    }
+
+    /// Time of one recirculation pass, microseconds (a data frame on the recirculation path).
+    pub fn pass_us(&self) -> f64 {
+        wire_bytes(DATA_FRAME_LEN) as f64 * 8.0 / (self.recirc_gbps * 1e3)
+    }
+
+    /// The idle time one block barrier adds between two blocks, microseconds: the last Result
+    /// reaches its worker, the worker's BlockDone reaches the switch, the BlockAdvance reaches
+    /// every worker, and the next block's first frame reaches the switch: four link crossings,
+    /// two control frames and one data frame.
+    pub fn barrier_us(&self) -> f64 {
+        4.0 * self.delay_us + 2.0 * self.control_frame_us() + self.data_frame_us()
+    }
+
+    /// The latency every exchange pays once: a frame crosses two links (host to switch to
+    /// host) and is stored and forwarded once.
+    pub fn latency_us(&self) -> f64 {
+        2.0 * self.delay_us + self.data_frame_us()
+    }
+
+    /// Checks the values.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let bad = |m: String| Err(PlanError::Config(m));
+        if !(self.link_gbps.is_finite() && self.link_gbps > 0.0) {
+            return bad(format!(
+                "--link-gbps must be positive, got {}",
+                self.link_gbps
+            ));
+        }
+        if !(self.recirc_gbps.is_finite() && self.recirc_gbps > 0.0) {
+            return bad(format!(
+                "--recirc-gbps must be positive (or `free`), got {}",
+                self.recirc_gbps
+            ));
+        }
+        if !(self.delay_us.is_finite() && self.delay_us >= 0.0) {
+            return bad(format!(
+                "the link delay must be at least 0 us, got {}",
+                self.delay_us
+            ));
+        }
+        if self.lanes_per_pass == 0 {
+            return bad("lanes per pass must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Parses a recirculation rate: a number of Gbit/s or `free` ([`FREE_RECIRC_GBPS`]).
+pub fn parse_recirc_gbps(s: &str) -> Result<f64, String> {
+    if s.eq_ignore_ascii_case("free") {
+        return Ok(FREE_RECIRC_GBPS);
+    }
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not a recirculation rate: a positive number of Gbit/s, or `free`"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_profile_is_valid_and_unknown_names_are_listed() {
+        for n in PROFILES {
+            let p = SwitchProfile::named(n).unwrap();
+            p.validate().unwrap();
+            assert_eq!(p.name, n);
+        }
+        let e = SwitchProfile::named("tofino9").unwrap_err().to_string();
+        assert!(e.contains("default, tofino1, tofino2"), "{e}");
+    }
+
+    #[test]
+    fn frame_times_follow_the_wire_sizes() {
+        let p = SwitchProfile::named("default").unwrap();
+        // 210 B at 100 Gbit/s = 16.8 ns; 84 B = 6.72 ns.
+        assert!((p.data_frame_us() - 0.0168).abs() < 1e-12);
+        assert!((p.control_frame_us() - 0.00672).abs() < 1e-12);
+        assert_eq!(parse_recirc_gbps("free").unwrap(), FREE_RECIRC_GBPS);
+        assert!(parse_recirc_gbps("-3").is_err());
+    }
+}
