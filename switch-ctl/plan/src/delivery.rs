@@ -229,6 +229,137 @@ impl Choice {
     }
 }
 
+/// What a choice means for the hosts and the switch: each worker's sends, the switch's
+/// replication and aggregation tables. The simulator runs these; the daemon and the switch
+/// programs will read the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tables {
+    /// Per worker, the vertices it uploads raw (once each, for every `M` and `R` pair), in
+    /// ascending id.
+    pub raw_send: Vec<Vec<u32>>,
+    /// Per worker, the destinations it sends a pre-aggregated partial for (`A` pairs): round
+    /// robin over the receiving workers, ascending vertex id within each, so every sender of a
+    /// destination reaches it at about the same point of its list and the sum completes early.
+    pub partial_send: Vec<Vec<u32>>,
+    /// Per vertex u, the workers its raw frame is replicated to (`M`):
+    /// `mcast[mcast_off[u]..mcast_off[u + 1]]`, ascending.
+    pub mcast: Vec<u32>,
+    /// Offsets into `mcast`, one per vertex plus one.
+    pub mcast_off: Vec<usize>,
+    /// Per vertex u, the aggregator rows its raw frame is added into, one pass each (`R`):
+    /// `r_rows[r_off[u]..r_off[u + 1]]`.
+    pub r_rows: Vec<u32>,
+    /// Offsets into `r_rows`.
+    pub r_off: Vec<usize>,
+    /// Aggregator row of each vertex the switch sums for, `u32::MAX` for none.
+    pub row_of: Vec<u32>,
+    /// Destination vertex of each row.
+    pub row_dst: Vec<u32>,
+    /// Contributions each row waits for: one per `R` edge into it plus one per `A` sender.
+    pub row_expected: Vec<u32>,
+}
+
+impl Tables {
+    /// The tables of `choice` on `g` partitioned by `part`.
+    pub fn new(idx: &PairIndex, g: &Csr, part: &[u32], choice: &Choice) -> Tables {
+        let m = idx.workers;
+        let n = g.num_vertices();
+        let mut t = Tables {
+            raw_send: vec![Vec::new(); m],
+            partial_send: vec![Vec::new(); m],
+            row_of: vec![u32::MAX; n],
+            ..Tables::default()
+        };
+        // Rows: every destination with an A or R sender, in vertex order.
+        let mut expected = vec![0u32; n];
+        let mut summed = vec![false; n];
+        for q in 0..m {
+            for p in 0..m {
+                if q == p {
+                    continue;
+                }
+                match choice.get(q, p) {
+                    Delivery::A => {
+                        for &v in idx.pair(p, q).0 {
+                            summed[v as usize] = true;
+                            expected[v as usize] += 1;
+                        }
+                    }
+                    Delivery::R => {
+                        for (&v, &k) in idx.pair(p, q).0.iter().zip(idx.pair(p, q).1) {
+                            summed[v as usize] = true;
+                            expected[v as usize] += k;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for v in 0..n {
+            if summed[v] {
+                t.row_of[v] = t.row_dst.len() as u32;
+                t.row_dst.push(v as u32);
+                t.row_expected.push(expected[v]);
+            }
+        }
+        // Raw frames: replication and per-edge rows of every vertex.
+        t.mcast_off.push(0);
+        t.r_off.push(0);
+        for u in 0..n as u32 {
+            let q = part[u as usize] as usize;
+            let start = t.mcast.len();
+            let mut raw = false;
+            for &v in g.neighbors(u) {
+                let p = part[v as usize] as usize;
+                if p == q {
+                    continue;
+                }
+                match choice.get(q, p) {
+                    Delivery::M => {
+                        raw = true;
+                        if !t.mcast[start..].contains(&(p as u32)) {
+                            t.mcast.push(p as u32);
+                        }
+                    }
+                    Delivery::R => {
+                        raw = true;
+                        t.r_rows.push(t.row_of[v as usize]);
+                    }
+                    _ => {}
+                }
+            }
+            t.mcast[start..].sort_unstable();
+            if raw {
+                t.raw_send[q].push(u);
+            }
+            t.mcast_off.push(t.mcast.len());
+            t.r_off.push(t.r_rows.len());
+        }
+        // Partials: round robin over the receiving workers.
+        for q in 0..m {
+            let lists: Vec<&[u32]> = (1..m)
+                .map(|k| (q + k) % m)
+                .filter(|&p| choice.get(q, p) == Delivery::A)
+                .map(|p| idx.pair(p, q).0)
+                .collect();
+            let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+            for i in 0..longest {
+                for l in &lists {
+                    if let Some(&v) = l.get(i) {
+                        t.partial_send[q].push(v);
+                    }
+                }
+            }
+        }
+        t
+    }
+
+    /// Raw copies delivered to workers (vectors).
+    pub fn raw_deliveries(&self) -> u64 {
+        self.mcast.len() as u64
+    }
+}
+
 /// What one layer costs under a choice, counted per feature segment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
@@ -495,11 +626,12 @@ impl<'a> Load<'a> {
     }
 
     /// Bytes on every host link (data frames, plus one BlockDone up and one BlockAdvance down
-    /// per worker and block when the switch sums anything).
+    /// per worker at every barrier between two blocks; one round needs none: the layer ends
+    /// when the last sum arrives).
     fn traffic(&self, sizes: Sizes) -> StrategyTraffic {
         let data = wire_bytes(DATA_FRAME_LEN) * sizes.segments;
         let ctl = wire_bytes(CONTROL_FRAME_LEN);
-        let blocks = self.blocks(sizes);
+        let blocks = self.blocks(sizes).saturating_sub(1);
         let m = self.idx.workers as u64;
         let up: Vec<u64> = self
             .up
@@ -826,7 +958,7 @@ mod tests {
     fn load_of(idx: &PairIndex, part: &[u32], c: &Choice) -> (Vec<u64>, Vec<u64>, u64, u64) {
         let r = evaluate(idx, part, c, &prof(), BIG);
         let seg = wire_bytes(DATA_FRAME_LEN);
-        let ctl = wire_bytes(CONTROL_FRAME_LEN) * r.prediction.blocks;
+        let ctl = wire_bytes(CONTROL_FRAME_LEN) * r.prediction.blocks.saturating_sub(1);
         let f = |v: &Vec<u64>| v.iter().map(|b| (b - ctl) / seg).collect::<Vec<_>>();
         (
             f(&r.traffic.per_worker_uplink),
@@ -911,6 +1043,62 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn tables_carry_the_frames_the_load_counts() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let n = 200usize;
+        let edges: Vec<(u32, u32)> = (0..900)
+            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let g = Csr::from_edges(n, &edges).0;
+        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let idx = PairIndex::of(&g, &part, 4);
+        let ways = [Delivery::M, Delivery::A, Delivery::R];
+        let mut c = Choice::uniform(4, Delivery::M);
+        for q in 0..4 {
+            for p in 0..4 {
+                c.c[q * 4 + p] = ways[rng.gen_range(0..3)];
+            }
+        }
+        let t = Tables::new(&idx, &g, &part, &c);
+        let (up, down, passes, dests) = load_of(&idx, &part, &c);
+        for w in 0..4 {
+            let sent = (t.raw_send[w].len() + t.partial_send[w].len()) as u64;
+            assert_eq!(sent, up[w], "uplink of {w}");
+            let raw_in = (0..n)
+                .map(|u| {
+                    t.mcast[t.mcast_off[u]..t.mcast_off[u + 1]]
+                        .iter()
+                        .filter(|&&p| p == w as u32)
+                        .count() as u64
+                })
+                .sum::<u64>();
+            let sums = t
+                .row_dst
+                .iter()
+                .filter(|&&v| part[v as usize] == w as u32)
+                .count() as u64;
+            assert_eq!(raw_in + sums, down[w], "downlink of {w}");
+        }
+        assert_eq!(t.row_dst.len() as u64, dests);
+        let r_passes: u64 = (0..n)
+            .map(|u| (t.r_off[u + 1] - t.r_off[u]).saturating_sub(1) as u64)
+            .sum();
+        assert_eq!(r_passes, passes);
+        // Every row's expected count is what its senders deliver.
+        let mut got = vec![0u32; t.row_dst.len()];
+        for &r in &t.r_rows {
+            got[r as usize] += 1;
+        }
+        for list in &t.partial_send {
+            for &v in list {
+                got[t.row_of[v as usize] as usize] += 1;
+            }
+        }
+        assert_eq!(got, t.row_expected);
     }
 
     #[test]

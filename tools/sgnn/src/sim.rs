@@ -586,7 +586,10 @@ fn run(a: SimArgs) -> Result<()> {
             ));
             continue;
         };
-        let m = models[pi][name].total;
+        let m = match &r.model_traffic {
+            Some(t) => t.total,
+            None => models[pi][name].total,
+        };
         let host = r.host_uplink.iter().sum::<u64>() + r.host_downlink.iter().sum::<u64>();
         check.push_str(&format!(
             "  {:<18} model {:<13} (plan {}) {:>14}  simulated {:>14}  {}",

@@ -28,8 +28,11 @@ use background::{BackgroundReport, WithBackground};
 pub use host::{HostCounters, HostOptions};
 pub use net::{tx_time, App, Gauges, NetConfig, NetStats, Pkt, Progress, Sample, Time};
 use net::{ChannelStats, Net};
+use sgnn_plan::delivery::{self, Delivery, PairIndex, Prediction, Sizes, Tables};
+use sgnn_plan::profile::SwitchProfile;
+use sgnn_plan::traffic::StrategyTraffic;
 use sgnn_plan::{Plan, PlanConfig};
-use strategies::{Exchange, HostBased, OneShot, SwitchCounters, SwitchGnn};
+use strategies::{Deliver, Exchange, HostBased, OneShot, SwitchCounters, SwitchGnn};
 pub use topology::Topology;
 
 /// Strategies the simulator runs. `tools/sim/README.md` has a table of their models and
@@ -60,6 +63,15 @@ pub enum Strategy {
     Dgs,
     /// `SwitchGnn` without host rate control (the paper's "SwitchGNN w/o CC").
     SwitchGnnNoCc,
+    /// Every pair of partitions multicast: raw features replicated by the switch, summed on
+    /// the receiving host (`sgnn_plan::delivery`, `M`).
+    Multicast,
+    /// Every pair pre-aggregated on the sending host and summed in the switch in one pass
+    /// (`A`).
+    Partials,
+    /// Multicast, partials or per-edge aggregation per pair, chosen by the planner's cost model
+    /// for this simulation's link and recirculation rates (`--aggregate auto`).
+    SwitchGnnAuto,
 }
 
 /// Planner options a strategy needs different from the user's (`None`: keep the user's).
@@ -95,7 +107,7 @@ impl PlanVariant {
 
 impl Strategy {
     /// All strategies, in output order.
-    pub const ALL: [Strategy; 12] = [
+    pub const ALL: [Strategy; 15] = [
         Strategy::HostBased,
         Strategy::SwitchGnn,
         Strategy::G3,
@@ -108,6 +120,9 @@ impl Strategy {
         Strategy::Grappa,
         Strategy::Dgs,
         Strategy::SwitchGnnNoCc,
+        Strategy::Multicast,
+        Strategy::Partials,
+        Strategy::SwitchGnnAuto,
     ];
 
     /// Name on the command line and in reports.
@@ -125,6 +140,9 @@ impl Strategy {
             Strategy::Grappa => "grappa",
             Strategy::Dgs => "dgs",
             Strategy::SwitchGnnNoCc => "switchgnn_no_cc",
+            Strategy::Multicast => "multicast",
+            Strategy::Partials => "partials",
+            Strategy::SwitchGnnAuto => "switchgnn_auto",
         }
     }
 
@@ -160,9 +178,12 @@ impl Strategy {
     }
 
     /// The `sgnn_plan::traffic` strategy whose bytes (on this strategy's plan) the simulator
-    /// must reproduce exactly; `None` for approximate strategies.
+    /// must reproduce exactly; `None` for approximate strategies. The delivery strategies
+    /// (`multicast`, `partials`, `switchgnn_auto`) are modelled by `sgnn_plan::delivery` for the
+    /// run's profile: their model is in [`RunReport::model_traffic`].
     pub fn traffic_model(self) -> Option<&'static str> {
         match self {
+            Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => Some(self.name()),
             Strategy::HostBased | Strategy::G3 | Strategy::Hermod => Some("host_based"),
             Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => {
                 Some("switchgnn")
@@ -262,6 +283,12 @@ pub struct RunReport {
     pub background: Option<BackgroundReport>,
     /// Time series (empty unless [`NetConfig::sample_every`] is set).
     pub series: Vec<Sample>,
+    /// The planner's cost model of this strategy for the run's link rate, delay and
+    /// recirculation (`sgnn_plan::delivery`), where it has one (on a star).
+    pub predicted: Option<Prediction>,
+    /// The bytes the planner's model says this strategy puts on every host link, for the
+    /// strategies modelled by `sgnn_plan::delivery` (the others: `sgnn_plan::traffic::model`).
+    pub model_traffic: Option<StrategyTraffic>,
     /// Sampling interval of `series` at the end of the run (the configured one, doubled by
     /// every merge of [`NetConfig::max_samples`]).
     pub sample_interval: Option<Time>,
@@ -343,6 +370,55 @@ fn report(
         background: None,
         series: net.series().to_vec(),
         sample_interval: net.sample_interval(),
+        predicted: None,
+        model_traffic: None,
+    }
+}
+
+/// The switch profile of a star run: its host link rate and delay, the run's recirculation
+/// rate and the plan's switch memory (for the planner's cost model).
+pub fn star_profile(topo: &Topology, cfg: &SimConfig, plan: &Plan) -> Option<SwitchProfile> {
+    if topo.switches != 1 {
+        return None;
+    }
+    let link = topo.links.first()?;
+    let mut p = SwitchProfile::named("default").expect("a known profile");
+    p.name = "sim".into();
+    p.link_gbps = link.bps as f64 / 1e9;
+    p.delay_us = link.delay as f64 / net::PS_PER_US as f64;
+    p.recirc_gbps = cfg.recirc_bps as f64 / 1e9;
+    p.agg_mem_bytes = plan.manifest.config.switch_mem_bytes;
+    Some(p)
+}
+
+/// The per-pair delivery a delivery strategy runs, chosen for `prof`.
+fn delivery_of(plan: &Plan, strategy: Strategy, prof: &SwitchProfile) -> delivery::Planned {
+    let idx = PairIndex::new(plan);
+    let sizes = Sizes::of(plan);
+    let m = idx.workers();
+    match strategy {
+        Strategy::Multicast => delivery::evaluate(
+            &idx,
+            &plan.partition,
+            &delivery::Choice::uniform(m, Delivery::M),
+            prof,
+            sizes,
+        ),
+        Strategy::Partials => delivery::evaluate(
+            &idx,
+            &plan.partition,
+            &delivery::Choice::uniform(m, Delivery::A),
+            prof,
+            sizes,
+        ),
+        _ => delivery::optimize(
+            &idx,
+            &plan.partition,
+            prof,
+            sizes,
+            &[Delivery::M, Delivery::A, Delivery::R],
+            64,
+        ),
     }
 }
 
@@ -419,7 +495,16 @@ pub fn run_strategy_with(
             plan.workers()
         ));
     }
-    if topo.switches != 1 && matches!(strategy, Strategy::Strawman | Strategy::Unlimited) {
+    if topo.switches != 1
+        && matches!(
+            strategy,
+            Strategy::Strawman
+                | Strategy::Unlimited
+                | Strategy::Multicast
+                | Strategy::Partials
+                | Strategy::SwitchGnnAuto
+        )
+    {
         return Err(format!(
             "{} runs on a star only (one switch; got {}): two-level aggregation on leaf-spine is modelled for switchgnn",
             strategy.name(),
@@ -437,6 +522,7 @@ pub fn run_strategy_with(
         ));
     }
     let switch_node = topo.hosts;
+    let profile = star_profile(&topo, &cfg, plan);
     let link_bps = host_link_bps(&topo);
     // The slowest host's sending rate (Hermod plans its rounds with it).
     let host_bps = {
@@ -517,7 +603,44 @@ pub fn run_strategy_with(
             topo,
             progress,
         )?,
+        Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => {
+            let prof = profile.as_ref().expect("a star (checked above)");
+            let planned = delivery_of(plan, strategy, prof);
+            let idx = PairIndex::new(plan);
+            let tables = Tables::new(&idx, &plan.graph, &plan.partition, &planned.choice);
+            let mut app = Deliver::new(
+                tables,
+                &plan.partition,
+                plan.manifest.segments,
+                switch_node,
+                cfg.recirc_bps,
+            );
+            let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
+            let mut r = report(&net, name, app.finish, Some(app.counters.clone()), wall);
+            r.predicted = Some(planned.prediction);
+            r.model_traffic = Some(planned.traffic);
+            r
+        }
     };
+    if r.predicted.is_none() {
+        if let Some(prof) = &profile {
+            r.predicted = match strategy {
+                Strategy::HostBased => Some(
+                    delivery::predict_host_based(
+                        &PairIndex::new(plan),
+                        &plan.partition,
+                        prof,
+                        Sizes::of(plan),
+                    )
+                    .prediction,
+                ),
+                Strategy::SwitchGnn | Strategy::SwitchGnnNoCc | Strategy::SwitchGnnNoGamr => {
+                    Some(delivery::predict_paper(plan, prof))
+                }
+                _ => None,
+            };
+        }
+    }
     r.approximate = strategy.approximate();
     Ok(r)
 }

@@ -62,7 +62,7 @@ impl Epoch {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us,bg_cnps_sent,bg_cnps_received,bg_rate_decreases";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us,bg_cnps_sent,bg_cnps_received,bg_rate_decreases,predicted_us";
 
 /// One `runs.csv` row; `epoch` turns the layer time into the epoch columns.
 pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
@@ -76,7 +76,7 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
     let bg = r.background.as_ref();
     let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -111,6 +111,9 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
         bg.map_or(0, |b| b.cnps_sent),
         bg.map_or(0, |b| b.cnps_received),
         bg.map_or(0, |b| b.rate_decreases),
+        r.predicted
+            .as_ref()
+            .map_or(String::new(), |p| format!("{:.3}", p.time_us)),
     )
 }
 
@@ -171,10 +174,11 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
     .unwrap();
     writeln!(
         s,
-        "{:<18} {:<11} {:>16} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
+        "{:<18} {:<11} {:>16} {:>15} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12}",
         "strategy",
         "model",
         "time/layer (us)",
+        "predicted (us)",
         "time/epoch (us)",
         "total bytes",
         "upload",
@@ -195,10 +199,13 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
             .unwrap_or(0);
         writeln!(
             s,
-            "{:<18} {:<11} {:>16} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
+            "{:<18} {:<11} {:>16} {:>15} {:>16} {:>14} {:>14} {:>14} {:>9} {:>10} {:>12} {:>12} {:>12.0}",
             r.strategy,
             model_label(r),
             fmt_time(r.time),
+            r.predicted
+                .as_ref()
+                .map_or("-".to_string(), |p| format!("{:.3}", p.time_us)),
             fmt_time(epoch.time(r.time)),
             r.total_bytes(),
             r.host_uplink.iter().sum::<u64>(),

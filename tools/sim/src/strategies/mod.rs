@@ -32,6 +32,7 @@ use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
 use crate::net::{Kind, Pkt, Time};
 
+mod delivery;
 pub mod dgs;
 pub mod emma;
 pub mod exchange;
@@ -43,6 +44,7 @@ pub mod strawman;
 pub mod supergcn;
 mod switchgnn;
 
+pub use delivery::Deliver;
 pub use exchange::Exchange;
 pub use host_based::HostBased;
 pub use strawman::OneShot;

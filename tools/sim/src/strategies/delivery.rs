@@ -1,0 +1,221 @@
+//! [`Deliver`]: capacity-aware delivery (`sgnn_plan::delivery`), the engine of `multicast`,
+//! `partials` and `switchgnn_auto`.
+//!
+//! Each worker sends, interleaved in proportion so both lists end together, its raw vertices
+//! (`Tables::raw_send`, one frame per segment, block field 0) and its pre-aggregated partials
+//! (`Tables::partial_send`, block field 1). The switch:
+//! - replicates a raw frame to every worker of `Tables::mcast` on arrival (the packet
+//!   replication engine: no recirculation);
+//! - adds a raw frame into every aggregator row of `Tables::r_rows`, pass 0 on arrival and
+//!   `k - 1` passes on the recirculation path (as [`super::SwitchGnn`] models it);
+//! - adds a partial into its destination's row in the arrival pass;
+//! - sends a row's sum to the destination's worker once its count reaches
+//!   `Tables::row_expected`, and frees the aggregator.
+//!
+//! One round: every in-switch destination has its aggregators for the whole layer (the memory
+//! is not enforced; the measured peak is reported, as for `unlimited`). The cost model
+//! (`sgnn_plan::delivery`) charges block barriers when the destinations do not fit; the
+//! simulator runs the grid's cells where they do.
+
+use sgnn_plan::delivery::Tables;
+
+use super::{
+    data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
+};
+use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
+
+/// Block field of a raw frame.
+const RAW: u32 = 0;
+/// Block field of a partial.
+const PARTIAL: u32 = 1;
+
+#[derive(Debug, Clone, Default)]
+struct DHost {
+    raw: usize,
+    partial: usize,
+    seg: u32,
+    /// The item being sent (its segments go back to back): (is_partial, vertex).
+    cur: Option<(bool, u32)>,
+}
+
+/// Capacity-aware delivery of one layer (see the module doc).
+pub struct Deliver {
+    t: Tables,
+    segments: u32,
+    switch_node: u32,
+    partition: Vec<u32>,
+    hosts: Vec<DHost>,
+    counts: Vec<u32>,
+    ready: Vec<Time>,
+    occ: Occupancy,
+    recirc_free: Time,
+    recirc_pass: Time,
+    /// Switch counters.
+    pub counters: SwitchCounters,
+    delivered: u64,
+    total: u64,
+    /// When the last expected frame arrived.
+    pub finish: Option<Time>,
+}
+
+impl Deliver {
+    /// The delivery of `t` for a plan partitioned by `partition`, with `segments` frames per
+    /// vector, on a star whose switch is node `switch_node`.
+    pub fn new(
+        t: Tables,
+        partition: &[u32],
+        segments: u32,
+        switch_node: u32,
+        recirc_bps: u64,
+    ) -> Deliver {
+        let rows = t.row_dst.len();
+        let total = (t.raw_deliveries() + rows as u64) * segments as u64;
+        let m = t.raw_send.len();
+        Deliver {
+            segments,
+            switch_node,
+            partition: partition.to_vec(),
+            hosts: vec![DHost::default(); m],
+            counts: vec![0; rows * segments as usize],
+            ready: vec![0; rows * segments as usize],
+            occ: Occupancy::default(),
+            recirc_free: 0,
+            recirc_pass: tx_time(DATA_WIRE as u64, recirc_bps),
+            counters: SwitchCounters::default(),
+            delivered: 0,
+            total,
+            finish: if total == 0 { Some(0) } else { None },
+            t,
+        }
+    }
+
+    fn add(&mut self, row: u32, seg: u32, at: Time, now: Time, sw: u32, out: &mut Out) {
+        let agg = (row * self.segments + seg) as usize;
+        if self.counts[agg] == 0 {
+            self.occ.book(now);
+            self.counters.peak_aggregators = self.occ.peak;
+        }
+        self.counts[agg] += 1;
+        self.ready[agg] = self.ready[agg].max(at);
+        self.counters.contributions += 1;
+        if self.counts[agg] == self.t.row_expected[row as usize] {
+            let dst = self.partition[self.t.row_dst[row as usize] as usize];
+            out.emits.push((
+                self.ready[agg],
+                sw,
+                data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
+            ));
+            self.occ.complete(now, self.ready[agg]);
+            self.counts[agg] = 0;
+            self.ready[agg] = 0;
+            self.counters.results += 1;
+        }
+    }
+}
+
+impl App for Deliver {
+    fn host_next(&mut self, host: u32, _now: Time) -> Option<Pkt> {
+        let (raw, partial) = (
+            &self.t.raw_send[host as usize],
+            &self.t.partial_send[host as usize],
+        );
+        let h = &mut self.hosts[host as usize];
+        if h.cur.is_none() {
+            // The list that is further behind in proportion goes next.
+            let (r, p) = (h.raw, h.partial);
+            let raw_left = r < raw.len();
+            let partial_left = p < partial.len();
+            let take_partial = match (raw_left, partial_left) {
+                (false, false) => return None,
+                (true, false) => false,
+                (false, true) => true,
+                (true, true) => {
+                    (p as u64) * (raw.len() as u64) < (r as u64) * (partial.len() as u64)
+                }
+            };
+            h.cur = Some(if take_partial {
+                h.partial += 1;
+                (true, partial[p])
+            } else {
+                h.raw += 1;
+                (false, raw[r])
+            });
+        }
+        let (is_partial, v) = h.cur.expect("set above");
+        let block = if is_partial { PARTIAL } else { RAW };
+        let pkt = data_pkt(
+            Kind::Data,
+            PRIO_DATA,
+            host,
+            self.switch_node,
+            block,
+            v,
+            h.seg,
+        );
+        h.seg += 1;
+        if h.seg == self.segments {
+            h.seg = 0;
+            h.cur = None;
+        }
+        Some(pkt)
+    }
+
+    fn host_recv(&mut self, _host: u32, pkt: Pkt, now: Time, _out: &mut Out) {
+        debug_assert!(matches!(pkt.kind, Kind::Result | Kind::Raw));
+        self.delivered += 1;
+        if self.delivered == self.total {
+            self.finish = Some(now);
+        }
+    }
+
+    fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out) {
+        assert_eq!(pkt.kind, Kind::Data, "switch got {pkt:?}");
+        let v = pkt.a as usize;
+        let seg = pkt.seg as u32;
+        if pkt.block == PARTIAL {
+            let row = self.t.row_of[v];
+            self.add(row, seg, now, now, sw, out);
+            return;
+        }
+        for i in self.t.mcast_off[v]..self.t.mcast_off[v + 1] {
+            let w = self.t.mcast[i];
+            out.emits.push((
+                now,
+                sw,
+                data_pkt(Kind::Raw, PRIO_DATA, sw, w, 0, pkt.a, seg),
+            ));
+        }
+        let (lo, hi) = (self.t.r_off[v], self.t.r_off[v + 1]);
+        let k = (hi - lo) as u64;
+        if k == 0 {
+            return;
+        }
+        let start = self.recirc_free.max(now);
+        if k > 1 {
+            self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
+            self.recirc_free = start + (k - 1) * self.recirc_pass;
+            self.counters.recirculations += k - 1;
+        }
+        for p in 0..k as usize {
+            let row = self.t.r_rows[lo + p];
+            let at = if p == 0 {
+                now
+            } else {
+                start + p as u64 * self.recirc_pass
+            };
+            self.add(row, seg, at, now, sw, out);
+        }
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.delivered, self.total)
+    }
+
+    fn gauges(&self, now: Time) -> crate::net::Gauges {
+        let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
+        crate::net::Gauges {
+            aggregators_in_use: self.occ.in_use(now),
+            contributions: self.counters.contributions - pending,
+        }
+    }
+}
