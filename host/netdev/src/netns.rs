@@ -11,7 +11,8 @@ use crate::{io_err, Error};
 #[error("{0}")]
 pub struct PrivilegeError(pub String);
 
-/// Whether this process may create network namespaces and veths: root, and `ip` on PATH.
+/// Whether this process may create network namespaces and veths: root, and the tools the
+/// namespaces are set up with on PATH (`ip` from iproute2, `sysctl` from procps).
 pub fn can_create_namespaces() -> Result<(), PrivilegeError> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -19,12 +20,17 @@ pub fn can_create_namespaces() -> Result<(), PrivilegeError> {
             "not root: network namespaces and veth pairs need root (CAP_NET_ADMIN)".into(),
         ));
     }
-    match Command::new("ip").arg("-V").output() {
-        Ok(o) if o.status.success() => Ok(()),
-        _ => Err(PrivilegeError(
-            "`ip` (iproute2) is not on PATH: install iproute2".into(),
-        )),
+    for (tool, arg, package) in [("ip", "-V", "iproute2"), ("sysctl", "--version", "procps")] {
+        match Command::new(tool).arg(arg).output() {
+            Ok(o) if o.status.success() => {}
+            _ => {
+                return Err(PrivilegeError(format!(
+                    "`{tool}` ({package}) is not on PATH: install {package}"
+                )))
+            }
+        }
     }
+    Ok(())
 }
 
 /// Runs a command, turning a failure into an error with its stderr.
@@ -99,7 +105,10 @@ impl Netns {
         let file = File::open(&path).map_err(io_err(format!("opening {path}")))?;
         std::thread::scope(|s| {
             s.spawn(|| {
-                // SAFETY: setns on a valid namespace fd affects only this thread.
+                // SAFETY: setns takes no pointers; `file` (the namespace's /var/run/netns file)
+                // is borrowed from the enclosing scope, so its fd stays open until this scoped
+                // thread is joined. CLONE_NEWNET switches only the calling thread, which exists
+                // just to run `f`, so no other thread's sockets or namespace are affected.
                 let r = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
                 if r != 0 {
                     return Err(Error::Io {

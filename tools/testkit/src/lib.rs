@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 /// How to enable the tests that need network namespaces and veth pairs.
 pub const HOW_ROOT: &str =
-    "run the tests as root on Linux with iproute2 installed (Debian package iproute2)";
+    "run the tests as root on Linux with iproute2 and procps installed (Debian packages iproute2 procps)";
 /// How to enable the tests that read the real datasets.
 pub const HOW_DATASETS: &str =
     "put the datasets at ../shared/datasets beside the checkout (edges.txt.gz, meta.json, *.npy)";
