@@ -202,11 +202,18 @@ fn fabric_drops_and_every_byte_is_accounted_for() {
 
     // The strategies conserve on the fabric too.
     let p = plan(9, 8, 64 * 128 * 2, 64);
-    // Every strategy that runs on this plan and on a fabric (strawman and unlimited are
-    // star-only; g3 and switchgnn_no_gamr need plans of their own).
+    // Every strategy that runs on this plan and on a fabric (strawman, unlimited and the
+    // delivery strategies are star-only; g3 and switchgnn_no_gamr need plans of their own).
     let on_fabric = Strategy::ALL.into_iter().filter(|st| {
         st.plan_variant().matches(&p.manifest.config)
-            && !matches!(st, Strategy::Strawman | Strategy::Unlimited)
+            && !matches!(
+                st,
+                Strategy::Strawman
+                    | Strategy::Unlimited
+                    | Strategy::Multicast
+                    | Strategy::Partials
+                    | Strategy::SwitchGnnAuto
+            )
     });
     for st in on_fabric {
         let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, PS_PER_US);
