@@ -237,9 +237,10 @@ pub struct Tables {
     /// Per worker, the vertices it uploads raw (once each, for every `M` and `R` pair), in
     /// ascending id.
     pub raw_send: Vec<Vec<u32>>,
-    /// Per worker, the destinations it sends a pre-aggregated partial for (`A` pairs): round
-    /// robin over the receiving workers, ascending vertex id within each, so every sender of a
-    /// destination reaches it at about the same point of its list and the sum completes early.
+    /// Per worker, the destinations it sends a pre-aggregated partial for (`A` pairs), in row
+    /// order: block by block, round robin over the receiving workers, ascending vertex id
+    /// within each, so every sender of a destination reaches it at about the same point of its
+    /// list and the sum completes early.
     pub partial_send: Vec<Vec<u32>>,
     /// Per vertex u, the workers its raw frame is replicated to (`M`):
     /// `mcast[mcast_off[u]..mcast_off[u + 1]]`, ascending.
@@ -257,11 +258,21 @@ pub struct Tables {
     pub row_dst: Vec<u32>,
     /// Contributions each row waits for: one per `R` edge into it plus one per `A` sender.
     pub row_expected: Vec<u32>,
+    /// Rounds of in-switch aggregation (at least 1): rows are numbered round robin over the
+    /// receiving workers (each worker's destinations in ascending id) and cut into blocks of
+    /// `Sizes::capacity_rows`, so row `r` is in block `r / capacity_rows` and every block
+    /// holds about as many sums for every worker.
+    pub blocks: u32,
+    /// Destinations per block.
+    pub capacity_rows: u32,
+    /// Per worker, where each block's partials start in its `partial_send` (`blocks + 1`
+    /// offsets; the list is in row order, so in block order).
+    pub partial_block_off: Vec<Vec<usize>>,
 }
 
 impl Tables {
-    /// The tables of `choice` on `g` partitioned by `part`.
-    pub fn new(idx: &PairIndex, g: &Csr, part: &[u32], choice: &Choice) -> Tables {
+    /// The tables of `choice` on `g` partitioned by `part`, with the switch memory of `sizes`.
+    pub fn new(idx: &PairIndex, g: &Csr, part: &[u32], choice: &Choice, sizes: Sizes) -> Tables {
         let m = idx.workers;
         let n = g.num_vertices();
         let mut t = Tables {
@@ -295,13 +306,24 @@ impl Tables {
                 }
             }
         }
+        let mut per_worker: Vec<Vec<u32>> = vec![Vec::new(); m];
         for v in 0..n {
             if summed[v] {
-                t.row_of[v] = t.row_dst.len() as u32;
-                t.row_dst.push(v as u32);
-                t.row_expected.push(expected[v]);
+                per_worker[part[v] as usize].push(v as u32);
             }
         }
+        let longest = per_worker.iter().map(|l| l.len()).max().unwrap_or(0);
+        for i in 0..longest {
+            for list in &per_worker {
+                if let Some(&v) = list.get(i) {
+                    t.row_of[v as usize] = t.row_dst.len() as u32;
+                    t.row_dst.push(v);
+                    t.row_expected.push(expected[v as usize]);
+                }
+            }
+        }
+        t.capacity_rows = sizes.capacity_rows().min(u32::MAX as u64) as u32;
+        t.blocks = sizes.blocks(t.row_dst.len() as u64).max(1) as u32;
         // Raw frames: replication and per-edge rows of every vertex.
         t.mcast_off.push(0);
         t.r_off.push(0);
@@ -335,23 +357,87 @@ impl Tables {
             t.mcast_off.push(t.mcast.len());
             t.r_off.push(t.r_rows.len());
         }
-        // Partials: round robin over the receiving workers.
+        // Partials in row order: block by block, round robin over the receiving workers.
         for q in 0..m {
-            let lists: Vec<&[u32]> = (1..m)
-                .map(|k| (q + k) % m)
-                .filter(|&p| choice.get(q, p) == Delivery::A)
-                .map(|p| idx.pair(p, q).0)
-                .collect();
-            let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
-            for i in 0..longest {
-                for l in &lists {
-                    if let Some(&v) = l.get(i) {
-                        t.partial_send[q].push(v);
+            let mut list = Vec::new();
+            for p in (0..m).filter(|&p| p != q && choice.get(q, p) == Delivery::A) {
+                list.extend_from_slice(idx.pair(p, q).0);
+            }
+            list.sort_unstable_by_key(|&v| t.row_of[v as usize]);
+            let mut off = vec![0usize; t.blocks as usize + 1];
+            for &v in &list {
+                off[t.block_of_row(t.row_of[v as usize]) as usize + 1] += 1;
+            }
+            for b in 0..t.blocks as usize {
+                off[b + 1] += off[b];
+            }
+            t.partial_send[q] = list;
+            t.partial_block_off.push(off);
+        }
+        t
+    }
+
+    /// The block of aggregator row `row`.
+    pub fn block_of_row(&self, row: u32) -> u32 {
+        row / self.capacity_rows.max(1)
+    }
+
+    /// Rows in block `b`.
+    pub fn rows_in_block(&self, b: u32) -> u32 {
+        let lo = b as u64 * self.capacity_rows as u64;
+        let hi = (lo + self.capacity_rows as u64).min(self.row_dst.len() as u64);
+        hi.saturating_sub(lo) as u32
+    }
+
+    /// Worker `q`'s partials of block `b`.
+    pub fn partials(&self, q: usize, b: u32) -> &[u32] {
+        let off = &self.partial_block_off[q];
+        &self.partial_send[q][off[b as usize]..off[b as usize + 1]]
+    }
+
+    /// Worker `q`'s raw vertices sent during block `b`: its list cut into `blocks` equal
+    /// parts, so replication spreads over the rounds.
+    pub fn raws(&self, q: usize, b: u32) -> &[u32] {
+        let list = &self.raw_send[q];
+        let (len, nb) = (list.len(), self.blocks as usize);
+        &list[len * b as usize / nb..len * (b as usize + 1) / nb]
+    }
+
+    /// The predicted time block by block, for a choice that needs more than one block: each
+    /// block takes as long as its own busiest link (the blocks' loads differ, and a barrier
+    /// keeps one block's slack from absorbing the next one's load), plus a switch-driven
+    /// barrier between blocks and the latency. Refines [`Prediction::time_us`], which counts
+    /// the busiest link over the whole layer.
+    pub fn predict_by_block(&self, part: &[u32], prof: &SwitchProfile, sizes: Sizes) -> f64 {
+        let m = self.raw_send.len();
+        let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
+        let mut t = 0.0;
+        for b in 0..self.blocks {
+            up.iter_mut().for_each(|x| *x = 0);
+            down.iter_mut().for_each(|x| *x = 0);
+            for q in 0..m {
+                let raws = self.raws(q, b);
+                up[q] += (raws.len() + self.partials(q, b).len()) as u64;
+                for &u in raws {
+                    for &p in
+                        &self.mcast[self.mcast_off[u as usize]..self.mcast_off[u as usize + 1]]
+                    {
+                        down[p as usize] += 1;
                     }
                 }
             }
+            let lo = b as usize * self.capacity_rows as usize;
+            for &v in &self.row_dst[lo..lo + self.rows_in_block(b) as usize] {
+                down[part[v as usize] as usize] += 1;
+            }
+            let busiest = up.iter().chain(&down).copied().max().unwrap_or(0);
+            t += (busiest * sizes.segments) as f64 * prof.data_frame_us();
         }
-        t
+        let r_passes: u64 = (0..self.r_off.len().saturating_sub(1))
+            .map(|u| (self.r_off[u + 1] - self.r_off[u]).saturating_sub(1) as u64)
+            .sum();
+        t = t.max((r_passes * sizes.segments) as f64 * prof.pass_us());
+        t + self.blocks.saturating_sub(1) as f64 * prof.advance_us() + prof.latency_us()
     }
 
     /// Raw copies delivered to workers (vectors).
@@ -399,6 +485,17 @@ pub struct Sizes {
 }
 
 impl Sizes {
+    /// Destinations one round of in-switch aggregation holds (each takes `segments`
+    /// aggregators), at least 1.
+    pub fn capacity_rows(&self) -> u64 {
+        (self.aggregators / self.segments.max(1)).max(1)
+    }
+
+    /// Rounds `dests` in-switch destinations need (0 for none).
+    pub fn blocks(&self, dests: u64) -> u64 {
+        dests.div_ceil(self.capacity_rows())
+    }
+
     /// The plan's sizes.
     pub fn of(plan: &Plan) -> Sizes {
         Sizes {
@@ -550,11 +647,7 @@ impl<'a> Load<'a> {
     }
 
     fn blocks(&self, sizes: Sizes) -> u64 {
-        if self.dests == 0 {
-            0
-        } else {
-            (self.dests as u64 * sizes.segments).div_ceil(sizes.aggregators.max(1))
-        }
+        sizes.blocks(self.dests as u64)
     }
 
     fn time(&self, prof: &SwitchProfile, sizes: Sizes) -> f64 {
@@ -567,7 +660,7 @@ impl<'a> Load<'a> {
         let down = *self.down.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
         let recirc = self.passes as f64 * seg * prof.pass_us();
         up.max(down).max(recirc)
-            + blocks.saturating_sub(1) as f64 * prof.barrier_us()
+            + blocks.saturating_sub(1) as f64 * prof.advance_us()
             + prof.latency_us()
     }
 
@@ -581,7 +674,7 @@ impl<'a> Load<'a> {
             uplink_us: (max_up * seg) as f64 * prof.data_frame_us(),
             downlink_us: (max_down * seg) as f64 * prof.data_frame_us(),
             recirc_us: (self.passes as u64 * seg) as f64 * prof.pass_us(),
-            barriers_us: blocks.saturating_sub(1) as f64 * prof.barrier_us(),
+            barriers_us: blocks.saturating_sub(1) as f64 * prof.advance_us(),
             max_uplink_frames: max_up * seg,
             max_downlink_frames: max_down * seg,
             recirc_passes: self.passes as u64 * seg,
@@ -625,34 +718,30 @@ impl<'a> Load<'a> {
         distinct.len() as u64
     }
 
-    /// Bytes on every host link (data frames, plus one BlockDone up and one BlockAdvance down
-    /// per worker at every barrier between two blocks; one round needs none: the layer ends
-    /// when the last sum arrives).
+    /// Bytes on every host link: data frames, plus one BlockAdvance down to every worker at
+    /// every barrier between two blocks (the switch advances by itself when the block's last
+    /// sum completes, so workers send no BlockDone; one round needs no barrier at all).
     fn traffic(&self, sizes: Sizes) -> StrategyTraffic {
         let data = wire_bytes(DATA_FRAME_LEN) * sizes.segments;
         let ctl = wire_bytes(CONTROL_FRAME_LEN);
         let blocks = self.blocks(sizes).saturating_sub(1);
         let m = self.idx.workers as u64;
-        let up: Vec<u64> = self
-            .up
-            .iter()
-            .map(|&x| x as u64 * data + blocks * ctl)
-            .collect();
+        let up: Vec<u64> = self.up.iter().map(|&x| x as u64 * data).collect();
         let down: Vec<u64> = self
             .down
             .iter()
             .map(|&x| x as u64 * data + blocks * ctl)
             .collect();
-        let control = 2 * blocks * ctl * m;
+        let control = blocks * ctl * m;
         let frames_up: u64 = self.up.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
         let frames_down: u64 = self.down.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
         let (tu, td): (u64, u64) = (up.iter().sum(), down.iter().sum());
         StrategyTraffic {
             total: tu + td,
-            upload: tu - control / 2,
-            download: td - control / 2,
+            upload: tu,
+            download: td - control,
             control,
-            frames: frames_up + frames_down + 2 * blocks * m,
+            frames: frames_up + frames_down + blocks * m,
             max_worker_uplink: up.iter().copied().max().unwrap_or(0),
             max_worker_downlink: down.iter().copied().max().unwrap_or(0),
             in_network_fraction: None,
@@ -666,6 +755,9 @@ impl<'a> Load<'a> {
 /// The outcome of planning one mode's delivery.
 #[derive(Debug, Clone)]
 pub struct Planned {
+    /// What the hosts send and the switch does ([`plan_delivery`] fills it; empty from
+    /// [`evaluate`] and [`optimize`], which do not see the graph).
+    pub tables: Tables,
     /// The per-pair choice.
     pub choice: Choice,
     /// Its predicted cost.
@@ -691,19 +783,49 @@ pub fn evaluate(
         }
     }
     Planned {
+        tables: Tables::default(),
         prediction: l.prediction(prof, sizes),
         traffic: l.traffic(sizes),
         choice: l.choice,
     }
 }
 
-/// The `auto` choice: starting from the best uniform choice, a local search that changes one
-/// pair at a time to whichever of `allowed` lowers (predicted time, sum of squared link loads),
-/// sweeping all pairs until a sweep changes nothing (at most `max_sweeps`).
-///
-/// One trial costs O(M + |sources| + |destinations| of the pair), so a sweep costs
-/// O(M^3 + M x boundary incidences) for M workers.
+/// The `auto` choice: [`search`] with `allowed`, and again without `R` when `R` is allowed,
+/// keeping the faster. `R` fills the switch memory in one block, and the search cannot leave
+/// such a choice for one that needs a second block (every single step there has `R` and two
+/// blocks, which is never chosen), so the search without `R` reaches choices it cannot.
 pub fn optimize(
+    idx: &PairIndex,
+    owner: &[u32],
+    prof: &SwitchProfile,
+    sizes: Sizes,
+    allowed: &[Delivery],
+    max_sweeps: usize,
+) -> Planned {
+    let best = search(idx, owner, prof, sizes, allowed, max_sweeps);
+    if !allowed.contains(&Delivery::R) || allowed.len() == 1 {
+        return best;
+    }
+    let without: Vec<Delivery> = allowed
+        .iter()
+        .copied()
+        .filter(|&d| d != Delivery::R)
+        .collect();
+    let other = search(idx, owner, prof, sizes, &without, max_sweeps);
+    if other.prediction.time_us < best.prediction.time_us {
+        other
+    } else {
+        best
+    }
+}
+
+/// A local search from the best uniform choice: it changes a whole row or column of pairs, or
+/// one pair, to whichever of `allowed` lowers (predicted time, sum of squared link loads),
+/// sweeping until a sweep changes nothing (at most `max_sweeps`).
+///
+/// One trial costs O(M + |sources| + |destinations| of the pairs changed), so a sweep costs
+/// O(M^3 + M x boundary incidences) for M workers.
+pub fn search(
     idx: &PairIndex,
     owner: &[u32],
     prof: &SwitchProfile,
@@ -811,6 +933,7 @@ pub fn optimize(
         }
     }
     Planned {
+        tables: Tables::default(),
         prediction: l.prediction(prof, sizes),
         traffic: l.traffic(sizes),
         choice: l.choice,
@@ -910,28 +1033,62 @@ pub fn compare(plan: &Plan, prof: &SwitchProfile) -> Vec<ModeRow> {
         total_bytes: crate::traffic::switchgnn(plan).total,
         prediction: paper,
     });
-    for (name, d) in [("multicast", Delivery::M), ("partials", Delivery::A)] {
-        let r = evaluate(&idx, owner, &Choice::uniform(idx.workers, d), prof, sizes);
+    for mode in [
+        AggregateMode::Multicast,
+        AggregateMode::Partials,
+        AggregateMode::Auto,
+    ] {
+        let r = plan_delivery(plan, &idx, mode, prof);
         rows.push(ModeRow {
-            mode: name.into(),
+            mode: mode.name().into(),
             total_bytes: r.traffic.total,
             prediction: r.prediction,
         });
     }
-    let auto = optimize(
-        &idx,
-        owner,
-        prof,
-        sizes,
-        &[Delivery::M, Delivery::A, Delivery::R],
-        64,
-    );
-    rows.push(ModeRow {
-        mode: "auto".into(),
-        total_bytes: auto.traffic.total,
-        prediction: auto.prediction,
-    });
     rows
+}
+
+/// The delivery of `mode` (not `paper`) for `plan` under `prof`, with its tables, the
+/// prediction refined block by block ([`Tables::predict_by_block`]) when it needs more than
+/// one block.
+pub fn plan_delivery(
+    plan: &Plan,
+    idx: &PairIndex,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+) -> Planned {
+    let sizes = Sizes::of(plan);
+    let owner = &plan.partition;
+    let mut r = match mode {
+        AggregateMode::Multicast => evaluate(
+            idx,
+            owner,
+            &Choice::uniform(idx.workers, Delivery::M),
+            prof,
+            sizes,
+        ),
+        AggregateMode::Partials => evaluate(
+            idx,
+            owner,
+            &Choice::uniform(idx.workers, Delivery::A),
+            prof,
+            sizes,
+        ),
+        AggregateMode::Auto | AggregateMode::Paper => optimize(
+            idx,
+            owner,
+            prof,
+            sizes,
+            &[Delivery::M, Delivery::A, Delivery::R],
+            64,
+        ),
+    };
+    let tables = Tables::new(idx, &plan.graph, owner, &r.choice, sizes);
+    if tables.blocks > 1 {
+        r.prediction.time_us = tables.predict_by_block(owner, prof, sizes);
+    }
+    r.tables = tables;
+    r
 }
 
 #[cfg(test)]
@@ -959,10 +1116,10 @@ mod tests {
         let r = evaluate(idx, part, c, &prof(), BIG);
         let seg = wire_bytes(DATA_FRAME_LEN);
         let ctl = wire_bytes(CONTROL_FRAME_LEN) * r.prediction.blocks.saturating_sub(1);
-        let f = |v: &Vec<u64>| v.iter().map(|b| (b - ctl) / seg).collect::<Vec<_>>();
+        let f = |v: &Vec<u64>, c: u64| v.iter().map(|b| (b - c) / seg).collect::<Vec<_>>();
         (
-            f(&r.traffic.per_worker_uplink),
-            f(&r.traffic.per_worker_downlink),
+            f(&r.traffic.per_worker_uplink, 0),
+            f(&r.traffic.per_worker_downlink, ctl),
             r.prediction.recirc_passes,
             r.prediction.switch_destinations,
         )
@@ -1063,7 +1220,7 @@ mod tests {
                 c.c[q * 4 + p] = ways[rng.gen_range(0..3)];
             }
         }
-        let t = Tables::new(&idx, &g, &part, &c);
+        let t = Tables::new(&idx, &g, &part, &c, BIG);
         let (up, down, passes, dests) = load_of(&idx, &part, &c);
         for w in 0..4 {
             let sent = (t.raw_send[w].len() + t.partial_send[w].len()) as u64;

@@ -112,6 +112,14 @@ impl SwitchProfile {
         4.0 * self.delay_us + 2.0 * self.control_frame_us() + self.data_frame_us()
     }
 
+    /// The idle time a switch-driven barrier adds (delivery modes): the block's last
+    /// contribution completes its sum, the switch multicasts BlockAdvance at once (one control
+    /// frame and a link crossing), and the next block's first frame reaches the switch (one
+    /// data frame and a link crossing).
+    pub fn advance_us(&self) -> f64 {
+        2.0 * self.delay_us + self.control_frame_us() + self.data_frame_us()
+    }
+
     /// The latency every exchange pays once: a frame crosses two links (host to switch to
     /// host) and is stored and forwarded once.
     pub fn latency_us(&self) -> f64 {

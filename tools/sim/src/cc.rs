@@ -24,6 +24,7 @@
 //! Rates are integers (bit/s) and times picoseconds, so runs are exact and deterministic.
 
 use crate::net::{tx_time, Time, PS_PER_NS};
+use crate::SimError;
 
 /// Rate-control parameters. The defaults of the control law are the daemon's
 /// (`sgnn_transport::rate::RateConfig::default()`): floor 10 Mbit/s, +50 Mbit/s per 1 ms
@@ -66,26 +67,24 @@ impl Default for CcConfig {
 
 impl CcConfig {
     /// Checks the parameters make sense together.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SimError> {
         if self.min_bps == 0 {
-            return Err("the rate floor must be positive".into());
+            return Err(SimError::ZeroRateFloor);
         }
         if self.increase_interval == 0 {
-            return Err("the additive-increase interval must be positive".into());
+            return Err(SimError::ZeroIncreaseInterval);
         }
         if let Some(m) = self.max_bps {
             if m < self.min_bps {
-                return Err(format!(
-                    "the rate ceiling {m} bit/s is below the floor {} bit/s",
-                    self.min_bps
-                ));
+                return Err(SimError::CeilingBelowFloor {
+                    max_bps: m,
+                    min_bps: self.min_bps,
+                });
             }
         }
         if let Some(i) = self.initial_bps {
             if i < self.min_bps || self.max_bps.is_some_and(|m| i > m) {
-                return Err(format!(
-                    "the starting rate {i} bit/s must lie between the floor and the ceiling"
-                ));
+                return Err(SimError::StartOutsideRange { initial_bps: i });
             }
         }
         Ok(())

@@ -10,11 +10,13 @@
 //! - [`report`]: the text summary and the CSV of runs;
 //! - [`cc`]: DCQCN-like host rate control; [`host`]: host options and counters (loss
 //!   recovery); [`background`]: background flows around any strategy.
+//! - [`SimError`]: why a call failed (one variant per kind of failure).
 //!
 //! `tools/sim/README.md` describes the model, what it abstracts, and its validation tests.
 
 pub mod background;
 pub mod cc;
+mod error;
 pub mod host;
 pub mod net;
 pub mod plot;
@@ -25,10 +27,11 @@ pub mod topology;
 use std::time::Instant;
 
 use background::{BackgroundReport, WithBackground};
+pub use error::SimError;
 pub use host::{HostCounters, HostOptions};
 pub use net::{tx_time, App, Gauges, NetConfig, NetStats, Pkt, Progress, Sample, Time};
 use net::{ChannelStats, Net};
-use sgnn_plan::delivery::{self, Delivery, PairIndex, Prediction, Sizes, Tables};
+use sgnn_plan::delivery::{self, AggregateMode, PairIndex, Prediction, Sizes};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::StrategyTraffic;
 use sgnn_plan::{Plan, PlanConfig};
@@ -210,16 +213,13 @@ impl Strategy {
 }
 
 impl std::str::FromStr for Strategy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, SimError> {
         Strategy::ALL
             .into_iter()
             .find(|x| x.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown strategy {s:?}: the simulator has {}",
-                    Strategy::names()
-                )
+            .ok_or_else(|| SimError::UnknownStrategy {
+                name: s.to_string(),
             })
     }
 }
@@ -322,7 +322,7 @@ pub fn run_app<A: App>(
     topo: Topology,
     cfg: NetConfig,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Net, f64), String> {
+) -> Result<(Net, f64), SimError> {
     let mut net = Net::new(topo, cfg)?;
     let t = Instant::now();
     net.run(app, progress);
@@ -393,33 +393,12 @@ pub fn star_profile(topo: &Topology, cfg: &SimConfig, plan: &Plan) -> Option<Swi
 
 /// The per-pair delivery a delivery strategy runs, chosen for `prof`.
 fn delivery_of(plan: &Plan, strategy: Strategy, prof: &SwitchProfile) -> delivery::Planned {
-    let idx = PairIndex::new(plan);
-    let sizes = Sizes::of(plan);
-    let m = idx.workers();
-    match strategy {
-        Strategy::Multicast => delivery::evaluate(
-            &idx,
-            &plan.partition,
-            &delivery::Choice::uniform(m, Delivery::M),
-            prof,
-            sizes,
-        ),
-        Strategy::Partials => delivery::evaluate(
-            &idx,
-            &plan.partition,
-            &delivery::Choice::uniform(m, Delivery::A),
-            prof,
-            sizes,
-        ),
-        _ => delivery::optimize(
-            &idx,
-            &plan.partition,
-            prof,
-            sizes,
-            &[Delivery::M, Delivery::A, Delivery::R],
-            64,
-        ),
-    }
+    let mode = match strategy {
+        Strategy::Multicast => AggregateMode::Multicast,
+        Strategy::Partials => AggregateMode::Partials,
+        _ => AggregateMode::Auto,
+    };
+    delivery::plan_delivery(plan, &PairIndex::new(plan), mode, prof)
 }
 
 /// Link rate of every host (its one link), bit/s.
@@ -443,10 +422,10 @@ fn run_wrapped<A: App>(
     cfg: NetConfig,
     opts: &HostOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Net, f64, A, Option<BackgroundReport>), String> {
+) -> Result<(Net, f64, A, Option<BackgroundReport>), SimError> {
     let link = link_bps.iter().copied().min().unwrap_or(0);
     if opts.background.load > 0.0 && link_bps.iter().any(|&b| b != link) {
-        return Err("background traffic needs every host link at the same rate".into());
+        return Err(SimError::BackgroundLinkRates);
     }
     let mut w = WithBackground::new(app, topo.hosts, link, opts.background);
     let (net, wall) = run_app(&mut w, topo, cfg, progress)?;
@@ -464,7 +443,7 @@ pub fn run_strategy(
     topo: Topology,
     cfg: SimConfig,
     progress: &mut dyn FnMut(Progress),
-) -> Result<RunReport, String> {
+) -> Result<RunReport, SimError> {
     run_strategy_with(plan, strategy, topo, cfg, &HostOptions::default(), progress)
 }
 
@@ -476,24 +455,22 @@ pub fn run_strategy_with(
     cfg: SimConfig,
     opts: &HostOptions,
     progress: &mut dyn FnMut(Progress),
-) -> Result<RunReport, String> {
+) -> Result<RunReport, SimError> {
     opts.cc.validate()?;
     if let Some(cc) = &opts.background.cc {
         cc.validate()
-            .map_err(|e| format!("background rate control: {e}"))?;
+            .map_err(|e| SimError::BackgroundRateControl(Box::new(e)))?;
     }
     if !(opts.background.load >= 0.0 && opts.background.load.is_finite()) {
-        return Err(format!(
-            "background load must be a fraction >= 0, got {}",
-            opts.background.load
-        ));
+        return Err(SimError::BackgroundLoad {
+            load: opts.background.load,
+        });
     }
     if topo.hosts != plan.workers() {
-        return Err(format!(
-            "the topology has {} hosts but the plan {} workers",
-            topo.hosts,
-            plan.workers()
-        ));
+        return Err(SimError::HostCount {
+            hosts: topo.hosts,
+            workers: plan.workers(),
+        });
     }
     if topo.switches != 1
         && matches!(
@@ -505,21 +482,18 @@ pub fn run_strategy_with(
                 | Strategy::SwitchGnnAuto
         )
     {
-        return Err(format!(
-            "{} runs on a star only (one switch; got {}): two-level aggregation on leaf-spine is modelled for switchgnn",
-            strategy.name(),
-            topo.switches
-        ));
+        return Err(SimError::StarOnly {
+            strategy: strategy.name(),
+            switches: topo.switches,
+        });
     }
     if !strategy.plan_variant().matches(&plan.manifest.config) {
-        return Err(format!(
-            "{} needs a plan made with {:?} (got partitioner {}, order {}): plan with \
-             Strategy::plan_variant",
-            strategy.name(),
-            strategy.plan_variant(),
-            plan.manifest.config.partitioner,
-            plan.manifest.config.order
-        ));
+        return Err(SimError::PlanMismatch {
+            strategy: strategy.name(),
+            needs: strategy.plan_variant(),
+            partitioner: plan.manifest.config.partitioner.clone(),
+            order: plan.manifest.config.order.clone(),
+        });
     }
     let switch_node = topo.hosts;
     let profile = star_profile(&topo, &cfg, plan);
@@ -532,12 +506,12 @@ pub fn run_strategy_with(
     let name = strategy.name();
     let exchange = |mut app: Exchange, topo, progress: &mut dyn FnMut(Progress)| {
         let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-        Ok::<_, String>(report(&net, name, app.finish, None, wall))
+        Ok::<_, SimError>(report(&net, name, app.finish, None, wall))
     };
     let one_shot = |mut app: OneShot, topo, progress: &mut dyn FnMut(Progress)| {
         let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
         let counters = Some(app.counters.clone());
-        Ok::<_, String>(report(&net, name, app.finish, counters, wall))
+        Ok::<_, SimError>(report(&net, name, app.finish, counters, wall))
     };
     let mut r = match strategy {
         Strategy::HostBased => {
@@ -606,10 +580,8 @@ pub fn run_strategy_with(
         Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => {
             let prof = profile.as_ref().expect("a star (checked above)");
             let planned = delivery_of(plan, strategy, prof);
-            let idx = PairIndex::new(plan);
-            let tables = Tables::new(&idx, &plan.graph, &plan.partition, &planned.choice);
             let mut app = Deliver::new(
-                tables,
+                planned.tables.clone(),
                 &plan.partition,
                 plan.manifest.segments,
                 switch_node,

@@ -20,6 +20,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::topology::{flow_hash, Routes, Topology};
+use crate::SimError;
 
 mod series;
 use series::Sampler;
@@ -341,7 +342,7 @@ pub struct Net {
 
 impl Net {
     /// Builds the network of `topo`.
-    pub fn new(topo: Topology, cfg: NetConfig) -> Result<Net, String> {
+    pub fn new(topo: Topology, cfg: NetConfig) -> Result<Net, SimError> {
         let routes = topo.routes()?;
         let channels: Vec<Channel> = (0..2 * topo.links.len() as u32)
             .map(|c| {

@@ -20,7 +20,7 @@ use plotters::style::FontStyle;
 
 use crate::net::PS_PER_US;
 use crate::strategies::DATA_WIRE;
-use crate::RunReport;
+use crate::{RunReport, SimError};
 
 /// Pixel size of every plot.
 pub const SIZE: (u32, u32) = (1000, 600);
@@ -63,14 +63,16 @@ impl Formats {
 }
 
 impl FromStr for Formats {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = SimError;
+    fn from_str(s: &str) -> Result<Self, SimError> {
         match s {
             "svg" => Ok(Formats::Svg),
             "png" => Ok(Formats::Png),
             "both" => Ok(Formats::Both),
             "none" => Ok(Formats::None),
-            _ => Err(format!("{s:?}: expected svg, png, both or none")),
+            _ => Err(SimError::UnknownFormats {
+                given: s.to_string(),
+            }),
         }
     }
 }
@@ -232,15 +234,15 @@ use svg::Svg;
 
 /// Something drawn on any backend.
 trait Chart {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String>;
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), SimError>;
 }
 
-fn err<E: std::fmt::Display>(e: E) -> String {
-    e.to_string()
+fn err<E: std::fmt::Display>(e: E) -> SimError {
+    SimError::Draw(e.to_string())
 }
 
 /// Draws `chart` into `path`: SVG or PNG by the extension.
-fn render<C: Chart>(chart: &C, path: &Path) -> Result<(), String> {
+fn render<C: Chart>(chart: &C, path: &Path) -> Result<(), SimError> {
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let res = match ext {
         "svg" => {
@@ -250,15 +252,20 @@ fn render<C: Chart>(chart: &C, path: &Path) -> Result<(), String> {
             root.present().map_err(err)
         }
         "png" => {
-            png_font()?;
+            png_font().map_err(SimError::NoFont)?;
             let root = BitMapBackend::new(path, SIZE).into_drawing_area();
             root.fill(&WHITE).map_err(err)?;
             chart.draw(&root)?;
             root.present().map_err(err)
         }
-        _ => Err(format!("unknown image type {ext:?} (svg or png)")),
+        _ => Err(SimError::UnknownImageType {
+            ext: ext.to_string(),
+        }),
     };
-    res.map_err(|e| format!("plotting {}: {e}", path.display()))
+    res.map_err(|e| SimError::Plotting {
+        path: path.to_path_buf(),
+        reason: Box::new(e),
+    })
 }
 
 /// Tick label: up to 3 significant decimals, no trailing zeros.
@@ -298,7 +305,7 @@ struct Lines<'a, S> {
 }
 
 impl<S: AsRef<str>> Chart for Lines<'_, S> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), SimError> {
         let pts = || self.series.iter().flat_map(|s| s.1.iter());
         let (x0, x1) = span(
             pts().map(|p| p.0).fold(f64::INFINITY, f64::min),
@@ -362,7 +369,7 @@ struct Bars<'a, G, S> {
 }
 
 impl<G: AsRef<str>, S: AsRef<str>> Chart for Bars<'_, G, S> {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), SimError> {
         let n = self.groups.len();
         let k = self.series.len().max(1);
         let ymax = self
@@ -447,7 +454,7 @@ fn legend<DB: DrawingBackend, X: Ranged, Y: Ranged>(
     plot: &DrawingArea<DB, Cartesian2d<X, Y>>,
     entries: &[(&str, RGBColor)],
     swatch: Swatch,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     if entries.is_empty() {
         return Ok(());
     }
@@ -504,7 +511,7 @@ pub fn plot_lines<S: AsRef<str>>(
     y_label: &str,
     series: &[(S, Vec<(f64, f64)>)],
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     render(
         &Lines {
             title,
@@ -525,14 +532,13 @@ pub fn plot_bars<G: AsRef<str>, S: AsRef<str>>(
     groups: &[G],
     series: &[(S, Vec<f64>)],
     path: &Path,
-) -> Result<(), String> {
+) -> Result<(), SimError> {
     if let Some((name, v)) = series.iter().find(|s| s.1.len() != groups.len()) {
-        return Err(format!(
-            "series {:?} has {} values for {} groups",
-            name.as_ref(),
-            v.len(),
-            groups.len()
-        ));
+        return Err(SimError::SeriesLength {
+            series: name.as_ref().to_string(),
+            values: v.len(),
+            groups: groups.len(),
+        });
     }
     render(
         &Bars {
@@ -581,7 +587,7 @@ pub struct Plotted {
 /// The plots of `runs` in `dir`: `queue`, `aggregators`, `throughput` (over time, from the
 /// runs' series), `traffic` and `time` (per strategy), each as `.svg` and/or `.png`.
 /// Without a font, PNG is skipped and [`Plotted::png_skipped`] says why.
-pub fn plot_runs(runs: &[RunReport], dir: &Path, opts: &PlotOptions) -> Result<Plotted, String> {
+pub fn plot_runs(runs: &[RunReport], dir: &Path, opts: &PlotOptions) -> Result<Plotted, SimError> {
     let mut out = Plotted::default();
     let mut exts: Vec<&str> = opts.formats.extensions().to_vec();
     if exts.contains(&"png") {
@@ -593,13 +599,13 @@ pub fn plot_runs(runs: &[RunReport], dir: &Path, opts: &PlotOptions) -> Result<P
     if exts.is_empty() {
         return Ok(out);
     }
-    let mut write = |stem: &str, f: &dyn Fn(&Path) -> Result<(), String>| {
+    let mut write = |stem: &str, f: &dyn Fn(&Path) -> Result<(), SimError>| {
         for ext in &exts {
             let p = dir.join(format!("{stem}.{ext}"));
             f(&p)?;
             out.files.push(p);
         }
-        Ok::<(), String>(())
+        Ok::<(), SimError>(())
     };
 
     let t_max = runs

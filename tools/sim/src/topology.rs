@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use crate::strategies::splitmix64;
-use crate::Time;
+use crate::{SimError, Time};
 
 /// One full-duplex link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,15 +145,19 @@ impl Topology {
     }
 
     /// Checks the topology and derives the host uplinks and the switches' routing tables.
-    pub fn routes(&self) -> Result<Routes, String> {
+    pub fn routes(&self) -> Result<Routes, SimError> {
         let n = self.nodes() as usize;
         let mut adj: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
         for (i, l) in self.links.iter().enumerate() {
             if l.a as usize >= n || l.b as usize >= n || l.a == l.b {
-                return Err(format!("link {i}: bad ends {} - {}", l.a, l.b));
+                return Err(SimError::BadLinkEnds {
+                    link: i,
+                    a: l.a,
+                    b: l.b,
+                });
             }
             if l.bps == 0 {
-                return Err(format!("link {i}: zero bandwidth"));
+                return Err(SimError::ZeroBandwidth { link: i });
             }
             adj[l.a as usize].push((l.b, 2 * i as u32));
             adj[l.b as usize].push((l.a, 2 * i as u32 + 1));
@@ -161,10 +165,10 @@ impl Topology {
         let mut uplink = Vec::with_capacity(self.hosts as usize);
         for (h, links) in adj.iter().take(self.hosts as usize).enumerate() {
             if links.len() != 1 {
-                return Err(format!(
-                    "host {h} has {} links; hosts must have exactly one",
-                    links.len()
-                ));
+                return Err(SimError::HostLinkCount {
+                    host: h,
+                    links: links.len(),
+                });
             }
             uplink.push(links[0].1);
         }
@@ -237,13 +241,13 @@ pub struct Tiers {
 impl Topology {
     /// Leaves and spines, if this is a star or a two-tier fabric in which every leaf links
     /// to every spine and switches link nothing else; otherwise why not.
-    pub fn tiers(&self) -> Result<Tiers, String> {
+    pub fn tiers(&self) -> Result<Tiers, SimError> {
         let mut leaf_of = vec![u32::MAX; self.hosts as usize];
         let mut has_host = vec![false; self.switches as usize];
         let mut fabric = std::collections::BTreeSet::new();
         for l in &self.links {
             match (self.is_switch(l.a), self.is_switch(l.b)) {
-                (false, false) => return Err("a link joins two hosts".into()),
+                (false, false) => return Err(SimError::HostToHostLink),
                 (false, true) | (true, false) => {
                     let (h, s) = if self.is_switch(l.b) {
                         (l.a, l.b)
@@ -251,7 +255,7 @@ impl Topology {
                         (l.b, l.a)
                     };
                     if leaf_of[h as usize] != u32::MAX {
-                        return Err(format!("host {h} has more than one link"));
+                        return Err(SimError::HostMultiplyLinked { host: h });
                     }
                     leaf_of[h as usize] = s;
                     has_host[(s - self.hosts) as usize] = true;
@@ -262,12 +266,14 @@ impl Topology {
             }
         }
         if let Some(h) = leaf_of.iter().position(|&s| s == u32::MAX) {
-            return Err(format!("host {h} has no link"));
+            return Err(SimError::HostUnlinked { host: h });
         }
         let (leaves, spines): (Vec<u32>, Vec<u32>) =
             (self.hosts..self.nodes()).partition(|&s| has_host[(s - self.hosts) as usize]);
         if spines.is_empty() && leaves.len() != 1 {
-            return Err(format!("{} switches with hosts and no spine", leaves.len()));
+            return Err(SimError::NoSpine {
+                leaves: leaves.len(),
+            });
         }
         let full = leaves.len() * spines.len();
         let complete = leaves.iter().all(|&l| {
@@ -276,12 +282,11 @@ impl Topology {
                 .all(|&s| fabric.contains(&(l.min(s), l.max(s))))
         });
         if fabric.len() != full || !complete {
-            return Err(format!(
-                "not a leaf-spine fabric: {} switch-to-switch links, {} leaves x {} spines",
-                fabric.len(),
-                leaves.len(),
-                spines.len()
-            ));
+            return Err(SimError::NotLeafSpine {
+                fabric_links: fabric.len(),
+                leaves: leaves.len(),
+                spines: spines.len(),
+            });
         }
         Ok(Tiers {
             leaf_of,

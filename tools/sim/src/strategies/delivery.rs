@@ -12,15 +12,18 @@
 //! - sends a row's sum to the destination's worker once its count reaches
 //!   `Tables::row_expected`, and frees the aggregator.
 //!
-//! One round: every in-switch destination has its aggregators for the whole layer (the memory
-//! is not enforced; the measured peak is reported, as for `unlimited`). The cost model
-//! (`sgnn_plan::delivery`) charges block barriers when the destinations do not fit; the
-//! simulator runs the grid's cells where they do.
+//! When the in-switch destinations do not fit the switch memory at once they are cut into
+//! blocks (`Tables::blocks`): a worker sends block `b`'s partials and its `b`-th share of raw
+//! vertices, then waits; the switch counts the block's completed sums and, when the last one
+//! completes, multicasts BlockAdvance (priority 7) to every worker, which starts block `b + 1`.
+//! Workers send no BlockDone: the switch knows every row's expected count. (`R` is only chosen
+//! with one block, so a raw frame never has to be sent twice.)
 
 use sgnn_plan::delivery::Tables;
 
 use super::{
-    data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
+    control_pkt, data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA,
+    PRIO_RESULT,
 };
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
 
@@ -31,6 +34,10 @@ const PARTIAL: u32 = 1;
 
 #[derive(Debug, Clone, Default)]
 struct DHost {
+    /// The block being sent, and the highest block the switch has advanced to.
+    block: u32,
+    allowed: u32,
+    /// Positions in the block's raw and partial lists.
     raw: usize,
     partial: usize,
     seg: u32,
@@ -47,6 +54,8 @@ pub struct Deliver {
     hosts: Vec<DHost>,
     counts: Vec<u32>,
     ready: Vec<Time>,
+    /// Completed sums per block.
+    done_in_block: Vec<u32>,
     occ: Occupancy,
     recirc_free: Time,
     recirc_pass: Time,
@@ -78,6 +87,7 @@ impl Deliver {
             hosts: vec![DHost::default(); m],
             counts: vec![0; rows * segments as usize],
             ready: vec![0; rows * segments as usize],
+            done_in_block: vec![0; t.blocks as usize],
             occ: Occupancy::default(),
             recirc_free: 0,
             recirc_pass: tx_time(DATA_WIRE as u64, recirc_bps),
@@ -100,11 +110,23 @@ impl Deliver {
         self.counters.contributions += 1;
         if self.counts[agg] == self.t.row_expected[row as usize] {
             let dst = self.partition[self.t.row_dst[row as usize] as usize];
+            let at = self.ready[agg];
             out.emits.push((
-                self.ready[agg],
+                at,
                 sw,
                 data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
             ));
+            // Every segment of every row of the block done: advance.
+            let b = self.t.block_of_row(row);
+            self.done_in_block[b as usize] += 1;
+            if self.done_in_block[b as usize] == self.t.rows_in_block(b) * self.segments
+                && b + 1 < self.t.blocks
+            {
+                for w in 0..self.hosts.len() as u32 {
+                    out.emits
+                        .push((at, sw, control_pkt(Kind::BlockAdvance, sw, w, b + 1)));
+                }
+            }
             self.occ.complete(now, self.ready[agg]);
             self.counts[agg] = 0;
             self.ready[agg] = 0;
@@ -115,18 +137,24 @@ impl Deliver {
 
 impl App for Deliver {
     fn host_next(&mut self, host: u32, _now: Time) -> Option<Pkt> {
-        let (raw, partial) = (
-            &self.t.raw_send[host as usize],
-            &self.t.partial_send[host as usize],
-        );
-        let h = &mut self.hosts[host as usize];
-        if h.cur.is_none() {
+        let q = host as usize;
+        let h = &mut self.hosts[q];
+        while h.cur.is_none() {
+            let (raw, partial) = (self.t.raws(q, h.block), self.t.partials(q, h.block));
             // The list that is further behind in proportion goes next.
             let (r, p) = (h.raw, h.partial);
             let raw_left = r < raw.len();
             let partial_left = p < partial.len();
             let take_partial = match (raw_left, partial_left) {
-                (false, false) => return None,
+                (false, false) => {
+                    if h.block < h.allowed {
+                        h.block += 1;
+                        h.raw = 0;
+                        h.partial = 0;
+                        continue;
+                    }
+                    return None;
+                }
                 (true, false) => false,
                 (false, true) => true,
                 (true, true) => {
@@ -160,7 +188,13 @@ impl App for Deliver {
         Some(pkt)
     }
 
-    fn host_recv(&mut self, _host: u32, pkt: Pkt, now: Time, _out: &mut Out) {
+    fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
+        if pkt.kind == Kind::BlockAdvance {
+            let h = &mut self.hosts[host as usize];
+            h.allowed = h.allowed.max(pkt.block);
+            out.kicks.push(host);
+            return;
+        }
         debug_assert!(matches!(pkt.kind, Kind::Result | Kind::Raw));
         self.delivered += 1;
         if self.delivered == self.total {

@@ -12,6 +12,7 @@ use crate::cc::{CcConfig, RateControl};
 use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
 use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
 use crate::topology::{flow_hash, Tiers, Topology};
+use crate::SimError;
 
 #[derive(Debug, Clone, Default)]
 struct SgHost {
@@ -231,10 +232,10 @@ impl<'p> SwitchGnn<'p> {
         plan: &'p Plan,
         topo: &Topology,
         recirc_bps: u64,
-    ) -> Result<SwitchGnn<'p>, String> {
+    ) -> Result<SwitchGnn<'p>, SimError> {
         let tiers = topo
             .tiers()
-            .map_err(|e| format!("switchgnn needs a star or a leaf-spine fabric: {e}"))?;
+            .map_err(|e| SimError::NotAFabric(Box::new(e)))?;
         Ok(Self::with_tiers(plan, tiers, recirc_bps))
     }
 
