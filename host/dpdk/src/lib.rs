@@ -15,6 +15,7 @@
 
 #![cfg(feature = "link")]
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::ffi::{CStr, CString};
 use std::os::raw::c_char;
@@ -51,10 +52,11 @@ impl Error {
 
     /// An error from a negative return value (`-errno`) or, if 0, from `rte_errno`.
     fn from_ret(what: impl Into<String>, ret: i32) -> Error {
-        // SAFETY: reading rte_errno has no preconditions.
         let code = if ret < 0 {
             -ret
         } else {
+            // SAFETY: the shim's sgnn_rte_errno takes no arguments and only reads DPDK's
+            // per-thread rte_errno, a plain int that is always initialised.
             unsafe { sys::sgnn_rte_errno() }
         };
         Error::new(what, strerror(code))
@@ -63,7 +65,9 @@ impl Error {
 
 /// `rte_strerror(code)`.
 fn strerror(code: i32) -> String {
-    // SAFETY: rte_strerror returns a pointer to a static or thread-local string.
+    // SAFETY: rte_strerror never returns NULL: it returns a static string or this thread's
+    // buffer it has just filled, NUL-terminated either way. The CStr is copied into a String on
+    // the next line, before another rte_strerror call on this thread could overwrite the buffer.
     let s = unsafe { CStr::from_ptr(sys::rte_strerror(code)) };
     s.to_string_lossy().into_owned()
 }
@@ -77,7 +81,10 @@ struct EalInner;
 
 impl Drop for EalInner {
     fn drop(&mut self) {
-        // SAFETY: the last handle is gone, so no port or pool is in use any more.
+        // SAFETY: EalInner exists once per process (EAL_STARTED), created only after
+        // rte_eal_init succeeded, so cleanup runs once, after a successful init. It is dropped
+        // when the last Arc goes, and every Port and Mempool holds one (their own Drop runs
+        // first), so no port or pool made through this crate is left for DPDK to use.
         unsafe {
             sys::rte_eal_cleanup();
         }
@@ -110,12 +117,19 @@ fn chooses_cores(args: &[String]) -> bool {
 
 /// The CPUs this thread may run on, as an EAL cpu list (`0,1,2`).
 fn allowed_cpus() -> String {
-    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it.
+    // SAFETY: cpu_set_t is a plain array of integers (a bit set), for which all-zero bytes
+    // are a valid value: the empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a local, valid for writes during the call, and the size passed is
+    // exactly size_of::<cpu_set_t>(), so the kernel writes only within it; pid 0 is this thread.
     let ok =
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
     let cpus: Vec<String> = (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| ok != 0 || unsafe { libc::CPU_ISSET(c, &set) })
+        .filter(|&c| {
+            // SAFETY: CPU_ISSET only reads bit `c` of `set`, which is initialised (zeroed, then
+            // possibly filled by the kernel); c < CPU_SETSIZE, the set's size in bits.
+            ok != 0 || unsafe { libc::CPU_ISSET(c, &set) }
+        })
         .take(if ok != 0 { 1 } else { usize::MAX })
         .map(|c| c.to_string())
         .collect();
@@ -178,7 +192,9 @@ impl Eal {
         let mut out = Vec::new();
         let mut p: u64 = 0;
         loop {
-            // SAFETY: plain query.
+            // SAFETY: takes and returns integers only; `p` < RTE_MAX_ETHPORTS (the loop stops
+            // before), and the EAL is initialised (`self` exists only after rte_eal_init
+            // succeeded), so the ethdev table it scans exists.
             let next = unsafe { sys::rte_eth_find_next_owned_by(p as u16, 0) };
             if next >= sys::RTE_MAX_ETHPORTS as u64 {
                 break;
@@ -197,7 +213,9 @@ impl Eal {
         let what = format!("finding DPDK port {name:?}");
         let c = CString::new(name).map_err(|_| Error::new(&what, "NUL in the name"))?;
         let mut id = 0u16;
-        // SAFETY: valid C string and out pointer.
+        // SAFETY: `c` is a NUL-terminated string alive across the call, only read; `id` is a
+        // local u16, valid for the one write the function makes on success; the EAL is
+        // initialised (`self`).
         let r = unsafe { sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
         if r != 0 {
             let names: Vec<String> = self.ports().iter().map(|&p| port_name(p)).collect();
@@ -213,7 +231,8 @@ impl Eal {
     pub fn resolve(&self, which: &str) -> Result<u16> {
         match which.parse::<u16>() {
             Ok(id) => {
-                // SAFETY: plain query.
+                // SAFETY: takes only a port id, which it range-checks itself (any u16 is
+                // accepted); the EAL is initialised (`self`).
                 if unsafe { sys::rte_eth_dev_is_valid_port(id) } == 1 {
                     Ok(id)
                 } else {
@@ -233,12 +252,14 @@ impl Eal {
 
 fn port_name(id: u16) -> String {
     let mut buf = [0 as c_char; sys::RTE_ETH_NAME_MAX_LEN as usize];
-    // SAFETY: the buffer is RTE_ETH_NAME_MAX_LEN bytes, as the function requires.
+    // SAFETY: `buf` is a local array of RTE_ETH_NAME_MAX_LEN bytes, the size the function
+    // requires and writes at most (name and NUL); an invalid `id` is an error return, not UB.
     let r = unsafe { sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) };
     if r != 0 {
         return format!("port{id}");
     }
-    // SAFETY: NUL-terminated on success.
+    // SAFETY: r == 0, so the function wrote a NUL-terminated name within `buf`, which outlives
+    // the CStr: it is copied into a String in this expression.
     unsafe { CStr::from_ptr(buf.as_ptr()) }
         .to_string_lossy()
         .into_owned()
@@ -271,7 +292,9 @@ impl Mempool {
         let what = format!("creating mbuf pool {name:?} of {mbufs} buffers");
         let c = CString::new(name).map_err(|_| Error::new(&what, "NUL in the name"))?;
         let cache = (mbufs / 16).min(sys::RTE_MEMPOOL_CACHE_MAX_SIZE);
-        // SAFETY: valid arguments; NULL (checked) on failure.
+        // SAFETY: `c` is a NUL-terminated name alive across the call (DPDK copies it); the other
+        // arguments are integers, with cache <= RTE_MEMPOOL_CACHE_MAX_SIZE as DPDK requires; the
+        // EAL is initialised (`eal`). Failure is a NULL return, which NonNull::new checks next.
         let p = unsafe {
             sys::rte_pktmbuf_pool_create(
                 c.as_ptr(),
@@ -297,20 +320,26 @@ impl Mempool {
 
     /// Buffers currently free in the pool (including per-lcore caches).
     pub fn available(&self) -> u32 {
-        // SAFETY: a valid pool.
+        // SAFETY: `self.ptr` is the pool rte_pktmbuf_pool_create returned (non-NULL), freed only
+        // in Drop, so it is valid while `self` is borrowed; counting only reads the pool's ring
+        // and per-lcore cache lengths.
         unsafe { sys::rte_mempool_avail_count(self.ptr.as_ptr()) }
     }
 
     /// Buffers currently taken from the pool.
     pub fn in_use(&self) -> u32 {
-        // SAFETY: a valid pool.
+        // SAFETY: as in `available`: `self.ptr` is the live pool, freed only in Drop, and the
+        // count only reads its ring and per-lcore cache lengths.
         unsafe { sys::rte_mempool_in_use_count(self.ptr.as_ptr()) }
     }
 }
 
 impl Drop for Mempool {
     fn drop(&mut self) {
-        // SAFETY: no port uses the pool any more (ports hold an Arc to it).
+        // SAFETY: `self.ptr` came from rte_pktmbuf_pool_create and is freed only here, once.
+        // Pools are handed out only in an Arc, and a Port keeps its clone until after its Drop
+        // has stopped and closed the device (returning its receive ring's mbufs), so no queue
+        // uses the pool any more. The EAL is still up: `_eal` is dropped after this body.
         unsafe { sys::rte_mempool_free(self.ptr.as_ptr()) }
     }
 }
@@ -414,7 +443,13 @@ impl Port {
     pub fn open(eal: &Eal, id: u16, pool: Arc<Mempool>, cfg: &PortConfig) -> Result<Port> {
         let name = port_name(id);
         let what = |s: &str| format!("{s} DPDK port {id} ({name})");
-        // SAFETY (whole block): valid port id (checked first), valid pointers to locals.
+        // SAFETY: `id` is checked with rte_eth_dev_is_valid_port before any other call uses it.
+        // Every pointer passed (`&mut info`, `&conf`, `&mut nrx`, `&mut ntx`) is to a local alive
+        // across its call; `info` and `conf` are plain C structs for which all-zero bytes are
+        // valid (for `conf`: no offloads, default modes). `info.driver_name` is checked for NULL
+        // and otherwise points to the driver's static NUL-terminated name, copied at once. The
+        // receive queue keeps `pool.ptr`, a live pool whose Arc the returned Port holds until
+        // its Drop has closed the device. NULL queue configs select the driver's defaults.
         unsafe {
             if sys::rte_eth_dev_is_valid_port(id) != 1 {
                 return Err(Error::new(what("opening"), "no such port"));
@@ -492,7 +527,8 @@ impl Port {
     /// The port's MAC address.
     pub fn mac(&self) -> [u8; 6] {
         let mut a: sys::rte_ether_addr = Default::default();
-        // SAFETY: valid port, valid out pointer.
+        // SAFETY: `self.id` is a port that `open` validated and started, closed only in Drop;
+        // `a` is a local rte_ether_addr, valid for the 6-byte write.
         unsafe { sys::rte_eth_macaddr_get(self.id, &mut a) };
         a.addr_bytes
     }
@@ -500,7 +536,8 @@ impl Port {
     /// Whether the link is up now (a memif link is up once its peer connected).
     pub fn link_up(&self) -> bool {
         let mut l: sys::rte_eth_link = Default::default();
-        // SAFETY: valid port, valid out pointer.
+        // SAFETY: `self.id` is a port that `open` validated and started, closed only in Drop;
+        // `l` is a local rte_eth_link, valid for the write.
         let r = unsafe { sys::rte_eth_link_get_nowait(self.id, &mut l) };
         r == 0 && u32::from(l.link_status()) == sys::RTE_ETH_LINK_UP
     }
@@ -527,13 +564,18 @@ impl Port {
         let mut total = 0;
         while total < max {
             let want = (max - total).min(BURST) as u16;
-            // SAFETY: self.rx has BURST slots; the driver fills the first n.
+            // SAFETY: `self.rx` has BURST slots and `want` <= BURST, so the driver writes at most
+            // `want` mbuf pointers, all within it; queue 0 of the started port `self.id` exists
+            // (set up in `open`) and only this thread polls it (`&mut self`).
             let n = unsafe { sys::sgnn_rte_eth_rx_burst(self.id, 0, self.rx.as_mut_ptr(), want) }
                 as usize;
             for i in 0..n {
                 let m = self.rx[i];
-                // SAFETY: m is a valid mbuf just received; it is freed right after the
-                // borrow ends, and deliver cannot keep the slice.
+                // SAFETY: `m` is one of the n mbufs the driver just handed over, ours until the
+                // free below. mtod and data_len give each segment's data, initialised by the
+                // driver, so every slice is in bounds; segments are followed through `next` to
+                // NULL. A slice lives only for the call to `deliver`, which cannot keep it (the
+                // borrow is not 'static), and the mbufs are freed only after the loop.
                 unsafe {
                     if sys::sgnn_rte_pktmbuf_nb_segs(m) == 1 {
                         let len = sys::sgnn_rte_pktmbuf_data_len(m) as usize;
@@ -560,7 +602,9 @@ impl Port {
                 }
             }
             if n > 0 {
-                // SAFETY: the n mbufs are ours and no longer borrowed.
+                // SAFETY: `self.rx[..n]` are the n mbufs received above, ours, with no slice into
+                // them left; each is freed exactly once (the slots are overwritten by the next
+                // receive, never freed again).
                 unsafe { sys::rte_pktmbuf_free_bulk(self.rx.as_mut_ptr(), n as u32) };
             }
             total += n;
@@ -592,7 +636,11 @@ impl Port {
     /// once [`BURST`] frames wait). Returns false if the frame was dropped: no free mbuf, or
     /// larger than one ([`PortStats::tx_nombuf`]).
     pub fn tx_queue(&mut self, frame: &[u8]) -> bool {
-        // SAFETY: a valid pool; the mbuf (checked for NULL) is ours until queued or freed.
+        // SAFETY: `self.pool` is alive (this Port's Arc). The mbuf is checked for NULL and is ours
+        // until pushed to `pending` or freed here. rte_pktmbuf_append returns NULL (checked)
+        // unless the mbuf has `frame.len()` bytes of tailroom, else a pointer to exactly that
+        // many writable bytes, so the copy stays inside the mbuf; `frame` is a Rust slice,
+        // which cannot overlap DPDK's buffer.
         unsafe {
             let m = sys::sgnn_rte_pktmbuf_alloc(self.pool.ptr.as_ptr());
             if m.is_null() {
@@ -628,9 +676,11 @@ impl Port {
         }
         let mut done = 0;
         let mut since: Option<Instant> = None;
-        // SAFETY (whole block): pending holds filled mbufs that are ours until the device
-        // takes them (and may free them at once: their lengths were summed when queued);
-        // those it did not take are still ours and freed here.
+        // SAFETY: `pending` holds `ready` filled mbufs that are ours until the device takes
+        // them; `done` <= `ready`, so `as_mut_ptr().add(done)` and the counts passed stay within
+        // it. The device may free what it took at once, so only the mbufs in `pending[done..]`
+        // (not taken, still ours) are read (pkt_len) and then freed, each once; `pending` is
+        // cleared right after, so no freed pointer is used again. Queue 0 is only this thread's.
         unsafe {
             while done < ready {
                 let k = sys::sgnn_rte_eth_tx_burst(
@@ -675,7 +725,8 @@ impl Port {
     /// The device's counters and this wrapper's drop counters.
     pub fn stats(&self) -> Result<PortStats> {
         let mut s: sys::rte_eth_stats = Default::default();
-        // SAFETY: valid port and out pointer.
+        // SAFETY: `self.id` is a port that `open` validated and started, closed only in Drop;
+        // `s` is a local rte_eth_stats, valid for the write.
         let r = unsafe { sys::rte_eth_stats_get(self.id, &mut s) };
         if r != 0 {
             return Err(Error::from_ret(
@@ -705,7 +756,9 @@ impl Port {
 impl Drop for Port {
     fn drop(&mut self) {
         self.tx_flush();
-        // SAFETY: the port was started by open; nothing else uses it.
+        // SAFETY: `self.id` was started by `open` and is stopped and closed only here, once (a
+        // Port is not Clone). tx_flush above gave back every mbuf we held; closing returns the
+        // receive ring's mbufs to `self.pool`, still alive (fields drop after this body).
         unsafe {
             sys::rte_eth_dev_stop(self.id);
             sys::rte_eth_dev_close(self.id);

@@ -30,7 +30,8 @@ impl AfPacket {
             what: format!("interface name {ifname:?}"),
             source: io::Error::from(io::ErrorKind::InvalidInput),
         })?;
-        // SAFETY: plain FFI calls with valid arguments; the fd is owned right away.
+        // SAFETY: `cname` is a NUL-terminated string that lives until the end of this function,
+        // and if_nametoindex only reads it during the call; failure is a 0 return, checked below.
         let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) } as i32;
         if ifindex == 0 {
             return Err(Error::Io {
@@ -39,6 +40,8 @@ impl AfPacket {
             });
         }
         let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: socket() takes no pointers and touches no memory of ours; its only effect is a
+        // new fd (or -1, turned into an error by `cvt`), which is owned by an `OwnedFd` next.
         let fd = unsafe {
             cvt(libc::socket(
                 libc::AF_PACKET,
@@ -49,11 +52,18 @@ impl AfPacket {
         .map_err(io_err(format!(
             "AF_PACKET socket for {ifname} (needs root or CAP_NET_RAW)"
         )))?;
+        // SAFETY: `fd` was just returned by socket() and `cvt` checked it is not -1, so it is an
+        // open descriptor that nothing else owns or will close: the `OwnedFd` is its sole owner.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: `sockaddr_ll` is a C struct of integers and a byte array, for which all-zero
+        // bytes are a valid value (and the "unset" value the kernel expects in unused fields).
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
         sll.sll_protocol = proto;
         sll.sll_ifindex = ifindex;
+        // SAFETY: `fd` is the open socket owned above; the address points to the local `sll`,
+        // alive across the call, and the length passed is exactly size_of::<sockaddr_ll>(), so
+        // the kernel reads only within it (and keeps no pointer to it).
         unsafe {
             cvt(libc::bind(
                 fd.as_raw_fd(),
@@ -64,6 +74,9 @@ impl AfPacket {
         .map_err(io_err(format!("binding AF_PACKET socket to {ifname}")))?;
         let one: libc::c_int = 1;
         // Not seeing our own transmissions keeps captures to what the other side sent.
+        // SAFETY: `fd` is the open socket owned above; the value points to the local c_int
+        // `one`, alive across the call, and the length passed is size_of::<c_int>(), the size of
+        // the value PACKET_IGNORE_OUTGOING takes, so the kernel reads only that int.
         unsafe {
             cvt(libc::setsockopt(
                 fd.as_raw_fd(),
@@ -77,6 +90,9 @@ impl AfPacket {
         let buf: libc::c_int = 4 << 20;
         for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
             // Best effort: a larger buffer only avoids drops under bursts.
+            // SAFETY: `fd` is the open socket owned above; the value points to the local c_int
+            // `buf`, alive across the call, and the length passed is size_of::<c_int>(), the
+            // size SO_RCVBUF/SO_SNDBUF take, so the kernel reads only that int.
             unsafe {
                 libc::setsockopt(
                     fd.as_raw_fd(),
@@ -102,6 +118,9 @@ impl AfPacket {
     /// Sends one frame (blocking until the kernel takes it).
     pub fn send(&self, frame: &[u8]) -> Result<(), Error> {
         loop {
+            // SAFETY: `self.fd` is an `OwnedFd`, open until `self` is dropped, and `self` is
+            // borrowed for the call; `frame` is a live shared borrow, so its pointer is valid for
+            // reads of `frame.len()` bytes, the length passed, and send keeps no pointer to it.
             let r = unsafe {
                 libc::send(
                     self.fd.as_raw_fd(),
@@ -133,6 +152,9 @@ impl AfPacket {
     /// Returns `Ok(None)` on timeout. Frames longer than `buf` are truncated.
     pub fn recv(&self, buf: &mut [u8], timeout: Option<Duration>) -> Result<Option<usize>, Error> {
         loop {
+            // SAFETY: `self.fd` is an `OwnedFd`, open until `self` is dropped, and `self` is
+            // borrowed for the call; `buf` is a live exclusive borrow, so its pointer is valid for
+            // writes of `buf.len()` bytes, the length passed, which recv never writes past.
             let r = unsafe {
                 libc::recv(
                     self.fd.as_raw_fd(),
@@ -175,6 +197,8 @@ impl AfPacket {
         };
         let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
         loop {
+            // SAFETY: `p` is a local pollfd, valid for reads and writes during the call, and
+            // nfds is 1, its one entry; its fd is `self.fd`, open while `self` is borrowed.
             let r = unsafe { libc::poll(&mut p, 1, ms) };
             if r >= 0 {
                 return Ok(r > 0);

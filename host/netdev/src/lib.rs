@@ -9,6 +9,8 @@
 //! Everything here needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
 //! whether this process may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod afpacket;
 pub mod dpdk_args;
 mod netns;

@@ -18,6 +18,8 @@
 //!
 //! The protocol, its state diagram and why sums stay exact are in `docs/host.md`.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod class;
 pub mod datapath;
 pub mod engine;

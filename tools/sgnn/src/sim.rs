@@ -15,7 +15,7 @@ use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::plot::{plot_runs, Formats, PlotOptions};
 use sgnn_sim::{
-    report, run_strategy_with, HostOptions, NetConfig, SimConfig, Strategy, Topology,
+    report, run_strategy_with, HostOptions, NetConfig, SimConfig, SimError, Strategy, Topology,
     AUTO_MAX_SAMPLES, AUTO_SAMPLE_EVERY,
 };
 use switch_ctl::planner::{make_plan, PlanRequest};
@@ -251,7 +251,7 @@ fn run(a: SimArgs) -> Result<()> {
         .map(|s| {
             s.trim()
                 .parse()
-                .map_err(|e: String| anyhow!("--strategies: {e}"))
+                .map_err(|e: SimError| anyhow!("--strategies: {e}"))
         })
         .collect::<Result<_>>()?;
     let link_bps = bps(a.link_gbps, "--link-gbps")?;
@@ -565,8 +565,7 @@ fn run(a: SimArgs) -> Result<()> {
                 p.now as f64 / PS_PER_US as f64,
                 p.events
             ));
-        })
-        .map_err(|e| anyhow!(e))?;
+        })?;
         bar.finish_and_clear();
         runs.push(r);
     }
@@ -652,8 +651,7 @@ fn run(a: SimArgs) -> Result<()> {
             aggregator_bytes: plan.manifest.config.agg_bytes as u64,
             aggregators: Some(plan.manifest.aggregators),
         },
-    )
-    .map_err(|e| anyhow!(e))?;
+    )?;
     if let Some(why) = &plotted.png_skipped {
         eprintln!("warning: PNG plots not written, SVG only: {why}");
     }

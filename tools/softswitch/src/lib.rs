@@ -5,6 +5,8 @@
 //! counters, processing one frame at a time and returning the frames it emits. It runs behind
 //! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod control;
 pub mod p4rt;
 pub mod pipeline;

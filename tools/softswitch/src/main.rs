@@ -1,6 +1,8 @@
 //! `softswitch`: the SwitchGNN software switch on UDP (one Ethernet frame per datagram), on
 //! interfaces (AF_PACKET) or on DPDK ethdevs.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
