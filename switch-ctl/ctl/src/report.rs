@@ -113,7 +113,7 @@ impl Report {
         };
         let base = base.prediction.time_us;
         let mut s = format!(
-            "{:<11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>7} {:>12} {:>11} {:>16}\n",
+            "{:<11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>7} {:>12} {:>11} {:>18}\n",
             "mode",
             "predicted",
             "uplink",
@@ -123,7 +123,7 @@ impl Report {
             "blocks",
             "bytes",
             "vs host",
-            "pairs H/M/A/R"
+            "pairs H/M/A/R/C"
         );
         for r in &self.predicted {
             let p = &r.prediction;
@@ -133,7 +133,7 @@ impl Report {
                 "-".into()
             };
             s += &format!(
-                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>16}\n",
+                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>18}\n",
                 r.mode,
                 p.time_us,
                 p.uplink_us,
@@ -146,7 +146,8 @@ impl Report {
                 if r.mode == "paper" || r.mode == "host_based" {
                     "-".to_string()
                 } else {
-                    format!("{}/{}/{}/{}", p.pairs[0], p.pairs[1], p.pairs[2], p.pairs[3])
+                    let n = &p.pairs;
+                    format!("{}/{}/{}/{}/{}", n[0], n[1], n[2], n[3], n[4])
                 }
             );
         }

@@ -56,6 +56,12 @@ pub enum Delivery {
     A,
     /// Raw features summed in the switch per edge, through recirculation (the paper's design).
     R,
+    /// A minimum vertex cover of the pair's cross edges (SuperGCN's unit, in the network):
+    /// the pair's sources in the cover go raw as `M` (replicated, shared with q's other `M`
+    /// pairs), the pair's destinations in the cover get a partial as `A` (summed in the switch
+    /// with the other senders' partials) of q's neighbours not sent raw. Every cross edge is
+    /// carried once, by its source or its destination.
+    C,
 }
 
 /// What `switch-ctl plan --aggregate` asks for.
@@ -116,6 +122,11 @@ pub struct PairIndex {
     src: Vec<u32>,
     nbrs: Vec<u32>,
     vertices: usize,
+    /// Pair `q * M + p` owns `cover[cover_off[i]..cover_off[i + 1]]`: the vertices of `q` in a
+    /// minimum vertex cover of the cross edges between `q` and `p` (one cover per unordered
+    /// pair, so pair `(p, q)` holds its other side).
+    cover_off: Vec<usize>,
+    cover: Vec<u32>,
 }
 
 impl PairIndex {
@@ -169,16 +180,25 @@ impl PairIndex {
                 touched.clear();
             }
             if let Some((off, _)) = fill {
+                let (cover_off, cover) = covers(g, part, m);
                 return PairIndex {
                     workers: m,
                     off,
                     src,
                     nbrs,
                     vertices: g.num_vertices(),
+                    cover_off,
+                    cover,
                 };
             }
         }
         unreachable!("the second pass returns")
+    }
+
+    /// The vertices of `q` in the minimum vertex cover of the cross edges between `q` and `p`.
+    pub fn cover(&self, q: usize, p: usize) -> &[u32] {
+        let i = q * self.workers + p;
+        &self.cover[self.cover_off[i]..self.cover_off[i + 1]]
     }
 
     /// Number of workers.
@@ -192,6 +212,68 @@ impl PairIndex {
         let r = self.off[i]..self.off[i + 1];
         (&self.src[r.clone()], &self.nbrs[r])
     }
+}
+
+/// A minimum vertex cover of every unordered pair's cross edges, as per-ordered-pair lists of
+/// the cover's vertices on each side (ascending ids).
+fn covers(g: &Csr, part: &[u32], m: usize) -> (Vec<usize>, Vec<u32>) {
+    use crate::mvc::{min_vertex_cover, Bipartite};
+    let mut buckets: Vec<Vec<(u32, u32)>> = vec![Vec::new(); m * m];
+    for (u, v) in g.edges() {
+        let (pu, pv) = (part[u as usize] as usize, part[v as usize] as usize);
+        if pu == pv {
+            continue;
+        }
+        if pu < pv {
+            buckets[pu * m + pv].push((u, v));
+        } else {
+            buckets[pv * m + pu].push((v, u));
+        }
+    }
+    let mut lists: Vec<Vec<u32>> = vec![Vec::new(); m * m];
+    let mut lmap = vec![u32::MAX; g.num_vertices()];
+    let mut rmap = vec![u32::MAX; g.num_vertices()];
+    for q in 0..m {
+        for p in q + 1..m {
+            let edges = &buckets[q * m + p];
+            if edges.is_empty() {
+                continue;
+            }
+            let (mut ls, mut rs) = (Vec::new(), Vec::new());
+            let mut local = Vec::with_capacity(edges.len());
+            for &(l, r) in edges {
+                if lmap[l as usize] == u32::MAX {
+                    lmap[l as usize] = ls.len() as u32;
+                    ls.push(l);
+                }
+                if rmap[r as usize] == u32::MAX {
+                    rmap[r as usize] = rs.len() as u32;
+                    rs.push(r);
+                }
+                local.push((lmap[l as usize], rmap[r as usize]));
+            }
+            let (cl, cr) = min_vertex_cover(&Bipartite::from_edges(ls.len(), rs.len(), &local));
+            let mut a: Vec<u32> = ls.iter().zip(&cl).filter(|c| *c.1).map(|c| *c.0).collect();
+            let mut b: Vec<u32> = rs.iter().zip(&cr).filter(|c| *c.1).map(|c| *c.0).collect();
+            a.sort_unstable();
+            b.sort_unstable();
+            lists[q * m + p] = a;
+            lists[p * m + q] = b;
+            for &l in &ls {
+                lmap[l as usize] = u32::MAX;
+            }
+            for &r in &rs {
+                rmap[r as usize] = u32::MAX;
+            }
+        }
+    }
+    let mut off = vec![0usize; m * m + 1];
+    let mut flat = Vec::new();
+    for (i, l) in lists.into_iter().enumerate() {
+        flat.extend(l);
+        off[i + 1] = flat.len();
+    }
+    (off, flat)
 }
 
 /// The per-pair choice: `choice[q * M + p]` for q != p.
@@ -215,9 +297,9 @@ impl Choice {
         self.c[q * self.workers + p]
     }
 
-    /// How many ordered pairs with cross edges use each way, in the order H, M, A, R.
-    pub fn counts(&self, idx: &PairIndex) -> [u64; 4] {
-        let mut n = [0u64; 4];
+    /// How many ordered pairs with cross edges use each way, in the order H, M, A, R, C.
+    pub fn counts(&self, idx: &PairIndex) -> [u64; 5] {
+        let mut n = [0u64; 5];
         for q in 0..self.workers {
             for p in 0..self.workers {
                 if q != p && !idx.pair(q, p).0.is_empty() {
@@ -281,7 +363,8 @@ impl Tables {
             row_of: vec![u32::MAX; n],
             ..Tables::default()
         };
-        // Rows: every destination with an A or R sender, in vertex order.
+        // Rows: every destination with an A, R or C sender.
+        let mut cover_raw: Vec<Vec<u32>> = vec![Vec::new(); n];
         let mut expected = vec![0u32; n];
         let mut summed = vec![false; n];
         for q in 0..m {
@@ -302,7 +385,16 @@ impl Tables {
                             expected[v as usize] += k;
                         }
                     }
-                    _ => {}
+                    Delivery::C => {
+                        for &v in idx.cover(p, q) {
+                            summed[v as usize] = true;
+                            expected[v as usize] += 1;
+                        }
+                        for &u in idx.cover(q, p) {
+                            cover_raw[u as usize].push(p as u32);
+                        }
+                    }
+                    Delivery::H | Delivery::M => {}
                 }
             }
         }
@@ -347,7 +439,13 @@ impl Tables {
                         raw = true;
                         t.r_rows.push(t.row_of[v as usize]);
                     }
-                    _ => {}
+                    Delivery::H | Delivery::A | Delivery::C => {}
+                }
+            }
+            for &p in &cover_raw[u as usize] {
+                raw = true;
+                if !t.mcast[start..].contains(&p) {
+                    t.mcast.push(p);
                 }
             }
             t.mcast[start..].sort_unstable();
@@ -360,8 +458,12 @@ impl Tables {
         // Partials in row order: block by block, round robin over the receiving workers.
         for q in 0..m {
             let mut list = Vec::new();
-            for p in (0..m).filter(|&p| p != q && choice.get(q, p) == Delivery::A) {
-                list.extend_from_slice(idx.pair(p, q).0);
+            for p in (0..m).filter(|&p| p != q) {
+                match choice.get(q, p) {
+                    Delivery::A => list.extend_from_slice(idx.pair(p, q).0),
+                    Delivery::C => list.extend_from_slice(idx.cover(p, q)),
+                    _ => {}
+                }
             }
             list.sort_unstable_by_key(|&v| t.row_of[v as usize]);
             let mut off = vec![0usize; t.blocks as usize + 1];
@@ -415,9 +517,9 @@ impl Tables {
         for b in 0..self.blocks {
             up.iter_mut().for_each(|x| *x = 0);
             down.iter_mut().for_each(|x| *x = 0);
-            for q in 0..m {
+            for (q, up_q) in up.iter_mut().enumerate() {
                 let raws = self.raws(q, b);
-                up[q] += (raws.len() + self.partials(q, b).len()) as u64;
+                *up_q += (raws.len() + self.partials(q, b).len()) as u64;
                 for &u in raws {
                     for &p in
                         &self.mcast[self.mcast_off[u as usize]..self.mcast_off[u as usize + 1]]
@@ -471,8 +573,8 @@ pub struct Prediction {
     pub switch_destinations: u64,
     /// Multicast groups needed (distinct replication sets of raw frames).
     pub multicast_groups: u64,
-    /// Ordered pairs with cross edges delivered H, M, A, R.
-    pub pairs: [u64; 4],
+    /// Ordered pairs with cross edges delivered H, M, A, R, C.
+    pub pairs: [u64; 5],
 }
 
 /// The sizes the cost model needs besides the profile.
@@ -568,21 +670,15 @@ impl<'a> Load<'a> {
                 self.up[q] += sign * n_src;
                 self.down[p] += sign * n_src;
             }
+            Delivery::C => {
+                let (raw, partial) = (self.idx.cover(q, p), self.idx.cover(p, q));
+                self.raw(q, raw, sign);
+                self.down[p] += sign * raw.len() as i64;
+                self.up[q] += sign * partial.len() as i64;
+                self.sum(p, partial, sign);
+            }
             Delivery::M | Delivery::R => {
-                for &u in src {
-                    let c = &mut self.raw_uses[u as usize];
-                    if sign > 0 {
-                        *c += 1;
-                        if *c == 1 {
-                            self.up[q] += 1;
-                        }
-                    } else {
-                        *c -= 1;
-                        if *c == 0 {
-                            self.up[q] -= 1;
-                        }
-                    }
-                }
+                self.raw(q, src, sign);
                 if d == Delivery::M {
                     self.down[p] += sign * n_src;
                 } else {
@@ -599,6 +695,25 @@ impl<'a> Load<'a> {
             Delivery::A => {
                 self.up[q] += sign * n_dst;
                 self.sum(p, dst, sign);
+            }
+        }
+    }
+
+    /// One more (or one fewer) use of each vertex of `src` (on worker `q`) raw: a vertex is
+    /// uploaded once however many pairs use it.
+    fn raw(&mut self, q: usize, src: &[u32], sign: i64) {
+        for &u in src {
+            let c = &mut self.raw_uses[u as usize];
+            if sign > 0 {
+                *c += 1;
+                if *c == 1 {
+                    self.up[q] += 1;
+                }
+            } else {
+                *c -= 1;
+                if *c == 0 {
+                    self.up[q] -= 1;
+                }
             }
         }
     }
@@ -696,9 +811,14 @@ impl<'a> Load<'a> {
                     continue;
                 }
                 let d = self.choice.get(q, p);
-                if d == Delivery::M || d == Delivery::R {
-                    let port = if d == Delivery::M { p as u32 } else { u32::MAX };
-                    for &u in self.idx.pair(q, p).0 {
+                if matches!(d, Delivery::M | Delivery::R | Delivery::C) {
+                    let port = if d == Delivery::R { u32::MAX } else { p as u32 };
+                    let raw = if d == Delivery::C {
+                        self.idx.cover(q, p)
+                    } else {
+                        self.idx.pair(q, p).0
+                    };
+                    for &u in raw {
                         let s = &mut sets[u as usize];
                         if s.last() != Some(&port) {
                             s.push(port);
@@ -946,7 +1066,7 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     let m = plan.workers() as usize;
     let seg = plan.manifest.segments as u64;
     let mut p = Prediction {
-        pairs: [0, 0, 0, 0],
+        pairs: [0; 5],
         ..Prediction::default()
     };
     let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
@@ -1079,7 +1199,7 @@ pub fn plan_delivery(
             owner,
             prof,
             sizes,
-            &[Delivery::M, Delivery::A, Delivery::R],
+            &[Delivery::M, Delivery::A, Delivery::C, Delivery::R],
             64,
         ),
     };
@@ -1162,11 +1282,17 @@ mod tests {
         let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..5)).collect();
         let idx = PairIndex::of(&g, &part, 5);
         let mut l = Load::new(&idx, &part);
-        let ways = [Delivery::H, Delivery::M, Delivery::A, Delivery::R];
+        let ways = [
+            Delivery::H,
+            Delivery::M,
+            Delivery::A,
+            Delivery::R,
+            Delivery::C,
+        ];
         for _ in 0..400 {
             let (q, p) = (rng.gen_range(0..5), rng.gen_range(0..5));
             if q != p {
-                l.set(q, p, ways[rng.gen_range(0..4)]);
+                l.set(q, p, ways[rng.gen_range(0..5)]);
             }
         }
         let fresh = evaluate(&idx, &part, &l.choice, &prof(), BIG);
@@ -1188,9 +1314,15 @@ mod tests {
         for recirc in [100.0, 800.0, crate::profile::FREE_RECIRC_GBPS] {
             let mut pr = prof();
             pr.recirc_gbps = recirc;
-            let all = [Delivery::M, Delivery::A, Delivery::R];
+            let all = [Delivery::M, Delivery::A, Delivery::C, Delivery::R];
             let auto = optimize(&idx, &part, &pr, BIG, &all, 64);
-            for d in [Delivery::H, Delivery::M, Delivery::A, Delivery::R] {
+            for d in [
+                Delivery::H,
+                Delivery::M,
+                Delivery::A,
+                Delivery::R,
+                Delivery::C,
+            ] {
                 let u = evaluate(&idx, &part, &Choice::uniform(6, d), &pr, BIG);
                 assert!(
                     auto.prediction.time_us <= u.prediction.time_us + 1e-9,
@@ -1213,11 +1345,11 @@ mod tests {
         let g = Csr::from_edges(n, &edges).0;
         let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
         let idx = PairIndex::of(&g, &part, 4);
-        let ways = [Delivery::M, Delivery::A, Delivery::R];
+        let ways = [Delivery::M, Delivery::A, Delivery::R, Delivery::C];
         let mut c = Choice::uniform(4, Delivery::M);
         for q in 0..4 {
             for p in 0..4 {
-                c.c[q * 4 + p] = ways[rng.gen_range(0..3)];
+                c.c[q * 4 + p] = ways[rng.gen_range(0..4)];
             }
         }
         let t = Tables::new(&idx, &g, &part, &c, BIG);

@@ -47,6 +47,41 @@ const NONE: u32 = u32::MAX;
 
 /// Size of a maximum matching, which by Konig's theorem is the minimum vertex cover size.
 pub fn max_matching(g: &Bipartite) -> usize {
+    matching(g).0
+}
+
+/// A minimum vertex cover: `(left in the cover, right in the cover)`. By Konig's theorem,
+/// with Z the vertices reachable from unmatched left vertices along alternating paths
+/// (left to right by any edge, right to left by the matching), the cover is the left
+/// vertices outside Z and the right vertices in Z; its size is the matching's.
+pub fn min_vertex_cover(g: &Bipartite) -> (Vec<bool>, Vec<bool>) {
+    let (_, match_l, match_r) = matching(g);
+    let mut z_l = vec![false; g.left];
+    let mut z_r = vec![false; g.right];
+    let mut stack: Vec<u32> = (0..g.left as u32)
+        .filter(|&l| match_l[l as usize] == NONE)
+        .collect();
+    for &l in &stack {
+        z_l[l as usize] = true;
+    }
+    while let Some(l) = stack.pop() {
+        for &r in &g.adj[g.ptr[l as usize]..g.ptr[l as usize + 1]] {
+            if z_r[r as usize] {
+                continue;
+            }
+            z_r[r as usize] = true;
+            let m = match_r[r as usize];
+            if m != NONE && !z_l[m as usize] {
+                z_l[m as usize] = true;
+                stack.push(m);
+            }
+        }
+    }
+    (z_l.into_iter().map(|z| !z).collect(), z_r)
+}
+
+/// Hopcroft-Karp: the matching's size and both sides' partners ([`NONE`] for unmatched).
+fn matching(g: &Bipartite) -> (usize, Vec<u32>, Vec<u32>) {
     let mut match_l = vec![NONE; g.left];
     let mut match_r = vec![NONE; g.right];
     let mut dist = vec![u32::MAX; g.left];
@@ -92,7 +127,7 @@ pub fn max_matching(g: &Bipartite) -> usize {
             }
         }
         if !found {
-            return size;
+            return (size, match_l, match_r);
         }
         // Iterative DFS along the layers for vertex-disjoint augmenting paths.
         next[..g.left].copy_from_slice(&g.ptr[..g.left]);
@@ -185,8 +220,19 @@ mod tests {
                     }
                 }
             }
-            let got = max_matching(&Bipartite::from_edges(left, right, &edges));
+            let g = Bipartite::from_edges(left, right, &edges);
+            let got = max_matching(&g);
             assert_eq!(got, brute_force_cover(left, right, &edges), "{edges:?}");
+            // The cover itself: as large as the matching, and it covers every edge.
+            let (cl, cr) = min_vertex_cover(&g);
+            let size = cl.iter().chain(&cr).filter(|&&c| c).count();
+            assert_eq!(size, got, "{edges:?}");
+            for &(l, r) in &edges {
+                assert!(
+                    cl[l as usize] || cr[r as usize],
+                    "({l}, {r}) uncovered: {edges:?}"
+                );
+            }
         }
     }
 }
