@@ -347,9 +347,23 @@ pub struct Tables {
     pub blocks: u32,
     /// Destinations per block.
     pub capacity_rows: u32,
-    /// Per worker, where each block's partials start in its `partial_send` (`blocks + 1`
-    /// offsets; the list is in row order, so in block order).
-    pub partial_block_off: Vec<Vec<usize>>,
+    /// Per worker, everything it sends, in sending order: raw vertices and partials merged by
+    /// the aggregator row they feed, so that every worker walks the rows in the same order and
+    /// sums complete steadily rather than all at the end. A partial is placed at its
+    /// destination's row, a raw vertex that feeds rows per edge (`R`) at the first of them,
+    /// and a raw vertex that is only replicated at an even spacing over the rows.
+    pub send: Vec<Vec<Send>>,
+    /// Per worker, where each block's sends start in `send` (`blocks + 1` offsets).
+    pub send_block_off: Vec<Vec<usize>>,
+}
+
+/// One feature vector a worker sends (`segments` frames).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Send {
+    /// The vertex sent raw, or the destination of the partial.
+    pub vertex: u32,
+    /// A pre-aggregated partial (else a raw vertex).
+    pub partial: bool,
 }
 
 impl Tables {
@@ -466,17 +480,61 @@ impl Tables {
                 }
             }
             list.sort_unstable_by_key(|&v| t.row_of[v as usize]);
-            let mut off = vec![0usize; t.blocks as usize + 1];
-            for &v in &list {
-                off[t.block_of_row(t.row_of[v as usize]) as usize + 1] += 1;
+            t.partial_send[q] = list;
+        }
+        t.merge_sends();
+        t
+    }
+
+    /// Builds `send` and `send_block_off` from the raw and partial lists.
+    fn merge_sends(&mut self) {
+        let rows = self.row_dst.len() as f64;
+        let last_block = self.blocks.saturating_sub(1);
+        for q in 0..self.raw_send.len() {
+            let raws = &self.raw_send[q];
+            let n_raw = raws.len() as f64;
+            let mut keyed: Vec<(f64, Send)> = Vec::new();
+            for (i, &u) in raws.iter().enumerate() {
+                let targets = &self.r_rows[self.r_off[u as usize]..self.r_off[u as usize + 1]];
+                let key = match targets.iter().min() {
+                    Some(&r) => r as f64,
+                    None if rows > 0.0 => (i as f64 + 0.5) * rows / n_raw,
+                    None => i as f64,
+                };
+                keyed.push((
+                    key,
+                    Send {
+                        vertex: u,
+                        partial: false,
+                    },
+                ));
             }
-            for b in 0..t.blocks as usize {
+            for &v in &self.partial_send[q] {
+                keyed.push((
+                    self.row_of[v as usize] as f64 + 0.5,
+                    Send {
+                        vertex: v,
+                        partial: true,
+                    },
+                ));
+            }
+            keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut off = vec![0usize; self.blocks as usize + 1];
+            for &(key, _) in &keyed {
+                let b = if rows > 0.0 {
+                    self.block_of_row(key.min(rows - 1.0) as u32)
+                        .min(last_block)
+                } else {
+                    0
+                };
+                off[b as usize + 1] += 1;
+            }
+            for b in 0..self.blocks as usize {
                 off[b + 1] += off[b];
             }
-            t.partial_send[q] = list;
-            t.partial_block_off.push(off);
+            self.send.push(keyed.into_iter().map(|k| k.1).collect());
+            self.send_block_off.push(off);
         }
-        t
     }
 
     /// The block of aggregator row `row`.
@@ -491,18 +549,10 @@ impl Tables {
         hi.saturating_sub(lo) as u32
     }
 
-    /// Worker `q`'s partials of block `b`.
-    pub fn partials(&self, q: usize, b: u32) -> &[u32] {
-        let off = &self.partial_block_off[q];
-        &self.partial_send[q][off[b as usize]..off[b as usize + 1]]
-    }
-
-    /// Worker `q`'s raw vertices sent during block `b`: its list cut into `blocks` equal
-    /// parts, so replication spreads over the rounds.
-    pub fn raws(&self, q: usize, b: u32) -> &[u32] {
-        let list = &self.raw_send[q];
-        let (len, nb) = (list.len(), self.blocks as usize);
-        &list[len * b as usize / nb..len * (b as usize + 1) / nb]
+    /// Worker `q`'s sends during block `b`.
+    pub fn sends(&self, q: usize, b: u32) -> &[Send] {
+        let off = &self.send_block_off[q];
+        &self.send[q][off[b as usize]..off[b as usize + 1]]
     }
 
     /// The predicted time block by block, for a choice that needs more than one block: each
@@ -518,12 +568,11 @@ impl Tables {
             up.iter_mut().for_each(|x| *x = 0);
             down.iter_mut().for_each(|x| *x = 0);
             for (q, up_q) in up.iter_mut().enumerate() {
-                let raws = self.raws(q, b);
-                *up_q += (raws.len() + self.partials(q, b).len()) as u64;
-                for &u in raws {
-                    for &p in
-                        &self.mcast[self.mcast_off[u as usize]..self.mcast_off[u as usize + 1]]
-                    {
+                let sends = self.sends(q, b);
+                *up_q += sends.len() as u64;
+                for s in sends.iter().filter(|s| !s.partial) {
+                    let u = s.vertex as usize;
+                    for &p in &self.mcast[self.mcast_off[u]..self.mcast_off[u + 1]] {
                         down[p as usize] += 1;
                     }
                 }
@@ -1357,6 +1406,22 @@ mod tests {
         for w in 0..4 {
             let sent = (t.raw_send[w].len() + t.partial_send[w].len()) as u64;
             assert_eq!(sent, up[w], "uplink of {w}");
+            // The merged send order holds each raw vertex and each partial once.
+            let mut merged: Vec<Send> = t.send[w].clone();
+            let mut lists: Vec<Send> = t.raw_send[w]
+                .iter()
+                .map(|&u| Send {
+                    vertex: u,
+                    partial: false,
+                })
+                .chain(t.partial_send[w].iter().map(|&v| Send {
+                    vertex: v,
+                    partial: true,
+                }))
+                .collect();
+            merged.sort_by_key(|s| (s.partial, s.vertex));
+            lists.sort_by_key(|s| (s.partial, s.vertex));
+            assert_eq!(merged, lists, "sends of {w}");
             let raw_in = (0..n)
                 .map(|u| {
                     t.mcast[t.mcast_off[u]..t.mcast_off[u + 1]]

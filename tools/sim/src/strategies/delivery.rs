@@ -1,9 +1,9 @@
 //! [`Deliver`]: capacity-aware delivery (`sgnn_plan::delivery`), the engine of `multicast`,
 //! `partials` and `switchgnn_auto`.
 //!
-//! Each worker sends, interleaved in proportion so both lists end together, its raw vertices
-//! (`Tables::raw_send`, one frame per segment, block field 0) and its pre-aggregated partials
-//! (`Tables::partial_send`, block field 1). The switch:
+//! Each worker sends its raw vertices (block field 0) and its pre-aggregated partials (block
+//! field 1), one frame per segment, in the order of `Tables::send` (merged by the aggregator
+//! row they feed, so sums complete steadily). The switch:
 //! - replicates a raw frame to every worker of `Tables::mcast` on arrival (the packet
 //!   replication engine: no recirculation);
 //! - adds a raw frame into every aggregator row of `Tables::r_rows`, pass 0 on arrival and
@@ -13,8 +13,7 @@
 //!   `Tables::row_expected`, and frees the aggregator.
 //!
 //! When the in-switch destinations do not fit the switch memory at once they are cut into
-//! blocks (`Tables::blocks`): a worker sends block `b`'s partials and its `b`-th share of raw
-//! vertices, then waits; the switch counts the block's completed sums and, when the last one
+//! blocks (`Tables::blocks`): a worker sends block `b`'s share of its list, then waits; the switch counts the block's completed sums and, when the last one
 //! completes, multicasts BlockAdvance (priority 7) to every worker, which starts block `b + 1`.
 //! Workers send no BlockDone: the switch knows every row's expected count. (`R` is only chosen
 //! with one block, so a raw frame never has to be sent twice.)
@@ -37,12 +36,9 @@ struct DHost {
     /// The block being sent, and the highest block the switch has advanced to.
     block: u32,
     allowed: u32,
-    /// Positions in the block's raw and partial lists.
-    raw: usize,
-    partial: usize,
+    /// Position in `Tables::send` and the segment being sent.
+    pos: usize,
     seg: u32,
-    /// The item being sent (its segments go back to back): (is_partial, vertex).
-    cur: Option<(bool, u32)>,
 }
 
 /// Capacity-aware delivery of one layer (see the module doc).
@@ -139,51 +135,28 @@ impl App for Deliver {
     fn host_next(&mut self, host: u32, _now: Time) -> Option<Pkt> {
         let q = host as usize;
         let h = &mut self.hosts[q];
-        while h.cur.is_none() {
-            let (raw, partial) = (self.t.raws(q, h.block), self.t.partials(q, h.block));
-            // The list that is further behind in proportion goes next.
-            let (r, p) = (h.raw, h.partial);
-            let raw_left = r < raw.len();
-            let partial_left = p < partial.len();
-            let take_partial = match (raw_left, partial_left) {
-                (false, false) => {
-                    if h.block < h.allowed {
-                        h.block += 1;
-                        h.raw = 0;
-                        h.partial = 0;
-                        continue;
-                    }
-                    return None;
-                }
-                (true, false) => false,
-                (false, true) => true,
-                (true, true) => {
-                    (p as u64) * (raw.len() as u64) < (r as u64) * (partial.len() as u64)
-                }
-            };
-            h.cur = Some(if take_partial {
-                h.partial += 1;
-                (true, partial[p])
-            } else {
-                h.raw += 1;
-                (false, raw[r])
-            });
+        let off = &self.t.send_block_off[q];
+        while h.pos >= off[h.block as usize + 1] {
+            if h.block >= h.allowed {
+                return None;
+            }
+            h.block += 1;
         }
-        let (is_partial, v) = h.cur.expect("set above");
-        let block = if is_partial { PARTIAL } else { RAW };
+        let s = self.t.send[q][h.pos];
+        let block = if s.partial { PARTIAL } else { RAW };
         let pkt = data_pkt(
             Kind::Data,
             PRIO_DATA,
             host,
             self.switch_node,
             block,
-            v,
+            s.vertex,
             h.seg,
         );
         h.seg += 1;
         if h.seg == self.segments {
             h.seg = 0;
-            h.cur = None;
+            h.pos += 1;
         }
         Some(pkt)
     }
