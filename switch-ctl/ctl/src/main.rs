@@ -351,14 +351,7 @@ fn load_graph(spec: &str, progress: &mut Progress) -> Result<sgnn_graph::LoadedG
     progress.on(Event::Done {
         stage: "load",
         seconds: t.elapsed().as_secs_f64(),
-        summary: format!(
-            "{}: {} vertices, {} edges ({} self-loops, {} duplicates removed)",
-            g.description,
-            g.csr.num_vertices(),
-            g.csr.num_edges(),
-            g.stats.self_loops,
-            g.stats.duplicates
-        ),
+        summary: g.summary(),
     });
     Ok(g)
 }

@@ -314,3 +314,19 @@ fn leaves_place_partitions_and_are_shown() {
         "{err}"
     );
 }
+
+#[test]
+fn plans_a_graph_with_sparse_ids() {
+    // Issue 14: this used to try to allocate 32 GiB for 4294967295 vertices and abort.
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.txt");
+    std::fs::write(&g, "0 1\n1 4294967294\n").unwrap();
+    let out = dir.path().join("p");
+    let printed = plan(g.to_str().unwrap(), 2, "10MB", &[], &out);
+    assert!(printed.contains("switchgnn"), "{printed}");
+    verify_ok(&out);
+    let p = Plan::load(&out).unwrap();
+    assert_eq!(p.graph.num_vertices(), 3);
+    assert_eq!(p.graph.num_edges(), 2);
+    assert_eq!(p.manifest.graph.num_vertices, 3);
+}

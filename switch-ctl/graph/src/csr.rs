@@ -21,6 +21,9 @@ pub struct BuildStats {
     pub self_loops: u64,
     /// Edges dropped because the same undirected edge appeared before (in either direction).
     pub duplicates: u64,
+    /// Vertex ids that loading changed because the file's ids were sparse and got renumbered
+    /// to `0..n` (`crate::ids`); 0 when the ids were kept. Only loaders set it.
+    pub renumbered: u64,
 }
 
 impl Csr {

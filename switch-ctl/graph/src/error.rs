@@ -43,6 +43,26 @@ pub enum GraphError {
         /// Exclusive upper bound.
         limit: u64,
     },
+    /// A vertex id that is not an integer from 0 to 2^64 - 1 (negative, or too large).
+    #[error("{path}:{location}: vertex id {id} is out of range (ids are integers from 0 to 18446744073709551615)")]
+    IdOutOfRange {
+        /// File.
+        path: PathBuf,
+        /// The line number of a text file, or `row N` of an array.
+        location: String,
+        /// The id as written.
+        id: String,
+    },
+    /// The ids number more vertices than 32-bit vertex ids can (at most 2^32 - 1).
+    #[error("{path}: {vertices} vertices (largest id {max_id}) are more than the 4294967295 that 32-bit vertex ids can number")]
+    TooManyVertices {
+        /// File.
+        path: PathBuf,
+        /// Vertices the ids imply (after compaction, if any).
+        vertices: u128,
+        /// The largest id in the file.
+        max_id: u64,
+    },
     /// Nothing is left after cleaning.
     #[error("{source_name}: the graph has no edges ({detail}); SwitchGNN needs at least one edge")]
     Empty {

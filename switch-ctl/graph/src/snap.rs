@@ -5,15 +5,21 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::GraphError;
+use crate::ids::RawEdges;
 use crate::VertexId;
 
-/// Edges read from a file and the vertex count they imply.
+/// Edges read from a file over dense ids `0..num_vertices`, and the original ids when the
+/// file's ids were sparse and got renumbered (see [`crate::ids::is_sparse`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EdgeList {
-    /// Number of vertices: the given count, or the largest id + 1.
+    /// Number of vertices: the given count, the largest id + 1, or (ids renumbered) the number
+    /// of distinct ids.
     pub num_vertices: usize,
-    /// Edges as read (self-loops and duplicates still present).
+    /// Edges as read (self-loops and duplicates still present), over `0..num_vertices`.
     pub edges: Vec<(VertexId, VertexId)>,
+    /// `original_ids[v]` is the id vertex `v` has in the file, ascending; `None` when the ids
+    /// were kept as they are.
+    pub original_ids: Option<Vec<u64>>,
 }
 
 /// Opens a file, transparently decompressing gzip (detected by its magic bytes).
@@ -33,33 +39,46 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>, GraphError> {
     })
 }
 
-/// Largest vertex id accepted (`u32::MAX` is reserved as "none" in the toolkit).
+/// Largest vertex id of a loaded graph (`u32::MAX` is reserved as "none" in the toolkit), so
+/// a graph has at most `MAX_ID + 1` vertices. Files may use any id up to `u64::MAX`: sparse
+/// ids are renumbered to `0..n` first.
 pub const MAX_ID: u64 = u32::MAX as u64 - 1;
 
-fn parse_id(tok: &[u8]) -> Option<u64> {
-    if tok.is_empty() || tok.len() > 20 {
-        return None;
-    }
-    let mut x: u64 = 0;
-    for &b in tok {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        x = x.checked_mul(10)?.checked_add(d as u64)?;
-    }
-    Some(x)
+/// Why a token is not a vertex id.
+enum BadId {
+    /// Not a decimal integer.
+    NotNumber,
+    /// A decimal integer that is negative or above `u64::MAX`.
+    OutOfRange,
 }
 
-/// Reads an edge list. With `num_vertices`, ids must be below it; otherwise the count is the
-/// largest id + 1.
+fn parse_id(tok: &[u8]) -> Result<u64, BadId> {
+    let digits = tok.strip_prefix(b"-").unwrap_or(tok);
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(BadId::NotNumber);
+    }
+    if digits.len() < tok.len() {
+        return Err(BadId::OutOfRange);
+    }
+    let mut x: u64 = 0;
+    for &b in digits {
+        x = x
+            .checked_mul(10)
+            .and_then(|x| x.checked_add((b - b'0') as u64))
+            .ok_or(BadId::OutOfRange)?;
+    }
+    Ok(x)
+}
+
+/// Reads an edge list. With `num_vertices`, ids must be below it and are kept; otherwise ids
+/// may be anything from 0 to `u64::MAX`, and the count is the largest id + 1, or the number of
+/// distinct ids when they are sparse and get renumbered.
 pub fn read_edge_list(path: &Path, num_vertices: Option<usize>) -> Result<EdgeList, GraphError> {
     let mut r = open_maybe_gz(path)?;
-    let limit = num_vertices.map_or(MAX_ID + 1, |n| n as u64);
-    let mut edges = Vec::new();
+    let limit = num_vertices.map(|n| n as u64);
+    let mut edges = RawEdges::default();
     let mut line = Vec::with_capacity(128);
     let mut lineno = 0u64;
-    let mut max_id: Option<u64> = None;
     loop {
         line.clear();
         let n = r
@@ -90,21 +109,23 @@ pub fn read_edge_list(path: &Path, num_vertices: Option<usize>) -> Result<EdgeLi
         };
         let mut ids = [0u64; 2];
         for (i, tok) in [first, second].into_iter().enumerate() {
-            if tok.first() == Some(&b'-') && parse_id(&tok[1..]).is_some() {
-                return Err(GraphError::OutOfRange {
-                    path: path.to_path_buf(),
-                    location: lineno.to_string(),
-                    id: -(parse_id(&tok[1..]).unwrap() as i128),
-                    limit,
-                });
-            }
-            ids[i] = parse_id(tok).ok_or_else(|| {
-                err(format!(
-                    "expected a non-negative integer vertex id, found {:?}",
-                    show(tok)
-                ))
-            })?;
-            if ids[i] >= limit {
+            ids[i] = match parse_id(tok) {
+                Ok(x) => x,
+                Err(BadId::NotNumber) => {
+                    return Err(err(format!(
+                        "expected a non-negative integer vertex id, found {:?}",
+                        show(tok)
+                    )))
+                }
+                Err(BadId::OutOfRange) => {
+                    return Err(GraphError::IdOutOfRange {
+                        path: path.to_path_buf(),
+                        location: lineno.to_string(),
+                        id: show(tok),
+                    })
+                }
+            };
+            if let Some(limit) = limit.filter(|&l| ids[i] >= l) {
                 return Err(GraphError::OutOfRange {
                     path: path.to_path_buf(),
                     location: lineno.to_string(),
@@ -113,17 +134,27 @@ pub fn read_edge_list(path: &Path, num_vertices: Option<usize>) -> Result<EdgeLi
                 });
             }
         }
-        max_id = Some(max_id.unwrap_or(0).max(ids[0]).max(ids[1]));
-        edges.push((ids[0] as VertexId, ids[1] as VertexId));
+        edges.push(ids[0], ids[1]);
     }
-    let num_vertices = num_vertices.unwrap_or(max_id.map_or(0, |m| m as usize + 1));
+    finish(edges, path, num_vertices)
+}
+
+/// Dense edges from raw ones: renumbered when sparse, unless the vertex count was given.
+fn finish(
+    edges: RawEdges,
+    path: &Path,
+    num_vertices: Option<usize>,
+) -> Result<EdgeList, GraphError> {
+    let dense = edges.finish(path, num_vertices.is_none())?;
     Ok(EdgeList {
-        num_vertices,
-        edges,
+        num_vertices: num_vertices.unwrap_or(dense.num_vertices),
+        edges: dense.edges,
+        original_ids: dense.original_ids,
     })
 }
 
-/// Reads a `.npy` edge array of shape `[E, 2]` (int32, int64, uint32 or uint64).
+/// Reads a `.npy` edge array of shape `[E, 2]` (int32, int64, uint32 or uint64). Ids are as in
+/// [`read_edge_list`]; a negative id is an error naming the row.
 pub fn read_npy_edges(path: &Path, num_vertices: Option<usize>) -> Result<EdgeList, GraphError> {
     use crate::npy::{read_npy, NpyData};
     let a = read_npy(path)?;
@@ -145,31 +176,33 @@ pub fn read_npy_edges(path: &Path, num_vertices: Option<usize>) -> Result<EdgeLi
             ),
         ));
     }
-    let limit = num_vertices.map_or(MAX_ID + 1, |n| n as u64);
-    let mut edges = Vec::with_capacity(a.shape[0]);
-    let mut max_id = None;
+    let limit = num_vertices.map(|n| n as u64);
+    let mut edges = RawEdges::with_capacity(a.shape[0]);
     for row in 0..a.shape[0] {
-        let mut ids = [0u32; 2];
+        let mut ids = [0u64; 2];
         for (c, id) in ids.iter_mut().enumerate() {
             let x = a.data.get_int(row * 2 + c).unwrap();
-            if x < 0 || x >= limit as i128 {
+            let Ok(x) = u64::try_from(x) else {
+                return Err(GraphError::IdOutOfRange {
+                    path: path.to_path_buf(),
+                    location: format!("row {row}"),
+                    id: x.to_string(),
+                });
+            };
+            if let Some(limit) = limit.filter(|&l| x >= l) {
                 return Err(GraphError::OutOfRange {
                     path: path.to_path_buf(),
                     location: format!("row {row}"),
-                    id: x,
+                    id: x as i128,
                     limit,
                 });
             }
-            *id = x as u32;
+            *id = x;
         }
-        max_id = Some(max_id.unwrap_or(0).max(ids[0]).max(ids[1]));
-        edges.push((ids[0], ids[1]));
+        edges.push(ids[0], ids[1]);
     }
-    let num_vertices = num_vertices.unwrap_or(max_id.map_or(0, |m| m as usize + 1));
-    Ok(EdgeList {
-        num_vertices,
-        edges,
-    })
+    drop(a);
+    finish(edges, path, num_vertices)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use crate::error::GraphError;
 use crate::rmat::RmatSpec;
 use crate::snap::{read_edge_list, read_npy_edges};
-use crate::{BuildStats, Csr};
+use crate::{BuildStats, Csr, VertexId};
 
 /// A graph source: a file (`.npy` edge array, or a SNAP edge list, plain or gzip) or an R-MAT
 /// spec `rmat:scale=S,edge_factor=F[,a=..,b=..,c=..,d=..,seed=..]`.
@@ -28,6 +28,50 @@ pub struct LoadedGraph {
     pub stats: BuildStats,
     /// Human-readable origin.
     pub description: String,
+    /// When the file's ids were sparse and got renumbered to `0..n` (`docs/formats.md`, "Graph
+    /// input"): `original_ids[v]` is the id vertex `v` has in the file, ascending. `None` when
+    /// the ids were kept (every dense file, every generated graph).
+    pub original_ids: Option<Vec<u64>>,
+}
+
+impl LoadedGraph {
+    /// The id vertex `v` has in the input.
+    pub fn original_id(&self, v: VertexId) -> u64 {
+        self.original_ids
+            .as_ref()
+            .map_or(v as u64, |ids| ids[v as usize])
+    }
+
+    /// The vertex whose id in the input is `id`, if any vertex has it.
+    pub fn vertex_of(&self, id: u64) -> Option<VertexId> {
+        match &self.original_ids {
+            Some(ids) => ids.binary_search(&id).ok().map(|v| v as VertexId),
+            None => (id < self.csr.num_vertices() as u64).then_some(id as VertexId),
+        }
+    }
+
+    /// One line on what was loaded: `"g.txt: 3 vertices, 2 edges (0 self-loops, 0 duplicates
+    /// removed)"`, followed by `"; sparse ids: 1 of 3 renumbered (largest id 4294967294)"`
+    /// when the ids were renumbered.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{}: {} vertices, {} edges ({} self-loops, {} duplicates removed)",
+            self.description,
+            self.csr.num_vertices(),
+            self.csr.num_edges(),
+            self.stats.self_loops,
+            self.stats.duplicates
+        );
+        if let Some(ids) = &self.original_ids {
+            s.push_str(&format!(
+                "; sparse ids: {} of {} renumbered (largest id {})",
+                self.stats.renumbered,
+                ids.len(),
+                ids.last().copied().unwrap_or(0)
+            ));
+        }
+        s
+    }
 }
 
 const RMAT_KEYS: &str = "scale (required, 1..=31), edge_factor (default 16), a, b, c, d (default 0.57, 0.19, 0.19, 0.05; must sum to 1), seed (default 1)";
@@ -120,19 +164,25 @@ impl GraphSource {
     /// Reads or generates the graph and cleans it (undirected; self-loops and duplicates
     /// removed and counted). A graph with no edge left is an error.
     pub fn load(&self) -> Result<LoadedGraph, GraphError> {
-        let (n, edges) = match self {
+        let (n, edges, original_ids) = match self {
             GraphSource::File(p) => {
                 let list = if is_npy(p) {
                     read_npy_edges(p, None)?
                 } else {
                     read_edge_list(p, None)?
                 };
-                (list.num_vertices, list.edges)
+                (list.num_vertices, list.edges, list.original_ids)
             }
-            GraphSource::Rmat(s) => (s.num_vertices(), s.generate()),
+            GraphSource::Rmat(s) => (s.num_vertices(), s.generate(), None),
         };
-        let (csr, stats) = Csr::from_edges(n, &edges);
+        let (csr, mut stats) = Csr::from_edges(n, &edges);
         drop(edges);
+        stats.renumbered = original_ids.as_ref().map_or(0, |ids| {
+            ids.iter()
+                .enumerate()
+                .filter(|&(v, &id)| id != v as u64)
+                .count() as u64
+        });
         if csr.num_edges() == 0 {
             return Err(GraphError::Empty {
                 source_name: self.to_string(),
@@ -146,6 +196,7 @@ impl GraphSource {
             csr,
             stats,
             description: self.to_string(),
+            original_ids,
         })
     }
 }

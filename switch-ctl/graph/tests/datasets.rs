@@ -39,6 +39,10 @@ fn real_graphs_match_their_metadata() {
             g.stats.duplicates, 0,
             "{name}: u<v lists have no duplicates"
         );
+        assert!(
+            g.original_ids.is_none() && g.stats.renumbered == 0,
+            "{name}: the datasets' ids are dense and kept"
+        );
     }
 }
 
