@@ -13,6 +13,7 @@ use switch_ctl::report::Report;
 const ABOUT: &str = "SwitchGNN toolkit: testbed, simulator, plots, datasets and reports.
 
   sgnn testbed                            a whole cluster on this machine, every sum verified
+  sgnn train --graph cora                 full-graph GCN training (default: a generated graph)
   sgnn dataset list                       real graphs shipped in ../shared/datasets
   sgnn dataset info --graph cora          vertices, edges, degrees of any graph source
   sgnn dataset generate --graph rmat:scale=16,edge_factor=16 --out g.txt.gz
@@ -36,6 +37,9 @@ enum Cmd {
     /// Run a whole SwitchGNN cluster on this machine (software switch + N sgnn-hostd over
     /// loopback UDP), verify every sum, and compare with the host-based baseline.
     Testbed(testbed::TestbedArgs),
+    /// Train a GNN (GCN or GraphSAGE-mean) full-graph: accuracy, per-epoch time split into
+    /// compute, exchange and weight sync, train.json and a plot of loss and accuracy over time.
+    Train(Box<train::TrainArgs>),
     /// Simulate one layer of each strategy on a packet-level network model (star or leaf-spine):
     /// communication time, bytes per link, drops, against the planner's traffic model.
     Sim(Box<sim::SimArgs>),
@@ -87,6 +91,7 @@ enum DatasetCmd {
 mod plot;
 mod sim;
 mod testbed;
+mod train;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -95,6 +100,9 @@ fn main() -> ExitCode {
     }
     if let Cmd::Sim(a) = cli.command {
         return sim::main(*a);
+    }
+    if let Cmd::Train(a) = cli.command {
+        return train::main(*a);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -120,7 +128,7 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Testbed(_) | Cmd::Sim(_) => unreachable!("handled in main"),
+        Cmd::Testbed(_) | Cmd::Sim(_) | Cmd::Train(_) => unreachable!("handled in main"),
         Cmd::Plot(a) => plot::run(*a),
         Cmd::Dataset(DatasetCmd::List { datasets }) => {
             let mut names: Vec<_> = std::fs::read_dir(&datasets)

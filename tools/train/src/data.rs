@@ -1,0 +1,407 @@
+//! Labelled graphs: a dataset directory (`docs/formats.md`, "Labelled graphs") or a generated
+//! stochastic block model (`sbm:`), with features, labels and train/validation/test splits.
+
+use std::path::{Path, PathBuf};
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use sgnn_graph::npy::{read_npy, NpyData};
+use sgnn_graph::{Csr, Features};
+
+use crate::TrainError;
+
+/// A graph with a feature row and a label per vertex and the three splits.
+#[derive(Debug, Clone)]
+pub struct LabelledGraph {
+    /// Where it came from.
+    pub description: String,
+    /// Undirected adjacency (no self loops).
+    pub csr: Csr,
+    /// `n x dim` features, row-major.
+    pub features: Vec<f32>,
+    /// Feature length.
+    pub dim: usize,
+    /// Class of each vertex, `-1` for unlabelled.
+    pub labels: Vec<i64>,
+    /// Number of classes (largest label + 1).
+    pub classes: usize,
+    /// Vertices whose labels train the model.
+    pub train: Vec<bool>,
+    /// Vertices that select the model (validation accuracy).
+    pub val: Vec<bool>,
+    /// Vertices of the reported test accuracy.
+    pub test: Vec<bool>,
+}
+
+impl LabelledGraph {
+    /// Vertices.
+    pub fn num_vertices(&self) -> usize {
+        self.csr.num_vertices()
+    }
+
+    /// Loads `spec`: `sbm:...` (see [`SbmSpec`]) or a dataset directory (its path, or its name
+    /// under `datasets`).
+    pub fn load(spec: &str, datasets: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
+        if let Some(rest) = spec.strip_prefix("sbm:") {
+            return Ok(SbmSpec::parse(rest)?.generate());
+        }
+        let dir = if Path::new(spec).is_dir() {
+            PathBuf::from(spec)
+        } else if datasets.join(spec).is_dir() {
+            datasets.join(spec)
+        } else {
+            return Err(TrainError::Input(format!(
+                "--graph {spec}: not `sbm:...`, not a directory, and no dataset of that name in {} \
+                 (a labelled graph is a directory with edges.txt.gz, features.npy and labels.npy; \
+                 docs/formats.md)",
+                datasets.display()
+            )));
+        };
+        load_dir(&dir, seed)
+    }
+
+    /// The features as the first layer's input: sparse (CSR) when fewer than 10% of the values
+    /// are non-zero, as bag-of-words features are, else dense.
+    pub fn input(&self) -> OwnedInput {
+        let n = self.num_vertices();
+        let nnz = self.features.iter().filter(|&&x| x != 0.0).count();
+        if nnz * 10 < self.features.len() {
+            let mut t = sprs::TriMat::with_capacity((n, self.dim), nnz);
+            for (i, &x) in self.features.iter().enumerate() {
+                if x != 0.0 {
+                    t.add_triplet(i / self.dim, i % self.dim, x);
+                }
+            }
+            OwnedInput::Sparse(t.to_csr())
+        } else {
+            OwnedInput::Dense(
+                ndarray::Array2::from_shape_vec((n, self.dim), self.features.clone())
+                    .expect("n x dim values"),
+            )
+        }
+    }
+
+    /// Divides every feature row by its sum (rows summing to 0 are left as they are), as Kipf
+    /// and Welling do for the citation graphs.
+    pub fn normalise_rows(&mut self) {
+        for row in self.features.chunks_mut(self.dim.max(1)) {
+            let s: f32 = row.iter().sum();
+            if s != 0.0 {
+                row.iter_mut().for_each(|x| *x /= s);
+            }
+        }
+    }
+}
+
+fn need(dir: &Path, name: &str) -> Result<PathBuf, TrainError> {
+    let p = dir.join(name);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(TrainError::Input(format!(
+            "{}: missing {name} (a labelled graph needs edges.txt.gz, features.npy and labels.npy; \
+             docs/formats.md)",
+            dir.display()
+        )))
+    }
+}
+
+fn mask(dir: &Path, name: &str, n: usize) -> Result<Option<Vec<bool>>, TrainError> {
+    let p = dir.join(name);
+    if !p.is_file() {
+        return Ok(None);
+    }
+    let a = read_npy(&p).map_err(|e| TrainError::Input(e.to_string()))?;
+    let v: Vec<bool> = match &a.data {
+        NpyData::Bool(b) => b.clone(),
+        other => (0..other.len())
+            .map(|i| other.get_int(i).unwrap_or(0) != 0)
+            .collect(),
+    };
+    if v.len() != n {
+        return Err(TrainError::Input(format!(
+            "{}: {} entries, but the graph has {n} vertices",
+            p.display(),
+            v.len()
+        )));
+    }
+    if !v.iter().any(|&b| b) {
+        return Err(TrainError::Input(format!(
+            "{}: the mask selects no vertex",
+            p.display()
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// Owned first-layer input ([`crate::model::Input`] borrows it).
+#[derive(Debug, Clone)]
+pub enum OwnedInput {
+    /// Dense rows.
+    Dense(ndarray::Array2<f32>),
+    /// Sparse rows.
+    Sparse(sprs::CsMat<f32>),
+}
+
+impl OwnedInput {
+    /// The borrowed view the model takes.
+    pub fn view(&self) -> crate::model::Input<'_> {
+        match self {
+            OwnedInput::Dense(x) => crate::model::Input::Dense(x.view()),
+            OwnedInput::Sparse(x) => crate::model::Input::Sparse(x),
+        }
+    }
+}
+
+/// Loads a labelled graph directory.
+pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
+    let edges = need(dir, "edges.txt.gz")?;
+    let fpath = need(dir, "features.npy")?;
+    let lpath = need(dir, "labels.npy")?;
+    let f = Features::load(&fpath).map_err(|e| TrainError::Input(e.to_string()))?;
+    let la = read_npy(&lpath).map_err(|e| TrainError::Input(e.to_string()))?;
+    let labels: Vec<i64> = (0..la.data.len())
+        .map(|i| la.data.get_int(i).map(|x| x as i64))
+        .collect::<Option<_>>()
+        .ok_or_else(|| {
+            TrainError::Input(format!(
+                "{}: labels must be integers, found {}",
+                lpath.display(),
+                la.data.dtype_name()
+            ))
+        })?;
+    let n = labels.len();
+    if f.num_vertices != n {
+        return Err(TrainError::Input(format!(
+            "{} has {} rows but {} has {n} labels: one row and one label per vertex",
+            fpath.display(),
+            f.num_vertices,
+            lpath.display()
+        )));
+    }
+    let g = sgnn_graph::load_graph(&edges.display().to_string())
+        .map_err(|e| TrainError::Input(e.to_string()))?;
+    if g.csr.num_vertices() > n {
+        return Err(TrainError::Input(format!(
+            "{} has vertex ids up to {}, but {} has only {n} labels",
+            edges.display(),
+            g.csr.num_vertices() - 1,
+            lpath.display()
+        )));
+    }
+    // Isolated vertices past the last edge's ids exist too: the label count is the vertex count.
+    let list: Vec<(u32, u32)> = g.csr.edges().collect();
+    let csr = Csr::from_edges(n, &list).0;
+    if labels.iter().any(|&l| l < -1) {
+        return Err(TrainError::Input(format!(
+            "{}: labels are classes 0.. or -1 (unlabelled)",
+            lpath.display()
+        )));
+    }
+    let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
+    if classes < 2 {
+        return Err(TrainError::Input(format!(
+            "{}: fewer than two classes",
+            lpath.display()
+        )));
+    }
+    let (train, val, test) = match (
+        mask(dir, "train_mask.npy", n)?,
+        mask(dir, "val_mask.npy", n)?,
+        mask(dir, "test_mask.npy", n)?,
+    ) {
+        (Some(a), Some(b), Some(c)) => (a, b, c),
+        _ => random_split(&labels, seed),
+    };
+    for (name, m) in [("train", &train), ("val", &val), ("test", &test)] {
+        if m.iter().zip(&labels).any(|(&s, &l)| s && l < 0) {
+            return Err(TrainError::Input(format!(
+                "{}: the {name} mask selects unlabelled vertices",
+                dir.display()
+            )));
+        }
+    }
+    Ok(LabelledGraph {
+        description: dir.display().to_string(),
+        csr,
+        features: f.data,
+        dim: f.dim,
+        labels,
+        classes: classes as usize,
+        train,
+        val,
+        test,
+    })
+}
+
+/// A seeded random split of the labelled vertices: 20 per class for training (Kipf and
+/// Welling's protocol), then 500 for validation and 1,000 for testing (or 10% and 20% of the
+/// labelled vertices when there are fewer than 3,000).
+pub fn random_split(labels: &[i64], seed: u64) -> (Vec<bool>, Vec<bool>, Vec<bool>) {
+    let n = labels.len();
+    let mut ids: Vec<usize> = (0..n).filter(|&v| labels[v] >= 0).collect();
+    ids.shuffle(&mut rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x5eed));
+    let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
+    let mut per_class = vec![0usize; classes.max(0) as usize];
+    let (mut train, mut val, mut test) = (vec![false; n], vec![false; n], vec![false; n]);
+    let mut rest = Vec::new();
+    for &v in &ids {
+        let c = labels[v] as usize;
+        if per_class[c] < 20 {
+            per_class[c] += 1;
+            train[v] = true;
+        } else {
+            rest.push(v);
+        }
+    }
+    let (nv, nt) = if ids.len() >= 3000 {
+        (500, 1000)
+    } else {
+        (ids.len() / 10, ids.len() / 5)
+    };
+    for (i, &v) in rest.iter().enumerate() {
+        if i < nv {
+            val[v] = true;
+        } else if i < nv + nt {
+            test[v] = true;
+        }
+    }
+    (train, val, test)
+}
+
+/// `sbm:n=N,classes=K,p_in=P,p_out=Q,dim=D,signal=S,seed=X`: a stochastic block model of `N`
+/// vertices in `K` equal classes; each pair of vertices is joined with probability `p_in`
+/// inside a class and `p_out` across; features are Gaussian noise plus `signal` on the class's
+/// own block of `D / K` feature columns. Defaults: n=2000, classes=5, p_in=0.01,
+/// p_out=0.001, dim=64, signal=0.5, seed=1. Sampled edge by edge in expected-linear time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SbmSpec {
+    /// Vertices.
+    pub n: usize,
+    /// Classes.
+    pub classes: usize,
+    /// Edge probability inside a class.
+    pub p_in: f64,
+    /// Edge probability across classes.
+    pub p_out: f64,
+    /// Feature length.
+    pub dim: usize,
+    /// Mean added to the class's own feature columns.
+    pub signal: f32,
+    /// Seed.
+    pub seed: u64,
+}
+
+impl SbmSpec {
+    /// Parses the part after `sbm:`.
+    pub fn parse(s: &str) -> Result<SbmSpec, TrainError> {
+        let mut spec = SbmSpec {
+            n: 2000,
+            classes: 5,
+            p_in: 0.01,
+            p_out: 0.001,
+            dim: 64,
+            signal: 0.5,
+            seed: 1,
+        };
+        let bad = |m: String| TrainError::Input(format!("sbm:{s}: {m}"));
+        for kv in s.split(',').filter(|x| !x.is_empty()) {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
+            let num = |v: &str| {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| bad(format!("{k}={v} is not a number >= 0")))
+            };
+            match k {
+                "n" => spec.n = num(v)? as usize,
+                "classes" => spec.classes = num(v)? as usize,
+                "p_in" => spec.p_in = num(v)?,
+                "p_out" => spec.p_out = num(v)?,
+                "dim" => spec.dim = num(v)? as usize,
+                "signal" => spec.signal = num(v)? as f32,
+                "seed" => spec.seed = num(v)? as u64,
+                _ => {
+                    return Err(bad(format!(
+                        "unknown key `{k}`: use n, classes, p_in, p_out, dim, signal, seed"
+                    )))
+                }
+            }
+        }
+        if spec.classes < 2 || spec.n < 2 * spec.classes || spec.dim == 0 {
+            return Err(bad(
+                "needs classes >= 2, n >= 2 x classes and dim >= 1".to_string()
+            ));
+        }
+        if spec.p_in > 1.0 || spec.p_out > 1.0 {
+            return Err(bad("probabilities are at most 1".to_string()));
+        }
+        Ok(spec)
+    }
+
+    /// Generates the graph, its features and labels, and a seeded random split.
+    pub fn generate(&self) -> LabelledGraph {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
+        let n = self.n;
+        let labels: Vec<i64> = (0..n).map(|v| (v * self.classes / n) as i64).collect();
+        let mut edges = Vec::new();
+        // Class c holds the vertices v with v * classes / n == c.
+        let start = |c: usize| (c * n).div_ceil(self.classes);
+        for (u, &label) in labels.iter().enumerate() {
+            let cu = label as usize;
+            for c in cu..self.classes {
+                let (lo, p) = if c == cu {
+                    (u + 1, self.p_in)
+                } else {
+                    (start(c), self.p_out)
+                };
+                let hi = start(c + 1).min(n);
+                // Geometric skips: the gap to the next edge of a run of Bernoulli(p) pairs.
+                let mut v = lo;
+                while p > 0.0 && v < hi {
+                    let skip = if p >= 1.0 {
+                        0
+                    } else {
+                        let r: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
+                        (r.ln() / (1.0 - p).ln()).floor() as usize
+                    };
+                    v = v.saturating_add(skip);
+                    if v < hi {
+                        edges.push((u as u32, v as u32));
+                    }
+                    v += 1;
+                }
+            }
+        }
+        let csr = Csr::from_edges(n, &edges).0;
+        let block = (self.dim / self.classes).max(1);
+        let mut features = vec![0f32; n * self.dim];
+        for v in 0..n {
+            let c = labels[v] as usize;
+            for j in 0..self.dim {
+                // Box-Muller: standard normal noise.
+                let (a, b): (f64, f64) = (rng.gen_range(f64::MIN_POSITIVE..1.0), rng.gen());
+                let z = ((-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()) as f32;
+                let own = j / block == c;
+                features[v * self.dim + j] = z + if own { self.signal } else { 0.0 };
+            }
+        }
+        let (train, val, test) = random_split(&labels, self.seed);
+        LabelledGraph {
+            description: format!(
+                "sbm:n={},classes={},p_in={},p_out={},dim={},signal={},seed={}",
+                self.n, self.classes, self.p_in, self.p_out, self.dim, self.signal, self.seed
+            ),
+            csr,
+            features,
+            dim: self.dim,
+            labels,
+            classes: self.classes,
+            train,
+            val,
+            test,
+        }
+    }
+}
