@@ -510,7 +510,7 @@ pub fn run_strategy_with(
     };
     let one_shot = |mut app: OneShot, topo, progress: &mut dyn FnMut(Progress)| {
         let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-        let counters = Some(app.counters.clone());
+        let counters = Some(app.counters().clone());
         Ok::<_, SimError>(report(&net, name, app.finish, counters, wall))
     };
     let mut r = match strategy {
@@ -588,7 +588,7 @@ pub fn run_strategy_with(
                 cfg.recirc_bps,
             );
             let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-            let mut r = report(&net, name, app.finish, Some(app.counters.clone()), wall);
+            let mut r = report(&net, name, app.finish, Some(app.counters().clone()), wall);
             r.predicted = Some(planned.prediction);
             r.model_traffic = Some(planned.traffic);
             r

@@ -20,11 +20,8 @@
 
 use sgnn_plan::delivery::Tables;
 
-use super::{
-    control_pkt, data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA,
-    PRIO_RESULT,
-};
-use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
+use super::{control_pkt, data_pkt, Rows, SwitchCounters, PRIO_DATA, PRIO_RESULT};
+use crate::net::{App, Kind, Out, Pkt, Time};
 
 /// Block field of a raw frame.
 const RAW: u32 = 0;
@@ -48,15 +45,9 @@ pub struct Deliver {
     switch_node: u32,
     partition: Vec<u32>,
     hosts: Vec<DHost>,
-    counts: Vec<u32>,
-    ready: Vec<Time>,
+    rows: Rows,
     /// Completed sums per block.
     done_in_block: Vec<u32>,
-    occ: Occupancy,
-    recirc_free: Time,
-    recirc_pass: Time,
-    /// Switch counters.
-    pub counters: SwitchCounters,
     delivered: u64,
     total: u64,
     /// When the last expected frame arrived.
@@ -81,13 +72,8 @@ impl Deliver {
             switch_node,
             partition: partition.to_vec(),
             hosts: vec![DHost::default(); m],
-            counts: vec![0; rows * segments as usize],
-            ready: vec![0; rows * segments as usize],
+            rows: Rows::new(t.row_expected.clone(), segments, recirc_bps),
             done_in_block: vec![0; t.blocks as usize],
-            occ: Occupancy::default(),
-            recirc_free: 0,
-            recirc_pass: tx_time(DATA_WIRE as u64, recirc_bps),
-            counters: SwitchCounters::default(),
             delivered: 0,
             total,
             finish: if total == 0 { Some(0) } else { None },
@@ -95,38 +81,31 @@ impl Deliver {
         }
     }
 
+    /// Switch counters.
+    pub fn counters(&self) -> &SwitchCounters {
+        &self.rows.counters
+    }
+
     fn add(&mut self, row: u32, seg: u32, at: Time, now: Time, sw: u32, out: &mut Out) {
-        let agg = (row * self.segments + seg) as usize;
-        if self.counts[agg] == 0 {
-            self.occ.book(now);
-            self.counters.peak_aggregators = self.occ.peak;
-        }
-        self.counts[agg] += 1;
-        self.ready[agg] = self.ready[agg].max(at);
-        self.counters.contributions += 1;
-        if self.counts[agg] == self.t.row_expected[row as usize] {
-            let dst = self.partition[self.t.row_dst[row as usize] as usize];
-            let at = self.ready[agg];
-            out.emits.push((
-                at,
-                sw,
-                data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
-            ));
-            // Every segment of every row of the block done: advance.
-            let b = self.t.block_of_row(row);
-            self.done_in_block[b as usize] += 1;
-            if self.done_in_block[b as usize] == self.t.rows_in_block(b) * self.segments
-                && b + 1 < self.t.blocks
-            {
-                for w in 0..self.hosts.len() as u32 {
-                    out.emits
-                        .push((at, sw, control_pkt(Kind::BlockAdvance, sw, w, b + 1)));
-                }
+        let Some(done) = self.rows.add(row, seg, at, now) else {
+            return;
+        };
+        let dst = self.partition[self.t.row_dst[row as usize] as usize];
+        out.emits.push((
+            done,
+            sw,
+            data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
+        ));
+        // Every segment of every row of the block done: advance.
+        let b = self.t.block_of_row(row);
+        self.done_in_block[b as usize] += 1;
+        if self.done_in_block[b as usize] == self.t.rows_in_block(b) * self.segments
+            && b + 1 < self.t.blocks
+        {
+            for w in 0..self.hosts.len() as u32 {
+                out.emits
+                    .push((done, sw, control_pkt(Kind::BlockAdvance, sw, w, b + 1)));
             }
-            self.occ.complete(now, self.ready[agg]);
-            self.counts[agg] = 0;
-            self.ready[agg] = 0;
-            self.counters.results += 1;
         }
     }
 }
@@ -193,24 +172,10 @@ impl App for Deliver {
             ));
         }
         let (lo, hi) = (self.t.r_off[v], self.t.r_off[v + 1]);
-        let k = (hi - lo) as u64;
-        if k == 0 {
-            return;
-        }
-        let start = self.recirc_free.max(now);
-        if k > 1 {
-            self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
-            self.recirc_free = start + (k - 1) * self.recirc_pass;
-            self.counters.recirculations += k - 1;
-        }
-        for p in 0..k as usize {
+        let pass = self.rows.passes(now, (hi - lo) as u64);
+        for p in 0..hi - lo {
             let row = self.t.r_rows[lo + p];
-            let at = if p == 0 {
-                now
-            } else {
-                start + p as u64 * self.recirc_pass
-            };
-            self.add(row, seg, at, now, sw, out);
+            self.add(row, seg, pass(p), now, sw, out);
         }
     }
 
@@ -219,10 +184,6 @@ impl App for Deliver {
     }
 
     fn gauges(&self, now: Time) -> crate::net::Gauges {
-        let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
-        crate::net::Gauges {
-            aggregators_in_use: self.occ.in_use(now),
-            contributions: self.counters.contributions - pending,
-        }
+        self.rows.gauges(now)
     }
 }

@@ -159,6 +159,88 @@ impl Occupancy {
     }
 }
 
+/// One switch's aggregator rows (`segments` aggregators each, with an expected count per row)
+/// and its recirculation path, as the single-round strategies ([`OneShot`], [`Deliver`]) model
+/// them: a frame feeding `k` rows adds into the first in its arrival pass and into the others
+/// on `k - 1` passes of a FIFO recirculation path of its own bandwidth (the time is computed,
+/// not simulated pass by pass); an aggregator completes at its last contribution's pass.
+#[derive(Debug, Clone)]
+pub(crate) struct Rows {
+    segments: u32,
+    expected: Vec<u32>,
+    counts: Vec<u32>,
+    ready: Vec<Time>,
+    occ: Occupancy,
+    recirc_free: Time,
+    recirc_pass: Time,
+    /// Switch counters.
+    pub counters: SwitchCounters,
+}
+
+impl Rows {
+    /// Rows with these expected counts, `segments` aggregators each.
+    pub fn new(expected: Vec<u32>, segments: u32, recirc_bps: u64) -> Rows {
+        let aggs = expected.len() * segments as usize;
+        Rows {
+            segments,
+            expected,
+            counts: vec![0; aggs],
+            ready: vec![0; aggs],
+            occ: Occupancy::default(),
+            recirc_free: 0,
+            recirc_pass: crate::net::tx_time(DATA_WIRE as u64, recirc_bps),
+            counters: SwitchCounters::default(),
+        }
+    }
+
+    /// The pass times of a frame arriving at `now` that feeds `k` rows: pass 0 at `now`, pass
+    /// `p > 0` on the recirculation path (booked here).
+    pub fn passes(&mut self, now: Time, k: u64) -> impl Fn(usize) -> Time {
+        let start = self.recirc_free.max(now);
+        if k > 1 {
+            self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
+            self.recirc_free = start + (k - 1) * self.recirc_pass;
+            self.counters.recirculations += k - 1;
+        }
+        let pass = self.recirc_pass;
+        move |p| if p == 0 { now } else { start + p as u64 * pass }
+    }
+
+    /// Adds one contribution into segment `seg` of `row` at pass time `at` (the frame arrived
+    /// at `now`). Returns when the aggregator completes, if this was its last contribution (it
+    /// is then free again).
+    pub fn add(&mut self, row: u32, seg: u32, at: Time, now: Time) -> Option<Time> {
+        let agg = (row * self.segments + seg) as usize;
+        if self.counts[agg] == 0 {
+            self.occ.book(now);
+            self.counters.peak_aggregators = self.occ.peak;
+        }
+        self.counts[agg] += 1;
+        self.ready[agg] = self.ready[agg].max(at);
+        self.counters.contributions += 1;
+        if self.counts[agg] < self.expected[row as usize] {
+            return None;
+        }
+        let done = self.ready[agg];
+        self.occ.complete(now, done);
+        self.counts[agg] = 0;
+        self.ready[agg] = 0;
+        self.counters.results += 1;
+        Some(done)
+    }
+
+    /// As `SwitchGnn`'s: aggregators from the arrival of the first frame that feeds one to its
+    /// last contribution's pass, contributions at the time of their pass (passes still queued
+    /// on the recirculation path subtracted).
+    pub fn gauges(&self, now: Time) -> crate::net::Gauges {
+        let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
+        crate::net::Gauges {
+            aggregators_in_use: self.occ.in_use(now),
+            contributions: self.counters.contributions - pending,
+        }
+    }
+}
+
 pub(crate) fn control_pkt(kind: Kind, src: u32, dst: u32, block: u32) -> Pkt {
     Pkt {
         kind,

@@ -31,10 +31,8 @@
 
 use sgnn_plan::Plan;
 
-use super::{
-    data_pkt, passes_pending, Occupancy, SwitchCounters, DATA_WIRE, PRIO_DATA, PRIO_RESULT,
-};
-use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
+use super::{data_pkt, Rows, SwitchCounters, PRIO_DATA, PRIO_RESULT};
+use crate::net::{App, Kind, Out, Pkt, Time};
 
 #[derive(Debug, Clone, Default)]
 struct OsHost {
@@ -57,17 +55,10 @@ pub struct OneShot {
     /// Workers source `u` is forwarded to raw: `raw[r_off[u]..r_off[u + 1]]`.
     raw: Vec<u32>,
     r_off: Vec<usize>,
-    /// Destination vertex of each aggregator row, and its expected count.
+    /// Destination vertex of each aggregator row (its expected count is in `rows`).
     row_dst: Vec<u32>,
-    row_expected: Vec<u32>,
     hosts: Vec<OsHost>,
-    counts: Vec<u32>,
-    ready: Vec<Time>,
-    occ: Occupancy,
-    recirc_free: Time,
-    recirc_pass: Time,
-    /// Switch counters.
-    pub counters: SwitchCounters,
+    rows: Rows,
     delivered: u64,
     total: u64,
     /// When the last expected frame arrived.
@@ -199,7 +190,6 @@ impl OneShot {
         for &v in &row_dst {
             expected[plan.partition[v as usize] as usize] += segments as u64;
         }
-        let aggs = row_dst.len() * segments as usize;
         let total = expected.iter().sum();
         OneShot {
             segments,
@@ -211,15 +201,9 @@ impl OneShot {
             t_off,
             raw,
             r_off,
+            rows: Rows::new(row_expected, segments, recirc_bps),
             row_dst,
-            row_expected,
             hosts: vec![OsHost::default(); m],
-            counts: vec![0; aggs],
-            ready: vec![0; aggs],
-            occ: Occupancy::default(),
-            recirc_free: 0,
-            recirc_pass: tx_time(DATA_WIRE as u64, recirc_bps),
-            counters: SwitchCounters::default(),
             delivered: 0,
             total,
             finish: if total == 0 { Some(0) } else { None },
@@ -229,6 +213,11 @@ impl OneShot {
     /// Destinations aggregated in the switch.
     pub fn in_switch_destinations(&self) -> u64 {
         self.row_dst.len() as u64
+    }
+
+    /// Switch counters.
+    pub fn counters(&self) -> &SwitchCounters {
+        &self.rows.counters
     }
 }
 
@@ -269,41 +258,15 @@ impl App for OneShot {
             ));
         }
         let targets = &self.targets[self.t_off[u]..self.t_off[u + 1]];
-        let k = targets.len() as u64;
-        if k == 0 {
-            return;
-        }
-        let start = self.recirc_free.max(now);
-        if k > 1 {
-            self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
-            self.recirc_free = start + (k - 1) * self.recirc_pass;
-            self.counters.recirculations += k - 1;
-        }
+        let pass = self.rows.passes(now, targets.len() as u64);
         for (p, &row) in targets.iter().enumerate() {
-            let t = if p == 0 {
-                now
-            } else {
-                start + p as u64 * self.recirc_pass
-            };
-            let agg = (row * self.segments + seg) as usize;
-            if self.counts[agg] == 0 {
-                self.occ.book(now);
-                self.counters.peak_aggregators = self.occ.peak;
-            }
-            self.counts[agg] += 1;
-            self.ready[agg] = self.ready[agg].max(t);
-            self.counters.contributions += 1;
-            if self.counts[agg] == self.row_expected[row as usize] {
+            if let Some(done) = self.rows.add(row, seg, pass(p), now) {
                 let dst = self.partition[self.row_dst[row as usize] as usize];
                 out.emits.push((
-                    self.ready[agg],
+                    done,
                     sw,
                     data_pkt(Kind::Result, PRIO_RESULT, sw, dst, 0, row, seg),
                 ));
-                self.occ.complete(now, self.ready[agg]);
-                self.counts[agg] = 0;
-                self.ready[agg] = 0;
-                self.counters.results += 1;
             }
         }
     }
@@ -312,13 +275,7 @@ impl App for OneShot {
         (self.delivered, self.total)
     }
 
-    /// As `SwitchGnn`'s: aggregators from the arrival of the first frame that feeds one to its
-    /// last contribution's pass, contributions at the time of their pass (passes still queued on the recirculation path subtracted).
     fn gauges(&self, now: Time) -> crate::net::Gauges {
-        let pending = passes_pending(self.recirc_free, now, self.recirc_pass);
-        crate::net::Gauges {
-            aggregators_in_use: self.occ.in_use(now),
-            contributions: self.counters.contributions - pending,
-        }
+        self.rows.gauges(now)
     }
 }
