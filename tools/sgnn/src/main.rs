@@ -40,6 +40,9 @@ enum Cmd {
     /// Train a GNN (GCN or GraphSAGE-mean) full-graph: accuracy, per-epoch time split into
     /// compute, exchange and weight sync, train.json and a plot of loss and accuracy over time.
     Train(Box<train::TrainArgs>),
+    /// One worker process of `sgnn train` (started by it; not for direct use).
+    #[command(hide = true)]
+    TrainWorker(train::WorkerArgs),
     /// Simulate one layer of each strategy on a packet-level network model (star or leaf-spine):
     /// communication time, bytes per link, drops, against the planner's traffic model.
     Sim(Box<sim::SimArgs>),
@@ -104,6 +107,9 @@ fn main() -> ExitCode {
     if let Cmd::Train(a) = cli.command {
         return train::main(*a);
     }
+    if let Cmd::TrainWorker(a) = cli.command {
+        return train::worker_main(a);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -128,7 +134,9 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Testbed(_) | Cmd::Sim(_) | Cmd::Train(_) => unreachable!("handled in main"),
+        Cmd::Testbed(_) | Cmd::Sim(_) | Cmd::Train(_) | Cmd::TrainWorker(_) => {
+            unreachable!("handled in main")
+        }
         Cmd::Plot(a) => plot::run(*a),
         Cmd::Dataset(DatasetCmd::List { datasets }) => {
             let mut names: Vec<_> = std::fs::read_dir(&datasets)

@@ -2,16 +2,28 @@
 //! and accuracy against wall time, and a `trained:` / `FAILED:` last line.
 
 use std::io::Write;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sgnn_train::data::LabelledGraph;
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_train::data::{LabelledGraph, Shard};
+use sgnn_train::distributed::{coordinate, CoordLink, DaemonClient, ScaledExchange, SharedLink};
 use sgnn_train::exchange::LocalExchange;
-use sgnn_train::model::{ModelKind, RowScales};
-use sgnn_train::train::{train, Alone, Local, Outcome, Recipe};
+use sgnn_train::model::ModelKind;
+use sgnn_train::train::{train, Alone, EpochStat, Outcome, Recipe};
+
+use crate::testbed::cluster::{link_bytes, Cluster, ClusterSpec};
+use crate::testbed::procs::{install_interrupt_handler, Supervisor, INTERRUPTED};
+use crate::testbed::{plan_graph, Net, SwitchKind};
 
 /// The generated graph `sgnn train` uses without `--graph`: a stochastic block model with
 /// class-dependent features (5 classes, 2,000 vertices), where chance is 20%.
@@ -54,10 +66,11 @@ pub struct TrainArgs {
     /// L2 weight decay on the first layer's weights.
     #[arg(long, value_name = "X", default_value_t = 5e-4)]
     weight_decay: f32,
-    /// Where the exchange runs, comma-separated to compare: single (one process, the
-    /// reference), switchgnn (through the switch) or host-based (the baseline). Only `single`
-    /// is built so far (issue 13).
-    #[arg(long, value_name = "MODE[,MODE]", default_value = "single")]
+    /// Where the exchange runs, comma-separated to compare side by side: switchgnn (one
+    /// process per worker, every neighbour sum through its sgnn-hostd and the switch),
+    /// host-based (the same, the daemons exchanging host to host), or single (one process,
+    /// the reference).
+    #[arg(long, value_name = "MODE[,MODE]", default_value = "switchgnn")]
     mode: String,
     /// Seed of the weights, dropout and (without masks) the split.
     #[arg(long, default_value_t = 1)]
@@ -69,13 +82,87 @@ pub struct TrainArgs {
     /// Don't run the single-process reference next to a distributed mode.
     #[arg(long)]
     no_reference: bool,
-    /// Output directory: train.json, the per-epoch CSV and the plot.
+    /// Output directory: train.json, the per-epoch CSV, the plot, and per distributed mode
+    /// the plan, every process's log, the workers' shards and the switch's counters.
     #[arg(long, value_name = "DIR", default_value = "train-out")]
     out: PathBuf,
+    /// Network of the distributed modes, as `sgnn testbed --net`: udp (loopback, no
+    /// privileges), veth (root), memif or veth-dpdk (built with `--features dpdk`).
+    #[arg(long, value_enum, default_value = "udp")]
+    net: Net,
+    /// The switch of the distributed modes: the software switch or bmv2 (`simple_switch_grpc`;
+    /// implies --net veth).
+    #[arg(long, value_enum, default_value = "softswitch")]
+    switch: SwitchKind,
+    /// Graph partitioner of the plan: metis, random, chunk or g3.
+    #[arg(long, default_value = "metis")]
+    partitioner: String,
+    /// Switch aggregator memory the plan may use, e.g. 256KB, 4MB.
+    #[arg(long, default_value = "4MB")]
+    switch_mem: String,
+    /// Starting send rate of each daemon, Mbit/s.
+    #[arg(long, default_value_t = 400.0)]
+    rate_mbps: f64,
+    /// A daemon gives up after this long without progress, seconds; training fails if no
+    /// epoch ends for twice as long.
+    #[arg(long, default_value_t = 20.0)]
+    timeout: f64,
+    /// Kill this worker's training process (SIGKILL) --kill-after-ms after the workers start:
+    /// every other worker must report it and stop within seconds.
+    #[arg(long, value_name = "W")]
+    kill_worker: Option<u32>,
+    /// When --kill-worker strikes, milliseconds after the workers start.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    kill_after_ms: u64,
+}
+
+/// `sgnn train-worker`: one worker of a distributed run (started by `sgnn train`).
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The worker's spec (JSON, written by `sgnn train`).
+    #[arg(long)]
+    spec: PathBuf,
+}
+
+/// What `sgnn train` tells one worker process.
+#[derive(Serialize, Deserialize)]
+struct WorkerSpec {
+    worker: u32,
+    coordinator: String,
+    daemon_socket: PathBuf,
+    shard: PathBuf,
+    recipe: Recipe,
+    /// Largest degree of the graph (the most terms one neighbour sum has).
+    max_degree: u32,
+    /// Where the worker writes its outcome.
+    outcome: PathBuf,
+    /// How long to wait for the daemon's socket, seconds.
+    connect_timeout_s: f64,
+}
+
+/// What a worker writes when training ended.
+#[derive(Serialize, Deserialize)]
+struct WorkerOutcome {
+    outcome: Outcome,
+    /// Smallest and largest power-of-two scale of the exchanges.
+    scale_range: (i32, i32),
+    exchanges: usize,
+}
+
+/// One mode's result.
+struct ModeResult {
+    mode: String,
+    outcome: Outcome,
+    bytes_on_links: u64,
+    scale_range: Option<(i32, i32)>,
 }
 
 pub fn main(a: TrainArgs) -> ExitCode {
-    match run(&a) {
+    install_interrupt_handler();
+    let sup = Supervisor::default();
+    let r = run(&a, &sup);
+    sup.kill_all();
+    match r {
         Ok(summary) => {
             println!("trained: {summary}");
             ExitCode::SUCCESS
@@ -87,16 +174,21 @@ pub fn main(a: TrainArgs) -> ExitCode {
     }
 }
 
-fn run(a: &TrainArgs) -> Result<String> {
+fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
     let modes: Vec<&str> = a.mode.split(',').map(str::trim).collect();
     for m in &modes {
         match *m {
-            "single" => {}
-            "switchgnn" | "host-based" => bail!(
-                "--mode {m} is not built yet: distributed training through the daemons is the \
-                 next step of issue 13; use --mode single"
-            ),
+            "single" | "switchgnn" | "host-based" => {}
             other => bail!("--mode {other}: use single, switchgnn or host-based"),
+        }
+    }
+    let distributed = modes.iter().any(|m| *m != "single");
+    if distributed && a.workers < 2 {
+        bail!("--workers must be at least 2 for --mode switchgnn or host-based");
+    }
+    if let Some(k) = a.kill_worker {
+        if k >= a.workers {
+            bail!("--kill-worker {k}: there are only {} workers", a.workers);
         }
     }
     let recipe = Recipe {
@@ -126,71 +218,451 @@ fn run(a: &TrainArgs) -> Result<String> {
         g.test.iter().filter(|&&b| b).count()
     );
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let mut results: Vec<(String, Outcome)> = Vec::new();
-    for m in &modes {
-        let out = train_single(&g, &recipe)?;
-        results.push((m.to_string(), out));
+    let plan = if distributed {
+        let dir = a.out.join("plan");
+        // Every exchange carries one layer's output: `hidden` values, or `classes` for the last.
+        let dim = a.hidden.max(g.classes) as u32;
+        let p = plan_graph(
+            g.csr.clone(),
+            Default::default(),
+            &a.graph,
+            PlanConfig {
+                workers: a.workers,
+                partitioner: a.partitioner.clone(),
+                switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
+                    .map_err(|e| anyhow!("--switch-mem: {e}"))?,
+                agg_bytes: 128,
+                feature_dim: dim,
+                order: "gamr".into(),
+                seed: a.seed,
+                max_passes: 256,
+                leaves: 1,
+            },
+            &dir,
+        )?;
+        Some((p, dir))
+    } else {
+        None
+    };
+    let mut results: Vec<ModeResult> = Vec::new();
+    let mut runs: Vec<&str> = modes.clone();
+    if !a.no_reference && !runs.contains(&"single") {
+        runs.push("single");
     }
-    let (mode, main) = &results[0];
+    for m in &runs {
+        eprintln!("== {m}");
+        let r = match (*m, &plan) {
+            ("single", _) => ModeResult {
+                mode: "single".into(),
+                outcome: train_single(&g, &recipe)?,
+                bytes_on_links: 0,
+                scale_range: None,
+            },
+            (m, Some((p, dir))) => train_distributed(a, &g, &recipe, m, p, dir, sup)
+                .with_context(|| format!("--mode {m}"))?,
+            (m, None) => unreachable!("{m} is distributed, so there is a plan"),
+        };
+        results.push(r);
+    }
     let reference = results
         .iter()
-        .find(|r| r.0 == "single")
-        .map(|r| r.1.test_accuracy);
+        .find(|r| r.mode == "single")
+        .map(|r| r.outcome.test_accuracy);
+    if results.len() > 1 {
+        eprintln!("\n{}", table(&results));
+    }
     write_report(a, &g, &recipe, &results, reference)?;
-    let mean = |f: fn(&sgnn_train::train::EpochStat) -> f64| {
-        main.epochs.iter().map(f).sum::<f64>() / main.epochs.len() as f64
-    };
-    Ok(format!(
-        "{mode} {} on {}: test accuracy {:.2}% (epoch {}, validation {:.2}%), reference {}, {:.2} ms/epoch",
+    let main = &results[0];
+    let o = &main.outcome;
+    let mean =
+        |f: fn(&EpochStat) -> f64| o.epochs.iter().map(f).sum::<f64>() / o.epochs.len() as f64;
+    let mut s = format!(
+        "{} {} on {}: test accuracy {:.2}% (epoch {}, validation {:.2}%), reference {}, {:.2} ms/epoch",
+        main.mode,
         a.model,
         g.description,
-        main.test_accuracy * 100.0,
-        main.best_epoch,
-        main.val_accuracy * 100.0,
+        o.test_accuracy * 100.0,
+        o.best_epoch,
+        o.val_accuracy * 100.0,
         reference.map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0)),
         mean(|e| e.epoch_ms)
-    ))
+    );
+    for r in &results[1..] {
+        if r.mode != "single" {
+            s += &format!(
+                "; {} {:.2}%, {:.2} ms/epoch",
+                r.mode,
+                r.outcome.test_accuracy * 100.0,
+                r.outcome.epochs.iter().map(|e| e.epoch_ms).sum::<f64>()
+                    / r.outcome.epochs.len() as f64
+            );
+        }
+    }
+    Ok(s)
+}
+
+fn table(results: &[ModeResult]) -> String {
+    let mut t = format!(
+        "{:<11} {:>9} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}\n",
+        "mode",
+        "test acc",
+        "ms/epoch",
+        "compute",
+        "exchange fw",
+        "exchange bw",
+        "weight sync",
+        "link bytes"
+    );
+    for r in results {
+        let o = &r.outcome;
+        let k = o.epochs.len() as f64;
+        let m = |f: fn(&EpochStat) -> f64| o.epochs.iter().map(f).sum::<f64>() / k;
+        t += &format!(
+            "{:<11} {:>8.2}% {:>10.2} {:>10.2} {:>12.2} {:>12.2} {:>12.2} {:>9.2} MB\n",
+            r.mode,
+            o.test_accuracy * 100.0,
+            m(|e| e.epoch_ms),
+            m(|e| e.compute_ms),
+            m(|e| e.exchange_fwd_ms),
+            m(|e| e.exchange_bwd_ms),
+            m(|e| e.weight_sync_ms),
+            r.bytes_on_links as f64 / 1e6
+        );
+    }
+    t
+}
+
+fn print_epoch(mode: &str, e: &EpochStat, epochs: usize) {
+    let every = (epochs / 20).max(1);
+    if e.epoch.is_multiple_of(every) || e.epoch == 1 || e.epoch == epochs {
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{mode} epoch {:>4}/{epochs}: loss {:.4}, train {:.1}%, val {:.1}%, test {:.1}%, {:.1} ms",
+            e.epoch,
+            e.loss,
+            e.train_acc * 100.0,
+            e.val_acc * 100.0,
+            e.test_acc * 100.0,
+            e.epoch_ms
+        );
+    }
 }
 
 fn train_single(g: &LabelledGraph, recipe: &Recipe) -> Result<Outcome> {
-    let n = g.num_vertices();
-    let deg: Vec<u32> = (0..n as u32).map(|v| g.csr.degree(v) as u32).collect();
-    let input = g.input();
-    let local = Local {
-        features: input.view(),
-        labels: &g.labels,
-        train: &g.train,
-        val: &g.val,
-        test: &g.test,
-        scales: RowScales::from_degrees(&deg),
-        classes: g.classes,
-    };
+    let shard = g.whole();
+    let input = shard.input();
+    let local = shard.local(&input);
     let mut ex = LocalExchange::new(&g.csr);
-    let stderr = std::io::stderr();
-    let every = (recipe.epochs / 20).max(1);
     let out = train(&local, recipe, &mut ex, &mut Alone, &mut |e| {
-        if e.epoch % every == 0 || e.epoch == 1 || e.epoch == recipe.epochs {
-            let _ = writeln!(
-                stderr.lock(),
-                "epoch {:>4}/{}: loss {:.4}, train {:.1}%, val {:.1}%, test {:.1}%, {:.1} ms",
-                e.epoch,
-                recipe.epochs,
-                e.loss,
-                e.train_acc * 100.0,
-                e.val_acc * 100.0,
-                e.test_acc * 100.0,
-                e.epoch_ms
-            );
-        }
+        print_epoch("single", e, recipe.epochs)
     })?;
     Ok(out)
+}
+
+/// Trains with one process per worker through the daemons of a cluster started for `mode`.
+fn train_distributed(
+    a: &TrainArgs,
+    g: &LabelledGraph,
+    recipe: &Recipe,
+    mode: &str,
+    plan: &Plan,
+    plan_dir: &Path,
+    sup: &Supervisor,
+) -> Result<ModeResult> {
+    let out = a.out.join(mode);
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    let out = out.canonicalize()?;
+    let workers = plan.workers() as usize;
+    let spec = ClusterSpec {
+        workers,
+        net: a.net,
+        switch: a.switch,
+        loss: 0.0,
+        reorder: 0.0,
+        duplicate: 0.0,
+        seed: a.seed,
+        rate_mbps: a.rate_mbps,
+        timeout: a.timeout,
+    };
+    let cluster = Cluster::start(&spec, sup, plan_dir, mode, &out)?;
+    let mut daemons = Vec::new();
+    for w in 0..workers {
+        let sock = out.join(format!("w{w}.sock"));
+        let c = cluster.daemon(
+            w,
+            mode,
+            plan_dir,
+            &["--serve".into(), sock.display().to_string()],
+        );
+        let (i, _) = sup.spawn(
+            &format!("daemon {w}"),
+            c,
+            &out.join(format!("w{w}.log")),
+            false,
+        )?;
+        daemons.push(i);
+    }
+    // The coordinator: weight-gradient sums, scale maxima, progress, dead-worker detection.
+    let listener = TcpListener::bind("127.0.0.1:0").context("binding the coordinator")?;
+    let coord_addr = listener.local_addr()?.to_string();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (etx, erx) = mpsc::channel::<String>();
+    let join_timeout = Duration::from_secs_f64(a.timeout + 60.0);
+    let coord = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            coordinate(listener, workers, join_timeout, &stop, &mut |j| {
+                let _ = etx.send(j.to_string());
+            })
+        })
+    };
+    let max_degree = (0..g.num_vertices() as u32)
+        .map(|v| g.csr.degree(v) as u32)
+        .max()
+        .unwrap_or(1);
+    let exe = std::env::current_exe().context("finding this sgnn")?;
+    let mut trainers = Vec::new();
+    for w in 0..workers {
+        let vertices: Vec<u32> = (0..g.num_vertices() as u32)
+            .filter(|&v| plan.partition[v as usize] == w as u32)
+            .collect();
+        let dir = out.join(format!("workers/w{w}"));
+        g.shard(vertices).write(&dir)?;
+        let ws = WorkerSpec {
+            worker: w as u32,
+            coordinator: coord_addr.clone(),
+            daemon_socket: out.join(format!("w{w}.sock")),
+            shard: dir.clone(),
+            recipe: recipe.clone(),
+            max_degree,
+            outcome: dir.join("outcome.json"),
+            connect_timeout_s: a.timeout + 30.0,
+        };
+        let sp = dir.join("spec.json");
+        std::fs::write(&sp, serde_json::to_string_pretty(&ws)? + "\n")?;
+        let mut c = Command::new(&exe);
+        c.arg("train-worker").arg("--spec").arg(&sp);
+        // Several workers share the cores: one compute thread each.
+        c.env("MATMUL_NUM_THREADS", "1")
+            .env("RAYON_NUM_THREADS", "1");
+        let (i, _) = sup.spawn(
+            &format!("trainer {w}"),
+            c,
+            &out.join(format!("trainer{w}.log")),
+            false,
+        )?;
+        trainers.push(i);
+    }
+    let started = Instant::now();
+    let mut last_progress = Instant::now();
+    let stall = Duration::from_secs_f64(2.0 * a.timeout + 30.0);
+    let mut killed: Option<Instant> = None;
+    let mut first_failure: Option<Instant> = None;
+    loop {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            stop.store(true, Ordering::SeqCst);
+            bail!("interrupted (Ctrl-C); every process was stopped");
+        }
+        while let Ok(j) = erx.try_recv() {
+            if let Ok(e) = serde_json::from_str::<EpochStat>(&j) {
+                print_epoch(mode, &e, recipe.epochs);
+            }
+            last_progress = Instant::now();
+        }
+        if let Some(k) = a.kill_worker {
+            if killed.is_none() && started.elapsed() >= Duration::from_millis(a.kill_after_ms) {
+                sup.kill(trainers[k as usize]);
+                killed = Some(Instant::now());
+                eprintln!(
+                    "killed worker {k}'s training process {} ms after the start",
+                    started.elapsed().as_millis()
+                );
+            }
+        }
+        let mut running = 0;
+        for &i in trainers.iter().chain(&daemons) {
+            match sup.try_wait(i) {
+                None => running += usize::from(trainers.contains(&i)),
+                Some(s) if !s.success() && first_failure.is_none() => {
+                    first_failure = Some(Instant::now())
+                }
+                Some(_) => {}
+            }
+        }
+        if running == 0 {
+            break;
+        }
+        if let Some(t) = first_failure {
+            if t.elapsed() > Duration::from_secs(15) {
+                stop.store(true, Ordering::SeqCst);
+                bail!("{running} workers still running 15 s after a process failed; stopped them");
+            }
+        }
+        if last_progress.elapsed() > stall {
+            stop.store(true, Ordering::SeqCst);
+            bail!(
+                "no epoch ended for {:.0} s; stopped every process",
+                stall.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let coord_result = coord
+        .join()
+        .map_err(|_| anyhow!("the coordinator panicked"))?;
+    let mut failures = Vec::new();
+    for (w, &i) in trainers.iter().enumerate() {
+        match sup.try_wait(i) {
+            Some(s) if s.success() => {}
+            Some(s) => {
+                let tail = sup.log_tail(i, 1);
+                if killed.is_some() && a.kill_worker == Some(w as u32) {
+                    failures.push(format!("worker {w} was killed by --kill-worker"));
+                } else {
+                    failures.push(format!("worker {w} exited with {s}: {}", tail.trim()));
+                }
+            }
+            None => {}
+        }
+    }
+    if let Err(e) = coord_result {
+        let after = killed
+            .map(|t| {
+                format!(
+                    " (every worker stopped {} ms after the kill)",
+                    t.elapsed().as_millis()
+                )
+            })
+            .unwrap_or_default();
+        bail!("{e}{after}; {}", failures.join("; "));
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
+    }
+    // The daemons exit after the final barrier that CLOSE starts.
+    let t = Instant::now();
+    while daemons.iter().any(|&i| sup.try_wait(i).is_none())
+        && t.elapsed() < Duration::from_secs(15)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (w, &i) in daemons.iter().enumerate() {
+        match sup.try_wait(i) {
+            Some(s) if s.success() => {}
+            Some(s) => bail!("daemon {w} exited with {s}: {}", sup.log_tail(i, 1).trim()),
+            None => bail!("daemon {w} did not exit after CLOSE"),
+        }
+    }
+    let switch = cluster.stop(sup)?;
+    let bytes: u64 = link_bytes(&switch, "port_rx", workers).iter().sum::<u64>()
+        + link_bytes(&switch, "port_tx", workers).iter().sum::<u64>();
+    let p = out.join("workers/w0/outcome.json");
+    let wo: WorkerOutcome = serde_json::from_str(
+        &std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
+    )
+    .with_context(|| format!("parsing {}", p.display()))?;
+    Ok(ModeResult {
+        mode: mode.to_string(),
+        outcome: wo.outcome,
+        bytes_on_links: bytes,
+        scale_range: Some(wo.scale_range),
+    })
+}
+
+/// `sgnn train-worker --spec FILE`: one worker process of a distributed run.
+pub fn worker_main(a: WorkerArgs) -> ExitCode {
+    match worker_run(&a.spec) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn worker_run(spec: &Path) -> Result<()> {
+    let s: WorkerSpec = serde_json::from_str(
+        &std::fs::read_to_string(spec).with_context(|| format!("reading {}", spec.display()))?,
+    )
+    .with_context(|| format!("parsing {}", spec.display()))?;
+    let w = s.worker;
+    let shard = Shard::read(&s.shard)?;
+    let daemon = DaemonClient::connect(
+        &s.daemon_socket,
+        Duration::from_secs_f64(s.connect_timeout_s),
+    )?;
+    if daemon.worker != w || daemon.vertices != shard.vertices {
+        bail!(
+            "worker {w}: the daemon on {} serves worker {} with {} vertices, but the shard {} holds {} other rows: the plan and the shards disagree",
+            s.daemon_socket.display(),
+            daemon.worker,
+            daemon.vertices.len(),
+            s.shard.display(),
+            shard.rows()
+        );
+    }
+    let widest = s.recipe.hidden.max(shard.classes);
+    if widest > daemon.max_dim as usize {
+        bail!(
+            "--hidden {} needs {widest} values per vertex but the plan's aggregators carry {}; re-plan with a larger feature dimension",
+            s.recipe.hidden,
+            daemon.max_dim
+        );
+    }
+    eprintln!(
+        "worker {w}: {} vertices, daemon on {}, coordinator {}",
+        shard.rows(),
+        s.daemon_socket.display(),
+        s.coordinator
+    );
+    let frac_bits = daemon.frac_bits as u8;
+    let link = SharedLink::new(CoordLink::connect(
+        &s.coordinator,
+        w,
+        Box::new(move |why| {
+            eprintln!("error: worker {w}: stopping: {why}");
+            std::process::exit(1);
+        }),
+    )?);
+    let mut ex = ScaledExchange::new(daemon, link.clone(), frac_bits, s.max_degree);
+    let input = shard.input();
+    let local = shard.local(&input);
+    let progress = link.clone();
+    let mut coll = link.clone();
+    let outcome = train(&local, &s.recipe, &mut ex, &mut coll, &mut |e| {
+        eprintln!(
+            "worker {w}: epoch {}: loss {:.6}, {:.1} ms",
+            e.epoch, e.loss, e.epoch_ms
+        );
+        if w == 0 {
+            if let Ok(j) = serde_json::to_string(e) {
+                let _ = progress.0.borrow_mut().epoch(&j);
+            }
+        }
+    })?;
+    let scales = ex.scales.clone();
+    ex.into_service().close()?;
+    let wo = WorkerOutcome {
+        outcome,
+        scale_range: (
+            scales.iter().copied().min().unwrap_or(0),
+            scales.iter().copied().max().unwrap_or(0),
+        ),
+        exchanges: scales.len(),
+    };
+    std::fs::write(&s.outcome, serde_json::to_string_pretty(&wo)? + "\n")
+        .with_context(|| format!("writing {}", s.outcome.display()))?;
+    link.0.borrow_mut().done()?;
+    eprintln!("worker {w}: done");
+    Ok(())
 }
 
 fn write_report(
     a: &TrainArgs,
     g: &LabelledGraph,
     recipe: &Recipe,
-    results: &[(String, Outcome)],
+    results: &[ModeResult],
     reference: Option<f64>,
 ) -> Result<()> {
     let n = g.num_vertices() as f64;
@@ -198,7 +670,8 @@ fn write_report(
     let mut csv = String::from(
         "mode,epoch,loss,train_acc,val_acc,test_acc,wall_s,epoch_ms,compute_ms,exchange_fwd_ms,exchange_bwd_ms,weight_sync_ms\n",
     );
-    for (mode, o) in results {
+    for r in results {
+        let (mode, o) = (&r.mode, &r.outcome);
         let k = o.epochs.len() as f64;
         let mean = |f: &dyn Fn(&sgnn_train::train::EpochStat) -> f64| {
             o.epochs.iter().map(f).sum::<f64>() / k
@@ -219,7 +692,8 @@ fn write_report(
                 "backward": mean(&|e| e.exchange_bwd_ms),
             },
             "weight_sync_ms": mean(&|e| e.weight_sync_ms),
-            "bytes_on_links": 0,
+            "bytes_on_links": r.bytes_on_links,
+            "exchange_scale_range": r.scale_range,
             "throughput_vertices_per_s": n / (epoch_ms / 1e3),
             "parameters": o.parameters,
         }));
@@ -276,9 +750,10 @@ fn write_report(
 
 /// Loss and test accuracy against wall time, one line per mode (the paper's figure 13, time
 /// to accuracy): PNG where a font is installed, else SVG.
-fn plot(out: &Path, results: &[(String, Outcome)]) -> Result<()> {
+fn plot(out: &Path, results: &[ModeResult]) -> Result<()> {
     let mut series = Vec::new();
-    for (mode, o) in results {
+    for r in results {
+        let (mode, o) = (&r.mode, &r.outcome);
         series.push((
             format!("{mode} loss"),
             o.epochs

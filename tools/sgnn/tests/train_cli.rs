@@ -1,5 +1,8 @@
-//! `sgnn train` through the real binary: the generated default graph trains and reports, bad
-//! flags fail with a `FAILED:` line saying what to change.
+//! `sgnn train` through the real binary: the generated default graph trains through the
+//! switch (4 worker processes, 4 daemons, the software switch) and reports; with dropout off,
+//! switchgnn and host-based training follow the single-process loss within 1e-4 relative at
+//! every epoch; a killed worker stops every other; cora and citeseer reach the single-process
+//! and published accuracy; bad flags fail with a `FAILED:` line saying what to change.
 
 use std::process::Command;
 
@@ -24,10 +27,13 @@ fn the_default_graph_trains_and_writes_its_report() {
     let out = dir.path().join("t");
     let (ok, last, err) = sgnn_train(&["--epochs", "60", "--out", out.to_str().unwrap()]);
     assert!(
-        ok && last.starts_with("trained: single gcn on sbm:"),
+        ok && last.starts_with("trained: switchgnn gcn on sbm:"),
         "{last}\n{err}"
     );
-    assert!(err.contains("epoch   60/60"), "progress per epoch: {err}");
+    assert!(
+        err.contains("switchgnn epoch   60/60"),
+        "progress per epoch: {err}"
+    );
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap()).unwrap();
     for key in [
@@ -50,8 +56,134 @@ fn the_default_graph_trains_and_writes_its_report() {
     // Five classes: chance is 20%.
     assert!(j["test_accuracy"].as_f64().unwrap() > 0.6, "{j}");
     let csv = std::fs::read_to_string(out.join("epochs.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 61);
+    // A header, then 60 epochs of switchgnn and 60 of the single-process reference.
+    assert_eq!(csv.lines().count(), 121);
     assert!(out.join("train.png").exists() || out.join("train.svg").exists());
+    // The reference ran beside it, and the switch carried the exchange.
+    assert!(j["reference_test_accuracy"].as_f64().unwrap() > 0.6, "{j}");
+    assert!(j["bytes_on_links"].as_u64().unwrap() > 0, "{j}");
+    assert_eq!(j["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn distributed_training_follows_the_single_process_loss_at_every_epoch() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let (ok, last, err) = sgnn_train(&[
+        "--graph",
+        "sbm:n=600,classes=4,seed=2",
+        "--epochs",
+        "12",
+        "--dropout",
+        "0",
+        "--mode",
+        "switchgnn,host-based,single",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{last}\n{err}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap()).unwrap();
+    let runs = j["runs"].as_array().unwrap();
+    let loss = |m: &str| -> Vec<f64> {
+        runs.iter().find(|r| r["mode"] == m).unwrap()["loss"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let single = loss("single");
+    assert_eq!(single.len(), 12);
+    for m in ["switchgnn", "host-based"] {
+        let l = loss(m);
+        assert_eq!(l.len(), 12);
+        for (e, (a, b)) in l.iter().zip(&single).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs(),
+                "{m} epoch {}: loss {a}, single {b}",
+                e + 1
+            );
+        }
+        let r = runs.iter().find(|r| r["mode"] == m).unwrap();
+        assert!(r["bytes_on_links"].as_u64().unwrap() > 0, "{r}");
+    }
+    // The loss went down: the model trained.
+    assert!(single[11] < single[0] * 0.8, "{single:?}");
+    assert!(
+        err.contains("mode") && err.contains("link bytes"),
+        "the side-by-side table: {err}"
+    );
+}
+
+#[test]
+fn a_killed_worker_stops_every_other_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let (ok, last, err) = sgnn_train(&[
+        "--epochs",
+        "100000",
+        "--kill-worker",
+        "2",
+        "--kill-after-ms",
+        "1500",
+        "--no-reference",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok, "{last}");
+    assert!(
+        last.starts_with("FAILED: ") && last.contains("worker 2 died"),
+        "{last}\n{err}"
+    );
+    for w in [0, 1, 3] {
+        let log = std::fs::read_to_string(out.join(format!("switchgnn/trainer{w}.log"))).unwrap();
+        assert!(
+            log.contains(&format!("worker {w}: stopping: worker 2 died")),
+            "worker {w} reports it: {log}"
+        );
+    }
+    // "(every worker stopped N ms after the kill)": seconds, not the daemons' timeout.
+    let ms: u64 = last
+        .split("stopped ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no stop time in {last}"));
+    assert!(ms < 10_000, "{last}");
+}
+
+/// cora and citeseer through the switch with the standard recipe: within 1 point of the
+/// single-process run and 1.5 points of Kipf and Welling's 81.5% and 70.3%.
+#[test]
+fn cora_and_citeseer_train_through_the_switch_to_the_published_accuracy() {
+    let Some(cora) = sgnn_testkit::dataset("cora", "distributed training on cora") else {
+        return;
+    };
+    let Some(citeseer) = sgnn_testkit::dataset("citeseer", "distributed training on citeseer")
+    else {
+        return;
+    };
+    for (dir, published) in [(cora, 0.815), (citeseer, 0.703)] {
+        let name = dir.display().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("t");
+        let (ok, last, err) = sgnn_train(&["--graph", &name, "--out", out.to_str().unwrap()]);
+        assert!(ok, "{name}: {last}\n{err}");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap())
+                .unwrap();
+        let acc = j["test_accuracy"].as_f64().unwrap();
+        let reference = j["reference_test_accuracy"].as_f64().unwrap();
+        assert!(
+            (acc - reference).abs() <= 0.01,
+            "{name}: {acc} against single {reference}"
+        );
+        assert!(
+            (acc - published).abs() <= 0.015,
+            "{name}: {acc} against published {published}"
+        );
+    }
 }
 
 #[test]
@@ -65,8 +197,12 @@ fn bad_flags_fail_with_what_to_fix() {
             "--mode ring: use single, switchgnn or host-based",
         ),
         (
-            vec!["--mode", "switchgnn"],
-            "--mode switchgnn is not built yet",
+            vec!["--mode", "switchgnn", "--workers", "1"],
+            "--workers must be at least 2",
+        ),
+        (
+            vec!["--kill-worker", "7"],
+            "--kill-worker 7: there are only 4 workers",
         ),
         (vec!["--dropout", "1.5"], "--dropout is a probability"),
         (vec!["--graph", "sbm:n=10,classes=9"], "needs classes >= 2"),

@@ -63,22 +63,37 @@ impl LabelledGraph {
     /// The features as the first layer's input: sparse (CSR) when fewer than 10% of the values
     /// are non-zero, as bag-of-words features are, else dense.
     pub fn input(&self) -> OwnedInput {
-        let n = self.num_vertices();
-        let nnz = self.features.iter().filter(|&&x| x != 0.0).count();
-        if nnz * 10 < self.features.len() {
-            let mut t = sprs::TriMat::with_capacity((n, self.dim), nnz);
-            for (i, &x) in self.features.iter().enumerate() {
-                if x != 0.0 {
-                    t.add_triplet(i / self.dim, i % self.dim, x);
-                }
-            }
-            OwnedInput::Sparse(t.to_csr())
-        } else {
-            OwnedInput::Dense(
-                ndarray::Array2::from_shape_vec((n, self.dim), self.features.clone())
-                    .expect("n x dim values"),
-            )
+        input_of(&self.features, self.num_vertices(), self.dim)
+    }
+
+    /// The rows of `vertices` (ascending ids: one worker's partition, the row order of its
+    /// daemon), with each vertex's degree in the whole graph.
+    pub fn shard(&self, vertices: Vec<u32>) -> Shard {
+        let d = self.dim;
+        let mut features = Vec::with_capacity(vertices.len() * d);
+        for &v in &vertices {
+            features.extend_from_slice(&self.features[v as usize * d..(v as usize + 1) * d]);
         }
+        let pick = |m: &[bool]| vertices.iter().map(|&v| m[v as usize]).collect();
+        Shard {
+            features,
+            dim: d,
+            labels: vertices.iter().map(|&v| self.labels[v as usize]).collect(),
+            classes: self.classes,
+            train: pick(&self.train),
+            val: pick(&self.val),
+            test: pick(&self.test),
+            degrees: vertices
+                .iter()
+                .map(|&v| self.csr.degree(v) as u32)
+                .collect(),
+            vertices,
+        }
+    }
+
+    /// Every row (the single-process run).
+    pub fn whole(&self) -> Shard {
+        self.shard((0..self.num_vertices() as u32).collect())
     }
 
     /// Divides every feature row by its sum (rows summing to 0 are left as they are), as Kipf
@@ -132,6 +147,155 @@ fn mask(dir: &Path, name: &str, n: usize) -> Result<Option<Vec<bool>>, TrainErro
         )));
     }
     Ok(Some(v))
+}
+
+fn input_of(features: &[f32], n: usize, dim: usize) -> OwnedInput {
+    let nnz = features.iter().filter(|&&x| x != 0.0).count();
+    if nnz * 10 < features.len() {
+        let mut t = sprs::TriMat::with_capacity((n, dim), nnz);
+        for (i, &x) in features.iter().enumerate() {
+            if x != 0.0 {
+                t.add_triplet(i / dim, i % dim, x);
+            }
+        }
+        OwnedInput::Sparse(t.to_csr())
+    } else {
+        OwnedInput::Dense(
+            ndarray::Array2::from_shape_vec((n, dim), features.to_vec()).expect("n x dim values"),
+        )
+    }
+}
+
+/// One worker's rows of a labelled graph: what a worker process holds. Written to and read
+/// from a directory of `.npy` files (`vertices`, `features`, `labels`, `degrees`, and the
+/// masks as uint8) by the process that partitions the graph.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shard {
+    /// Global ids of the rows, ascending.
+    pub vertices: Vec<u32>,
+    /// `rows x dim` features.
+    pub features: Vec<f32>,
+    /// Feature length.
+    pub dim: usize,
+    /// Label per row.
+    pub labels: Vec<i64>,
+    /// Classes in the whole graph.
+    pub classes: usize,
+    /// Training rows.
+    pub train: Vec<bool>,
+    /// Validation rows.
+    pub val: Vec<bool>,
+    /// Test rows.
+    pub test: Vec<bool>,
+    /// Degree of each row's vertex in the whole graph.
+    pub degrees: Vec<u32>,
+}
+
+impl Shard {
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.vertices.len()
+    }
+
+    /// The first layer's input (sparse when under 10% non-zero, as [`LabelledGraph::input`]).
+    pub fn input(&self) -> OwnedInput {
+        input_of(&self.features, self.rows(), self.dim)
+    }
+
+    /// The trainer's view of these rows, with `input` from [`Shard::input`].
+    pub fn local<'a>(&'a self, input: &'a OwnedInput) -> crate::train::Local<'a> {
+        crate::train::Local {
+            features: input.view(),
+            labels: &self.labels,
+            train: &self.train,
+            val: &self.val,
+            test: &self.test,
+            scales: crate::model::RowScales::from_degrees(&self.degrees),
+            classes: self.classes,
+        }
+    }
+
+    /// Writes the shard into `dir` (created).
+    pub fn write(&self, dir: &Path) -> Result<(), TrainError> {
+        use sgnn_graph::npy::write_npy;
+        let io = |e: std::io::Error| TrainError::Input(format!("writing {}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let n = self.rows();
+        write_npy(&dir.join("vertices.npy"), &[n], &self.vertices).map_err(io)?;
+        write_npy(&dir.join("features.npy"), &[n, self.dim], &self.features).map_err(io)?;
+        write_npy(&dir.join("labels.npy"), &[n], &self.labels).map_err(io)?;
+        write_npy(&dir.join("degrees.npy"), &[n], &self.degrees).map_err(io)?;
+        for (name, m) in [
+            ("train", &self.train),
+            ("val", &self.val),
+            ("test", &self.test),
+        ] {
+            let b: Vec<u8> = m.iter().map(|&x| x as u8).collect();
+            write_npy(&dir.join(format!("{name}_mask.npy")), &[n], &b).map_err(io)?;
+        }
+        std::fs::write(dir.join("classes.txt"), format!("{}\n", self.classes)).map_err(io)
+    }
+
+    /// Reads a shard written by [`Shard::write`], checking that every file has one entry per
+    /// vertex.
+    pub fn read(dir: &Path) -> Result<Shard, TrainError> {
+        let ints = |name: &str| -> Result<Vec<i128>, TrainError> {
+            let p = dir.join(name);
+            let a = read_npy(&p).map_err(|e| TrainError::Input(format!("{}: {e}", p.display())))?;
+            (0..a.data.len())
+                .map(|i| a.data.get_int(i))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| TrainError::Input(format!("{}: not integers", p.display())))
+        };
+        let vertices: Vec<u32> = ints("vertices.npy")?
+            .into_iter()
+            .map(|x| x as u32)
+            .collect();
+        let n = vertices.len();
+        let fp = dir.join("features.npy");
+        let f =
+            Features::load(&fp).map_err(|e| TrainError::Input(format!("{}: {e}", fp.display())))?;
+        let labels: Vec<i64> = ints("labels.npy")?.into_iter().map(|x| x as i64).collect();
+        let degrees: Vec<u32> = ints("degrees.npy")?.into_iter().map(|x| x as u32).collect();
+        let masks: Vec<Vec<bool>> = ["train", "val", "test"]
+            .iter()
+            .map(|m| {
+                Ok(ints(&format!("{m}_mask.npy"))?
+                    .into_iter()
+                    .map(|x| x != 0)
+                    .collect())
+            })
+            .collect::<Result<_, TrainError>>()?;
+        let cp = dir.join("classes.txt");
+        let classes: usize = std::fs::read_to_string(&cp)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .ok_or_else(|| {
+                TrainError::Input(format!("{}: missing or not a number", cp.display()))
+            })?;
+        if f.num_vertices != n
+            || labels.len() != n
+            || degrees.len() != n
+            || masks.iter().any(|m| m.len() != n)
+        {
+            return Err(TrainError::Input(format!(
+                "{}: the files disagree on the number of rows ({n} vertices)",
+                dir.display()
+            )));
+        }
+        let mut masks = masks.into_iter();
+        Ok(Shard {
+            vertices,
+            features: f.data,
+            dim: f.dim,
+            labels,
+            classes,
+            train: masks.next().expect("3 masks"),
+            val: masks.next().expect("3 masks"),
+            test: masks.next().expect("3 masks"),
+            degrees,
+        })
+    }
 }
 
 /// Owned first-layer input ([`crate::model::Input`] borrows it).

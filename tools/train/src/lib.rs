@@ -4,6 +4,7 @@
 //! recipe and the results.
 
 pub mod data;
+pub mod distributed;
 pub mod exchange;
 pub mod model;
 pub mod train;

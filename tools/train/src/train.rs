@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use ndarray::{Array2, ArrayView2};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exchange::Exchange;
 use crate::model::{correct, cross_entropy, Adam, Input, Model, ModelKind, RowScales};
@@ -13,7 +13,7 @@ use crate::TrainError;
 
 /// What to train and how. `Default` is the standard recipe of Kipf and Welling: 2 layers, 16
 /// hidden units, dropout 0.5, Adam at 0.01, weight decay 5e-4 on the first layer, 200 epochs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Recipe {
     /// GCN or SAGE.
     pub model: ModelKind,
@@ -83,7 +83,7 @@ pub struct Local<'a> {
 }
 
 /// One epoch's record.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EpochStat {
     /// Epoch, from 1.
     pub epoch: usize,
@@ -110,7 +110,7 @@ pub struct EpochStat {
 }
 
 /// The outcome of a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     /// Every epoch.
     pub epochs: Vec<EpochStat>,

@@ -7,22 +7,12 @@ use std::path::Path;
 use sgnn_graph::npy::write_npy;
 use sgnn_train::data::LabelledGraph;
 use sgnn_train::exchange::LocalExchange;
-use sgnn_train::model::RowScales;
-use sgnn_train::train::{train, Alone, Local, Outcome, Recipe};
+use sgnn_train::train::{train, Alone, Outcome, Recipe};
 
 fn run(g: &LabelledGraph, recipe: &Recipe) -> Outcome {
-    let n = g.num_vertices();
-    let deg: Vec<u32> = (0..n as u32).map(|v| g.csr.degree(v) as u32).collect();
-    let input = g.input();
-    let local = Local {
-        features: input.view(),
-        labels: &g.labels,
-        train: &g.train,
-        val: &g.val,
-        test: &g.test,
-        scales: RowScales::from_degrees(&deg),
-        classes: g.classes,
-    };
+    let shard = g.whole();
+    let input = shard.input();
+    let local = shard.local(&input);
     train(
         &local,
         recipe,

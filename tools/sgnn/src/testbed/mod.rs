@@ -6,13 +6,12 @@
 //! way, and reports both side by side. Children are killed on any failure and on Ctrl-C. The
 //! last line printed starts with `verified:` or `FAILED:`, and the exit code agrees.
 
-mod procs;
+pub mod cluster;
+pub mod procs;
 mod veth;
 
-use std::io::{BufRead, BufReader};
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -21,12 +20,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use sgnn_graph::npy::read_npy;
 use sgnn_graph::Features;
-use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::codec::FixedPoint;
 use switch_ctl::planner::{make_plan, PlanRequest};
 
+use cluster::{Cluster, ClusterSpec};
 use procs::{binary, install_interrupt_handler, Supervisor, INTERRUPTED};
 
 /// Options of `sgnn testbed`.
@@ -137,13 +136,7 @@ impl ModeRun {
     }
 
     fn link_bytes(&self, dir: &str) -> Vec<u64> {
-        (0..self.workers.len())
-            .map(|p| {
-                self.switch[dir][p.to_string()]["bytes"]
-                    .as_u64()
-                    .unwrap_or(0)
-            })
-            .collect()
+        cluster::link_bytes(&self.switch, dir, self.workers.len())
     }
 }
 
@@ -206,13 +199,12 @@ fn check_args(a: &TestbedArgs) -> Result<()> {
 }
 
 fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
-    let spinner = ProgressBar::new_spinner();
-    spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());
-    spinner.enable_steady_tick(Duration::from_millis(100));
-    spinner.set_message(format!("loading {}", a.graph));
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
-    let req = PlanRequest {
-        config: PlanConfig {
+    plan_graph(
+        g.csr,
+        g.stats,
+        &a.graph,
+        PlanConfig {
             workers: a.workers,
             partitioner: a.partitioner.clone(),
             switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
@@ -224,10 +216,28 @@ fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
             max_passes: 256,
             leaves: 1,
         },
-        graph_source: a.graph.clone(),
+        dir,
+    )
+}
+
+/// Plans `graph` (from `source`) with `config`, with a spinner naming each stage, and writes
+/// the plan to `dir`.
+pub(crate) fn plan_graph(
+    graph: sgnn_graph::Csr,
+    stats: sgnn_graph::BuildStats,
+    source: &str,
+    config: PlanConfig,
+    dir: &Path,
+) -> Result<Plan> {
+    let spinner = ProgressBar::new_spinner();
+    spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());
+    spinner.enable_steady_tick(Duration::from_millis(100));
+    let req = PlanRequest {
+        config,
+        graph_source: source.to_string(),
         max_abs_value: 1.0,
     };
-    let (plan, _report) = make_plan(g.csr, g.stats, &req, &mut |e| {
+    let (plan, _report) = make_plan(graph, stats, &req, &mut |e| {
         if let switch_ctl::planner::Event::Start { stage, .. } = e {
             spinner.set_message(stage.to_string());
         }
@@ -246,30 +256,27 @@ fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
     Ok(plan)
 }
 
-fn free_udp_addrs(n: usize) -> Result<Vec<String>> {
-    let socks: Vec<UdpSocket> = (0..n)
-        .map(|_| UdpSocket::bind("127.0.0.1:0"))
-        .collect::<Result<_, _>>()?;
-    Ok(socks
-        .iter()
-        .map(|s| s.local_addr().map(|a| a.to_string()))
-        .collect::<Result<_, _>>()?)
-}
-
 fn count_rounds(log: &Path) -> usize {
     std::fs::read_to_string(log)
         .map(|t| t.lines().filter(|l| l.contains(": round ")).count())
         .unwrap_or(0)
 }
 
-/// Where the switch and the workers run.
-enum Fabric {
-    /// Loopback UDP: every process in this namespace.
-    Udp { addrs: Vec<String> },
-    /// A namespace for the switch and one per worker, joined by veth pairs; AF_PACKET.
-    Veth(veth::Topology),
-    /// DPDK memif: socket files in this directory.
-    Memif { dir: PathBuf },
+impl TestbedArgs {
+    /// Where and how the cluster runs.
+    pub fn cluster_spec(&self) -> ClusterSpec {
+        ClusterSpec {
+            workers: self.workers as usize,
+            net: self.net,
+            switch: self.switch,
+            loss: self.loss,
+            reorder: self.reorder,
+            duplicate: self.duplicate,
+            seed: self.seed,
+            rate_mbps: self.rate_mbps,
+            timeout: self.timeout,
+        }
+    }
 }
 
 fn run_mode(
@@ -282,166 +289,21 @@ fn run_mode(
     std::fs::create_dir_all(out.join("sums"))?;
     let workers = a.workers as usize;
     let rounds = 2 * a.layers as usize;
-    let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
-    // Faults come from netem on veths where the kernel has it, else from the switch.
-    let mut switch_faults = true;
-    let fabric = if matches!(a.net, Net::Veth | Net::VethDpdk) || a.switch == SwitchKind::Bmv2 {
-        let t = veth::Topology::create(workers)?;
-        switch_faults = !t.apply_faults(a.loss, a.duplicate, a.reorder, a.seed)?;
-        if switch_faults && a.loss + a.duplicate + a.reorder > 0.0 {
-            eprintln!("note: this kernel has no netem; the switch injects the faults");
-            if a.switch == SwitchKind::Bmv2 && a.duplicate + a.reorder > 0.0 {
-                bail!("--duplicate and --reorder need netem with --switch bmv2 (bmv2 only drops); this kernel has no sch_netem");
-            }
-        }
-        Fabric::Veth(t)
-    } else if a.net == Net::Memif {
-        let dir = out.join("memif");
-        std::fs::create_dir_all(&dir)?;
-        Fabric::Memif { dir }
-    } else {
-        Fabric::Udp {
-            addrs: free_udp_addrs(workers)?,
-        }
-    };
-    let prefix = format!("sgnn-tb{}-{mode}", std::process::id());
-    let sock = out.join("p4runtime.sock");
-    let (sw_i, p4rt, switch_addr) = match (&fabric, a.switch) {
-        (Fabric::Veth(t), SwitchKind::Bmv2) => {
-            let (i, addr) = veth::start_bmv2(sup, t, out)?;
-            (i, addr, String::new())
-        }
-        (fabric, _) => {
-            let softswitch = binary("softswitch", "SGNN_SOFTSWITCH")?;
-            let mut sw = match fabric {
-                Fabric::Veth(t) => {
-                    let mut c = t
-                        .switch_ns
-                        .command(softswitch.to_str().expect("utf-8 path"));
-                    for ifname in &t.switch_ifaces {
-                        c.args(["--iface", ifname]);
-                    }
-                    c
-                }
-                Fabric::Udp { addrs } => {
-                    let mut c = Command::new(&softswitch);
-                    for ad in addrs {
-                        c.args(["--worker", ad]);
-                    }
-                    c
-                }
-                Fabric::Memif { .. } => {
-                    let mut c = Command::new(&softswitch);
-                    c.args(["--dpdk", "--dpdk-ports", &workers.to_string()]);
-                    c
-                }
-            };
-            if switch_faults {
-                // No netem (loopback, or a kernel without it): the switch injects the faults
-                // on the way out; its drop simulator drops on the way in (set by load).
-                sw.args(["--egress-loss", &a.loss.to_string()]);
-                sw.args(["--egress-duplicate", &a.duplicate.to_string()]);
-                sw.args(["--egress-reorder", &a.reorder.to_string()]);
-            }
-            sw.arg("--p4runtime")
-                .arg(format!("unix:{}", sock.display()));
-            sw.arg("--stats-json").arg(out.join("switch.json"));
-            sw.args(["--drop-seed", &a.seed.to_string()]);
-            if let Fabric::Memif { dir } = fabric {
-                let vdevs: Vec<String> = (0..workers)
-                    .map(|w| memif_vdev(w, "server", &dir.join(format!("w{w}.sock"))))
-                    .collect();
-                sw.arg("--")
-                    .args(eal_args(&format!("{prefix}-sw"), 256, &vdevs));
-            }
-            let (sw_i, sw_out) = sup.spawn("switch", sw, &out.join("switch.log"), true)?;
-            let mut reader = BufReader::new(sw_out.expect("piped"));
-            let mut first = String::new();
-            reader
-                .read_line(&mut first)
-                .context("reading the switch's first line")?;
-            let mut second = String::new();
-            reader
-                .read_line(&mut second)
-                .context("reading the switch's second line")?;
-            // Keep reading so the switch never writes into a closed pipe.
-            std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-            let switch_addr = first
-                .trim()
-                .strip_prefix("listening on ")
-                .unwrap_or("")
-                .to_string();
-            let p4rt = second
-                .trim()
-                .strip_prefix("p4runtime on ")
-                .ok_or_else(|| {
-                    anyhow!(
-                        "the software switch did not start: {} {}",
-                        first.trim(),
-                        sup.log_tail(sw_i, 5)
-                    )
-                })?
-                .to_string();
-            (sw_i, p4rt, switch_addr)
-        }
-    };
-    let drop_prob = if switch_faults { a.loss } else { 0.0 };
-    let mut target = load_switch(
-        plan_dir,
-        &p4rt,
-        a.switch == SwitchKind::Bmv2,
-        drop_prob,
-        out,
-    )?;
-
+    let cluster = Cluster::start(&a.cluster_spec(), sup, plan_dir, mode, out)?;
     let started = Instant::now();
     let mut ws = Vec::new();
     for w in 0..workers {
-        let mut c = match &fabric {
-            Fabric::Udp { addrs } => {
-                let mut c = Command::new(&hostd);
-                c.args(["--switch", &switch_addr, "--bind", &addrs[w]]);
-                c
-            }
-            Fabric::Veth(t) if a.net == Net::VethDpdk => {
-                let mut c = t.worker_ns[w].command(hostd.to_str().expect("utf-8 path"));
-                c.args(["--datapath", "dpdk"]);
-                c
-            }
-            Fabric::Veth(t) => {
-                let mut c = t.worker_ns[w].command(hostd.to_str().expect("utf-8 path"));
-                c.args(["--datapath", "af-packet", "--iface", &t.worker_ifaces[w]]);
-                c
-            }
-            Fabric::Memif { .. } => {
-                let mut c = Command::new(&hostd);
-                c.args(["--datapath", "dpdk"]);
-                c
-            }
-        };
-        c.arg("--plan").arg(plan_dir);
-        c.args(["--worker-id", &w.to_string()]);
-        c.args(["--mode", mode]);
-        c.args(["--layers", &a.layers.to_string()]);
-        c.args(["--feature-dim", &a.feature_dim.to_string()]);
-        c.args(["--seed", &a.seed.to_string()]);
-        c.args(["--rate-mbps", &a.rate_mbps.to_string()]);
-        c.args(["--timeout", &a.timeout.to_string()]);
-        c.arg("--output-dir").arg(out.join("sums"));
-        c.arg("--stats-json").arg(out.join(format!("w{w}.json")));
-        match &fabric {
-            Fabric::Memif { dir } => {
-                let vdev = memif_vdev(0, "client", &dir.join(format!("w{w}.sock")));
-                c.arg("--")
-                    .args(eal_args(&format!("{prefix}-w{w}"), 128, &[vdev]));
-            }
-            Fabric::Veth(t) if a.net == Net::VethDpdk => {
-                let vdev = format!("net_af_packet0,iface={}", t.worker_ifaces[w]);
-                c.arg("--")
-                    .args(eal_args(&format!("{prefix}-w{w}"), 128, &[vdev]));
-            }
-            _ => {}
-        }
+        let extra: Vec<String> = vec![
+            "--layers".into(),
+            a.layers.to_string(),
+            "--feature-dim".into(),
+            a.feature_dim.to_string(),
+            "--seed".into(),
+            a.seed.to_string(),
+            "--output-dir".into(),
+            out.join("sums").display().to_string(),
+        ];
+        let c = cluster.daemon(w, mode, plan_dir, &extra);
         let log = out.join(format!("w{w}.log"));
         let (i, _) = sup.spawn(&format!("worker {w}"), c, &log, false)?;
         ws.push((i, log));
@@ -499,13 +361,6 @@ fn run_mode(
     }
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
-    if a.switch == SwitchKind::Softswitch {
-        sup.close_stdin(sw_i);
-        let t = Instant::now();
-        while sup.try_wait(sw_i).is_none() && t.elapsed() < Duration::from_secs(10) {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
     if !failures.is_empty() {
         let msgs: Vec<String> = failures
             .iter()
@@ -520,15 +375,11 @@ fn run_mode(
             .collect();
         bail!("{mode}: {}", msgs.join("; "));
     }
+    let switch = cluster.stop(sup)?;
     let read_json = |p: PathBuf| -> Result<Value> {
         let t = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
         Ok(serde_json::from_str(&t)?)
     };
-    let switch = match a.switch {
-        SwitchKind::Softswitch => read_json(out.join("switch.json"))?,
-        SwitchKind::Bmv2 => veth::bmv2_counters(&mut target, workers)?,
-    };
-    drop(fabric);
     let workers_json: Vec<Value> = (0..workers)
         .map(|w| read_json(out.join(format!("w{w}.json"))))
         .collect::<Result<_>>()?;
@@ -556,7 +407,7 @@ fn run_mode(
 
 /// Installs the plan into the switch over P4Runtime, as `switch-ctl load` does (pushing the
 /// compiled P4 program first on bmv2).
-fn load_switch(
+pub(crate) fn load_switch(
     plan_dir: &Path,
     addr: &str,
     bmv2: bool,
