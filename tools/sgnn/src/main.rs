@@ -14,6 +14,7 @@ const ABOUT: &str = "SwitchGNN toolkit: testbed, simulator, plots, datasets and 
 
   sgnn testbed                            a whole cluster on this machine, every sum verified
   sgnn train --graph cora                 full-graph GCN training (default: a generated graph)
+  sgnn serve --workers 2                  daemons for your own (PyTorch) training processes
   sgnn dataset list                       real graphs shipped in ../shared/datasets
   sgnn dataset info --graph cora          vertices, edges, degrees of any graph source
   sgnn dataset generate --graph rmat:scale=16,edge_factor=16 --out g.txt.gz
@@ -40,6 +41,10 @@ enum Cmd {
     /// Train a GNN (GCN or GraphSAGE-mean) full-graph: accuracy, per-epoch time split into
     /// compute, exchange and weight sync, train.json and a plot of loss and accuracy over time.
     Train(Box<train::TrainArgs>),
+    /// Start a cluster whose daemons serve your own training processes (PyTorch through
+    /// python/switchgnn, or any client of the Unix-socket interface): prints one socket per
+    /// worker, then waits until every client has closed.
+    Serve(Box<serve::ServeArgs>),
     /// One worker process of `sgnn train` (started by it; not for direct use).
     #[command(hide = true)]
     TrainWorker(train::WorkerArgs),
@@ -92,6 +97,7 @@ enum DatasetCmd {
 }
 
 mod plot;
+mod serve;
 mod sim;
 mod testbed;
 mod train;
@@ -106,6 +112,9 @@ fn main() -> ExitCode {
     }
     if let Cmd::Train(a) = cli.command {
         return train::main(*a);
+    }
+    if let Cmd::Serve(a) = cli.command {
+        return serve::main(*a);
     }
     if let Cmd::TrainWorker(a) = cli.command {
         return train::worker_main(a);
@@ -134,7 +143,7 @@ fn resolve(graph: &str, datasets: &Path) -> Result<GraphSource> {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Cmd::Testbed(_) | Cmd::Sim(_) | Cmd::Train(_) | Cmd::TrainWorker(_) => {
+        Cmd::Testbed(_) | Cmd::Sim(_) | Cmd::Train(_) | Cmd::Serve(_) | Cmd::TrainWorker(_) => {
             unreachable!("handled in main")
         }
         Cmd::Plot(a) => plot::run(*a),
