@@ -265,6 +265,8 @@ pub fn make_plan(
             .map(|(i, b)| b.summary(i, segments))
             .collect(),
         config: cfg.clone(),
+        files: Default::default(),
+        digest: String::new(),
     };
     let plan = Plan {
         manifest,

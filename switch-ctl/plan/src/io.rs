@@ -14,6 +14,8 @@
 //! DIR/workers/NNN/receives.npy       uint32 [R,3]   (block, destination, expected)
 //! ```
 //! Arrays are NumPy `.npy` files so a training script in Python can read a plan directly.
+//! `plan.json` lists every array's digest (`files`) and its own (`digest`); every reader checks
+//! them before parsing, so a corrupted or edited file is an error naming it, never wrong sums.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,7 +23,7 @@ use std::path::{Path, PathBuf};
 use sgnn_graph::npy::{self, NpyData};
 use sgnn_graph::Csr;
 
-use crate::model::{AggSlot, Block, Manifest, Plan, WorkerSchedule};
+use crate::model::{digest_bytes, AggSlot, Block, Manifest, Plan, WorkerSchedule};
 use crate::{PlanError, FORMAT_NAME, FORMAT_VERSION};
 
 fn write_u32(path: &Path, shape: &[usize], data: &[u32]) -> Result<(), PlanError> {
@@ -30,6 +32,49 @@ fn write_u32(path: &Path, shape: &[usize], data: &[u32]) -> Result<(), PlanError
 
 fn write_u64(path: &Path, shape: &[usize], data: &[u64]) -> Result<(), PlanError> {
     npy::write_npy(path, shape, data).map_err(|e| PlanError::io(path, e))
+}
+
+/// The digest of the file at `dir/rel`.
+fn digest_file(dir: &Path, rel: &str) -> Result<String, PlanError> {
+    let path = dir.join(rel);
+    let bytes = fs::read(&path).map_err(|e| PlanError::io(&path, e))?;
+    Ok(digest_bytes(&bytes))
+}
+
+/// The manifest's own digest: of its pretty JSON with `digest` empty.
+fn manifest_digest(m: &Manifest) -> String {
+    let mut m = m.clone();
+    m.digest.clear();
+    digest_bytes(
+        serde_json::to_string_pretty(&m)
+            .expect("a manifest serialises")
+            .as_bytes(),
+    )
+}
+
+/// Checks `dir/rel` against the manifest's digest before a reader parses it (plans without
+/// digests are not checked).
+fn check_file(dir: &Path, m: &Manifest, rel: &str) -> Result<(), PlanError> {
+    if m.files.is_empty() {
+        return Ok(());
+    }
+    let path = dir.join(rel);
+    let Some(want) = m.files.get(rel) else {
+        return Err(PlanError::format(
+            &path,
+            "the manifest lists no digest for this file: plan.json and the arrays are from different plans; re-plan",
+        ));
+    };
+    let got = digest_file(dir, rel)?;
+    if &got != want {
+        return Err(PlanError::format(
+            &path,
+            format!(
+                "digest {got} does not match the manifest's {want}: the file was changed or corrupted after planning; re-plan (switch-ctl plan)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Reads a uint32 array and checks it has `cols` columns (`None` for a 1-D array).
@@ -81,13 +126,32 @@ fn mkdir(path: &Path) -> Result<(), PlanError> {
 }
 
 /// Directory of block `b` inside a plan directory.
+/// The array files of a block directory.
+const BLOCK_FILES: [&str; 4] = [
+    "sources.npy",
+    "fanout_ptr.npy",
+    "fanout.npy",
+    "aggregators.npy",
+];
+
+/// The array files of a worker directory.
+const WORKER_FILES: [&str; 2] = ["sends.npy", "receives.npy"];
+
+fn block_rel(b: usize) -> String {
+    format!("blocks/{b:05}")
+}
+
+fn worker_rel(w: u32) -> String {
+    format!("workers/{w:03}")
+}
+
 pub fn block_dir(dir: &Path, b: usize) -> PathBuf {
-    dir.join("blocks").join(format!("{b:05}"))
+    dir.join(block_rel(b))
 }
 
 /// Directory of worker `w` inside a plan directory.
 pub fn worker_dir(dir: &Path, w: u32) -> PathBuf {
-    dir.join("workers").join(format!("{w:03}"))
+    dir.join(worker_rel(w))
 }
 
 impl Plan {
@@ -152,9 +216,32 @@ impl Plan {
             let recv: Vec<u32> = s.receives.iter().flat_map(|&(b, v, e)| [b, v, e]).collect();
             write_u32(&wd.join("receives.npy"), &[s.receives.len(), 3], &recv)?;
         }
-        // The manifest goes last: a directory with a manifest is a complete plan.
+        // Every array's digest, then the manifest's own; the manifest goes last: a directory
+        // with a manifest is a complete plan.
+        let mut m = self.manifest.clone();
+        m.files.clear();
+        let mut rels = vec![
+            "graph/indptr.npy".to_string(),
+            "graph/indices.npy".to_string(),
+            "partition.npy".to_string(),
+        ];
+        for b in 0..self.blocks.len() {
+            for f in BLOCK_FILES {
+                rels.push(format!("{}/{f}", block_rel(b)));
+            }
+        }
+        for w in 0..self.workers() {
+            for f in WORKER_FILES {
+                rels.push(format!("{}/{f}", worker_rel(w)));
+            }
+        }
+        for rel in rels {
+            let d = digest_file(dir, &rel)?;
+            m.files.insert(rel, d);
+        }
+        m.digest = manifest_digest(&m);
         let path = dir.join("plan.json");
-        let text = serde_json::to_string_pretty(&self.manifest)
+        let text = serde_json::to_string_pretty(&m)
             .map_err(|e| PlanError::format(&path, e.to_string()))?;
         fs::write(&path, text + "\n").map_err(|e| PlanError::io(&path, e))
     }
@@ -183,7 +270,21 @@ impl Plan {
                 expected: format!("{FORMAT_NAME:?} v{FORMAT_VERSION}"),
             });
         }
-        serde_json::from_value(head).map_err(|e| PlanError::format(&path, e.to_string()))
+        let m: Manifest =
+            serde_json::from_value(head).map_err(|e| PlanError::format(&path, e.to_string()))?;
+        if !m.digest.is_empty() && manifest_digest(&m) != m.digest {
+            return Err(PlanError::format(
+                &path,
+                "the manifest's contents do not match its digest: plan.json was changed or corrupted after planning; re-plan (switch-ctl plan)",
+            ));
+        }
+        if m.digest.is_empty() && !m.files.is_empty() {
+            return Err(PlanError::format(
+                &path,
+                "the manifest lists file digests but has no digest of its own: it was changed after planning; re-plan",
+            ));
+        }
+        Ok(m)
     }
 
     /// Reads a whole plan. Structural problems (shapes, dtypes, a graph that is not a valid
@@ -191,6 +292,9 @@ impl Plan {
     /// checked by [`crate::verify`].
     pub fn load(dir: &Path) -> Result<Plan, PlanError> {
         let manifest = Plan::load_manifest(dir)?;
+        for rel in ["graph/indptr.npy", "graph/indices.npy", "partition.npy"] {
+            check_file(dir, &manifest, rel)?;
+        }
         let indptr = read_u64(&dir.join("graph/indptr.npy"))?;
         let indices = read_u32(&dir.join("graph/indices.npy"), None)?;
         let graph =
@@ -209,6 +313,9 @@ impl Plan {
         let mut blocks = Vec::with_capacity(manifest.blocks.len());
         for (b, summary) in manifest.blocks.iter().enumerate() {
             let bd = block_dir(dir, b);
+            for f in BLOCK_FILES {
+                check_file(dir, &manifest, &format!("{}/{f}", block_rel(b)))?;
+            }
             let sources = read_u32(&bd.join("sources.npy"), None)?;
             let fanout_ptr = read_u32(&bd.join("fanout_ptr.npy"), None)?;
             let fanout = read_u32(&bd.join("fanout.npy"), None)?;
@@ -239,6 +346,10 @@ impl Plan {
 
     /// Reads worker `w`'s schedule files (what `sgnn-hostd` loads).
     pub fn load_worker_schedule(dir: &Path, w: u32) -> Result<WorkerSchedule, PlanError> {
+        let manifest = Plan::load_manifest(dir)?;
+        for f in WORKER_FILES {
+            check_file(dir, &manifest, &format!("{}/{f}", worker_rel(w)))?;
+        }
         let wd = worker_dir(dir, w);
         let sends = read_u32(&wd.join("sends.npy"), Some(2))?;
         let recv = read_u32(&wd.join("receives.npy"), Some(3))?;

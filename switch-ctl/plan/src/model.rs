@@ -257,6 +257,27 @@ pub struct Manifest {
     pub max_abs_value: f32,
     /// Per-block summaries, in send order.
     pub blocks: Vec<BlockSummary>,
+    /// Integrity: the FNV-1a 64-bit digest (16 hex digits) of every array file, by path
+    /// relative to the plan directory, written by [`Plan::save`] and checked by every reader
+    /// before it parses a file. Any one-byte change of a file changes its digest. Empty in
+    /// plans written before digests existed (then nothing is checked).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub files: std::collections::BTreeMap<String, String>,
+    /// The digest of this manifest itself: of its pretty JSON with this field empty.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub digest: String,
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits: the plan's file digest. It detects corruption (every
+/// one-byte change of a file of unchanged length changes it, since each step is a bijection
+/// of the state), not tampering.
+pub fn digest_bytes(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
 }
 
 /// What one worker needs from a plan: what it sends and what it waits for, block by block.
