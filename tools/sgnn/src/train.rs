@@ -421,7 +421,7 @@ fn train_distributed(
         .map(|v| g.csr.degree(v) as u32)
         .max()
         .unwrap_or(1);
-    let exe = std::env::current_exe().context("finding this sgnn")?;
+    let exe = this_executable()?;
     let mut trainers = Vec::new();
     for w in 0..workers {
         let vertices: Vec<u32> = (0..g.num_vertices() as u32)
@@ -568,6 +568,25 @@ fn train_distributed(
         bytes_on_links: bytes,
         scale_range: Some(wo.scale_range),
     })
+}
+
+/// This `sgnn`, to start the worker processes. When the binary was rebuilt while this one
+/// runs, Linux names the running image `PATH (deleted)`; the new binary at PATH is used then.
+fn this_executable() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("finding this sgnn")?;
+    if exe.exists() {
+        return Ok(exe);
+    }
+    let s = exe.to_string_lossy();
+    if let Some(p) = s.strip_suffix(" (deleted)") {
+        if Path::new(p).exists() {
+            return Ok(PathBuf::from(p));
+        }
+    }
+    bail!(
+        "this sgnn ({}) is no longer on disk, so its worker processes cannot start; run it again",
+        exe.display()
+    )
 }
 
 /// `sgnn train-worker --spec FILE`: one worker process of a distributed run.
