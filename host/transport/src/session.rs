@@ -103,6 +103,16 @@ impl<D: Datapath> Session<D> {
             .ok_or_else(|| TransportError::State("round ended without sums".into()))
     }
 
+    /// Keeps the session alive between rounds for up to `budget`: receives, answers peers'
+    /// fetches and fires timers, without starting a round. A daemon serving a training process
+    /// calls it while it waits for the next request, so a worker that finished a round still
+    /// answers the workers that have not (otherwise host-based recovery deadlocks: the slower
+    /// workers' fetches reach a daemon that is not reading).
+    pub fn idle(&mut self, budget: Duration) -> Result<(), TransportError> {
+        let deadline = Instant::now() + budget;
+        self.drive(|_| Instant::now() >= deadline)
+    }
+
     /// Ends the session (the baseline runs its final barrier here).
     pub fn finish(&mut self) -> Result<(), TransportError> {
         let now = self.now();

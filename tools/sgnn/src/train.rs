@@ -103,6 +103,10 @@ pub struct TrainArgs {
     /// Starting send rate of each daemon, Mbit/s.
     #[arg(long, default_value_t = 400.0)]
     rate_mbps: f64,
+    /// Loss probability of every frame each way between a host and the switch (injected by
+    /// the switch, or by netem on veths): training must stay exact.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
     /// A daemon gives up after this long without progress, seconds; training fails if no
     /// epoch ends for twice as long.
     #[arg(long, default_value_t = 20.0)]
@@ -185,6 +189,9 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
     let distributed = modes.iter().any(|m| *m != "single");
     if distributed && a.workers < 2 {
         bail!("--workers must be at least 2 for --mode switchgnn or host-based");
+    }
+    if !(0.0..1.0).contains(&a.loss) {
+        bail!("--loss is a probability in [0, 1), got {}", a.loss);
     }
     if let Some(k) = a.kill_worker {
         if k >= a.workers {
@@ -378,7 +385,7 @@ fn train_distributed(
         workers,
         net: a.net,
         switch: a.switch,
-        loss: 0.0,
+        loss: a.loss,
         reorder: 0.0,
         duplicate: 0.0,
         seed: a.seed,

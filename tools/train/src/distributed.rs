@@ -120,6 +120,10 @@ fn io_err(what: &str) -> impl Fn(io::Error) -> TrainError + '_ {
 pub struct CoordLink {
     writer: BufWriter<TcpStream>,
     results: mpsc::Receiver<Vec<u8>>,
+    /// Set when this side closes the link (done, or dropped while returning an error): the
+    /// reader then ends quietly instead of reporting the coordinator gone, so the worker's own
+    /// error is what gets printed.
+    closing: std::sync::Arc<AtomicBool>,
 }
 
 impl CoordLink {
@@ -142,6 +146,8 @@ impl CoordLink {
         write_msg(&mut writer, kind::JOIN, &worker.to_le_bytes())
             .map_err(io_err("joining the coordinator"))?;
         let (tx, rx) = mpsc::channel();
+        let closing = std::sync::Arc::new(AtomicBool::new(false));
+        let closed_here = closing.clone();
         std::thread::Builder::new()
             .name("coordinator-link".into())
             .spawn(move || loop {
@@ -161,13 +167,15 @@ impl CoordLink {
                     }
                     Ok(None) => {
                         // After DONE the receiver is gone and this is the normal end.
-                        if tx.send(Vec::new()).is_ok() {
+                        if !closed_here.load(Ordering::SeqCst) && tx.send(Vec::new()).is_ok() {
                             on_abort("the coordinator closed the connection".into());
                         }
                         return;
                     }
                     Err(e) => {
-                        on_abort(format!("reading from the coordinator: {e}"));
+                        if !closed_here.load(Ordering::SeqCst) {
+                            on_abort(format!("reading from the coordinator: {e}"));
+                        }
                         return;
                     }
                 }
@@ -176,6 +184,7 @@ impl CoordLink {
         Ok(CoordLink {
             writer,
             results: rx,
+            closing,
         })
     }
 
@@ -215,6 +224,7 @@ impl Drop for CoordLink {
     /// Closes the connection (the reader thread holds a clone of the socket, which alone would
     /// keep it open): the coordinator sees a link dropped before `DONE` as a dead worker.
     fn drop(&mut self) {
+        self.closing.store(true, Ordering::SeqCst);
         let _ = self.writer.flush();
         let _ = self.writer.get_ref().shutdown(std::net::Shutdown::Both);
     }
