@@ -220,6 +220,16 @@ struct Args {
     /// UDP socket buffer size, bytes (capped by the kernel unless run as root).
     #[arg(long, default_value_t = 8 << 20, value_name = "BYTES")]
     socket_buffer: usize,
+
+    /// Capture every frame this worker sends and receives, with its timestamp, in this
+    /// pcapng file (one interface; direction in each frame's flags). Frames are written as
+    /// Ethernet frames on every datapath (on UDP: the datagram's payload). Wireshark decodes
+    /// them with tools/wireshark/sgnn.lua.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
+    /// Stop capturing once the --pcap file has this many bytes (says so once on stderr).
+    #[arg(long, value_name = "N", default_value_t = capture::DEFAULT_MAX_BYTES)]
+    pcap_max_bytes: u64,
 }
 
 fn main() {
@@ -342,6 +352,7 @@ fn run(a: &Args) -> Result<()> {
             };
             let dp = UdpDatapath::bind(bind, switch, a.socket_buffer)
                 .with_context(|| format!("binding {bind} (talking to the switch at {switch})"))?;
+            let dp = capture::Tapped::new(dp, a, &format!("UDP {bind} to the switch at {switch}"))?;
             drive(Session::new(view, cfg, dp), &plan, a, dim)
         }
         DatapathArg::AfPacket => {
@@ -351,6 +362,7 @@ fn run(a: &Args) -> Result<()> {
                 );
             };
             let dp = AfPacketDatapath::open(iface)?;
+            let dp = capture::Tapped::new(dp, a, &format!("interface {iface}"))?;
             drive(Session::new(view, cfg, dp), &plan, a, dim)
         }
         DatapathArg::Dpdk => dpdk(view, cfg, &plan, a, dim),
@@ -375,6 +387,8 @@ fn dpdk(view: Arc<WorkerView>, cfg: EngineConfig, plan: &Plan, a: &Args, dim: us
         dp.port().driver(),
         sgnn_dpdk_mac(&dp)
     );
+    let what = format!("DPDK port {}", dp.port().name());
+    let dp = capture::Tapped::new(dp, a, &what)?;
     drive(Session::new(view, cfg, dp), plan, a, dim)
 }
 
@@ -553,8 +567,28 @@ fn serve<D: Datapath>(s: &mut Session<D>, path: &Path) -> Result<()> {
         .context("accepting the training process")?;
     let mut r = BufReader::new(stream.try_clone()?);
     let mut w = BufWriter::new(stream);
+    // Requests arrive on a reader thread, so that between them the session keeps receiving
+    // and answering peers (`Session::idle`).
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let m = ipc::read_request(&mut r);
+        let end = !matches!(m, Ok(Some(_)));
+        if tx.send(m).is_err() || end {
+            return;
+        }
+    });
     loop {
-        let Some(req) = ipc::read_request(&mut r).context("reading a request")? else {
+        let req = match rx.try_recv() {
+            Ok(m) => m,
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                s.idle(std::time::Duration::from_millis(2))?;
+                continue;
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                bail!("the request reader stopped")
+            }
+        };
+        let Some(req) = req.context("reading a request")? else {
             bail!("the training process closed the socket without CLOSE");
         };
         match req {
@@ -620,5 +654,413 @@ fn serve<D: Datapath>(s: &mut Session<D>, path: &Path) -> Result<()> {
                 return Ok(());
             }
         }
+    }
+}
+
+/// `--pcap`: the daemon's frames, in and out, in a pcapng file.
+mod capture {
+    use std::borrow::Cow;
+    use std::fs::File;
+    use std::io::{self, BufWriter, Write};
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    use anyhow::{Context, Result};
+    use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+    use pcap_file::pcapng::blocks::interface_description::{
+        InterfaceDescriptionBlock, InterfaceDescriptionOption,
+    };
+    use pcap_file::pcapng::PcapNgWriter;
+    use pcap_file::DataLink;
+    use sgnn_transport::datapath::Datapath;
+
+    use super::Args;
+
+    /// Default `--pcap-max-bytes`: 1 GiB.
+    pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
+    /// Longest frame captured whole.
+    const SNAPLEN: u32 = 65535;
+    /// pcapng `epb_flags`: inbound.
+    pub const INBOUND: u32 = 0b01;
+    /// pcapng `epb_flags`: outbound.
+    pub const OUTBOUND: u32 = 0b10;
+    /// Bytes of an enhanced packet block besides its padded data: block type and the two
+    /// lengths (12), the fixed fields (20), `epb_flags` (8) and the end of options (4).
+    const EPB_OVERHEAD: u64 = 12 + 20 + 8 + 4;
+
+    /// A pcapng file with one Ethernet interface, bounded in bytes.
+    pub struct Pcap {
+        writer: Option<PcapNgWriter<BufWriter<File>>>,
+        path: PathBuf,
+        max_bytes: u64,
+        written: u64,
+        frames: u64,
+        missed: u64,
+    }
+
+    impl Pcap {
+        /// Creates `path` with one interface named `name` (timestamps in nanoseconds).
+        pub fn create(path: &Path, name: &str, description: &str, max_bytes: u64) -> Result<Pcap> {
+            let what = || format!("writing the capture {}", path.display());
+            let file = File::create(path).with_context(what)?;
+            let mut writer = PcapNgWriter::new(BufWriter::new(file)).with_context(what)?;
+            // The headers' size: the same blocks written to memory first.
+            let mut sizer = PcapNgWriter::new(Vec::new()).with_context(what)?;
+            sizer
+                .write_pcapng_block(Self::interface(name, description))
+                .with_context(what)?;
+            let written = sizer.get_ref().len() as u64;
+            writer
+                .write_pcapng_block(Self::interface(name, description))
+                .with_context(what)?;
+            if written > max_bytes {
+                anyhow::bail!(
+                    "--pcap-max-bytes {max_bytes} cannot hold the capture's headers ({written} bytes)"
+                );
+            }
+            writer.get_mut().flush().with_context(what)?;
+            Ok(Pcap {
+                writer: Some(writer),
+                path: path.to_owned(),
+                max_bytes,
+                written,
+                frames: 0,
+                missed: 0,
+            })
+        }
+
+        fn interface(name: &str, description: &str) -> InterfaceDescriptionBlock<'static> {
+            InterfaceDescriptionBlock {
+                linktype: DataLink::ETHERNET,
+                snaplen: SNAPLEN,
+                options: vec![
+                    InterfaceDescriptionOption::IfName(Cow::Owned(name.to_owned())),
+                    InterfaceDescriptionOption::IfDescription(Cow::Owned(description.to_owned())),
+                    InterfaceDescriptionOption::IfTsResol(9),
+                ],
+            }
+        }
+
+        /// Appends `frame` with `flags` ([`INBOUND`] or [`OUTBOUND`]) and the current time.
+        /// Past the bound, or after a write error, says so once on stderr and stops.
+        pub fn write(&mut self, flags: u32, frame: &[u8]) {
+            let Some(writer) = self.writer.as_mut() else {
+                self.missed += 1;
+                return;
+            };
+            let data = &frame[..frame.len().min(SNAPLEN as usize)];
+            let size = EPB_OVERHEAD + data.len().next_multiple_of(4) as u64;
+            if self.written + size > self.max_bytes {
+                eprintln!(
+                    "sgnn-hostd: capture {} reached --pcap-max-bytes {} after {} frames; not capturing any more",
+                    self.path.display(),
+                    self.max_bytes,
+                    self.frames
+                );
+                self.flush();
+                self.writer = None;
+                self.missed += 1;
+                return;
+            }
+            let epb = EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or(Duration::ZERO),
+                original_len: frame.len() as u32,
+                data: Cow::Borrowed(data),
+                options: vec![EnhancedPacketOption::Flags(flags)],
+            };
+            match writer.write_pcapng_block(epb) {
+                Ok(n) => {
+                    self.written += n as u64;
+                    self.frames += 1;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "sgnn-hostd: capture {}: {e}; not capturing any more",
+                        self.path.display()
+                    );
+                    self.writer = None;
+                    self.missed += 1;
+                }
+            }
+        }
+
+        /// Bytes in the file.
+        #[cfg(test)]
+        pub fn bytes(&self) -> u64 {
+            self.written
+        }
+
+        /// Writes what is buffered to the file.
+        pub fn flush(&mut self) {
+            if let Some(w) = self.writer.as_mut() {
+                if let Err(e) = w.get_mut().flush() {
+                    eprintln!(
+                        "sgnn-hostd: capture {}: {e}; not capturing any more",
+                        self.path.display()
+                    );
+                    self.writer = None;
+                }
+            }
+        }
+    }
+
+    impl Drop for Pcap {
+        fn drop(&mut self) {
+            self.flush();
+        }
+    }
+
+    /// A datapath whose frames are also captured when `--pcap` is given: the capture is an
+    /// `Option` checked once per burst, so without it the datapath runs as before.
+    pub struct Tapped<D> {
+        inner: D,
+        pcap: Option<Pcap>,
+    }
+
+    impl<D: Datapath> Tapped<D> {
+        /// Wraps `inner`; captures to `a.pcap` if given (`what` describes the datapath).
+        pub fn new(inner: D, a: &Args, what: &str) -> Result<Tapped<D>> {
+            let pcap = match &a.pcap {
+                Some(path) => Some(Pcap::create(
+                    path,
+                    &format!("worker{}", a.worker_id),
+                    &format!("sgnn-hostd worker {}, {what}", a.worker_id),
+                    a.pcap_max_bytes,
+                )?),
+                None => None,
+            };
+            Ok(Tapped { inner, pcap })
+        }
+
+        /// Wraps `inner` with an optional capture.
+        #[cfg(test)]
+        pub fn with(inner: D, pcap: Option<Pcap>) -> Tapped<D> {
+            Tapped { inner, pcap }
+        }
+
+        /// The wrapped datapath.
+        #[cfg(test)]
+        pub fn inner(&self) -> &D {
+            &self.inner
+        }
+    }
+
+    impl<D: Datapath> Datapath for Tapped<D> {
+        fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
+            let sent = self.inner.send_burst(frames)?;
+            if let Some(p) = &mut self.pcap {
+                // The datapath reports how many frames it handed on, not which; frames it
+                // refused are lost like on a link, and captured all the same.
+                for f in frames {
+                    p.write(OUTBOUND, f);
+                }
+            }
+            Ok(sent)
+        }
+
+        fn recv_burst(
+            &mut self,
+            timeout: Duration,
+            deliver: &mut dyn FnMut(&[u8]),
+        ) -> io::Result<usize> {
+            let Some(p) = &mut self.pcap else {
+                return self.inner.recv_burst(timeout, deliver);
+            };
+            let n = self.inner.recv_burst(timeout, &mut |f| {
+                p.write(INBOUND, f);
+                deliver(f)
+            })?;
+            if n == 0 {
+                // Idle: a reader of the file sees what was captured so far.
+                p.flush();
+            }
+            Ok(n)
+        }
+
+        fn counters(&self) -> Vec<(&'static str, u64)> {
+            let mut c = self.inner.counters();
+            if let Some(p) = &self.pcap {
+                c.push(("pcap_frames", p.frames));
+                c.push(("pcap_missed", p.missed));
+            }
+            c
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
+    use pcap_file::pcapng::{Block, PcapNgReader};
+    use sgnn_transport::datapath::Datapath;
+    use sgnn_wire::sgnn::Repr;
+    use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType};
+
+    use super::capture::{Pcap, Tapped, INBOUND, OUTBOUND};
+
+    /// A datapath in memory: receives what is queued, keeps what is sent.
+    #[derive(Default)]
+    struct Memory {
+        incoming: VecDeque<Vec<u8>>,
+        sent: Vec<Vec<u8>>,
+    }
+
+    impl Datapath for Memory {
+        fn send_burst(&mut self, frames: &[Vec<u8>]) -> std::io::Result<usize> {
+            self.sent.extend(frames.iter().cloned());
+            Ok(frames.len())
+        }
+        fn recv_burst(
+            &mut self,
+            _timeout: Duration,
+            deliver: &mut dyn FnMut(&[u8]),
+        ) -> std::io::Result<usize> {
+            let n = self.incoming.len();
+            for f in self.incoming.drain(..) {
+                deliver(&f);
+            }
+            Ok(n)
+        }
+    }
+
+    fn frame(t: PacketType, src: u32) -> Vec<u8> {
+        let mut s = Repr::new(t);
+        s.src_id = src;
+        s.frac_bits = 16;
+        let r = FrameRepr {
+            eth: ethernet::Repr {
+                dst: [2, 0, 0, 0, 0xff, 0xfe],
+                src: [2, 0, 0, 0, 0, 1],
+                ethertype: 0x0800,
+            },
+            ip: ipv4::Repr {
+                src: [10, 1, 0, 1],
+                dst: [10, 0, 0, 254],
+                ttl: 64,
+                ..Default::default()
+            },
+            sgnn: s,
+        };
+        let mut buf = vec![0u8; r.frame_len()];
+        let lanes = t.has_lanes().then_some([src as i32; sgnn_wire::LANES]);
+        r.emit(lanes.as_ref(), &mut buf).unwrap();
+        buf
+    }
+
+    fn read(path: &std::path::Path) -> Vec<(u32, Vec<u8>)> {
+        let mut r = PcapNgReader::new(std::fs::File::open(path).unwrap()).unwrap();
+        let mut out = Vec::new();
+        while let Some(b) = r.next_block() {
+            if let Block::EnhancedPacket(p) = b.unwrap() {
+                assert_eq!(p.interface_id, 0);
+                let flags = p
+                    .options
+                    .iter()
+                    .find_map(|o| match o {
+                        EnhancedPacketOption::Flags(f) => Some(*f),
+                        _ => None,
+                    })
+                    .unwrap();
+                out.push((flags, p.data.to_vec()));
+            }
+        }
+        out
+    }
+
+    /// Exchanges frames through a tapped datapath; returns what the session side saw.
+    fn exchange(dp: &mut Tapped<Memory>, out: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        dp.send_burst(out).unwrap();
+        let mut got = Vec::new();
+        dp.recv_burst(Duration::ZERO, &mut |f| got.push(f.to_vec()))
+            .unwrap();
+        got
+    }
+
+    #[test]
+    fn the_capture_holds_every_frame_in_and_out_with_its_direction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w0.pcapng");
+        let pcap =
+            Pcap::create(&path, "worker0", "test", super::capture::DEFAULT_MAX_BYTES).unwrap();
+        let incoming = vec![
+            frame(PacketType::Result, 5),
+            frame(PacketType::BlockAdvance, 0),
+        ];
+        let mut dp = Tapped::with(
+            Memory {
+                incoming: incoming.clone().into(),
+                ..Default::default()
+            },
+            Some(pcap),
+        );
+        let out = vec![frame(PacketType::Data, 3), frame(PacketType::BlockDone, 0)];
+        assert_eq!(
+            exchange(&mut dp, &out),
+            incoming,
+            "frames reach the session"
+        );
+        let counters = dp.counters();
+        assert!(counters.contains(&("pcap_frames", 4)), "{counters:?}");
+        assert!(counters.contains(&("pcap_missed", 0)), "{counters:?}");
+        drop(dp);
+        let got = read(&path);
+        let want: Vec<(u32, Vec<u8>)> = out
+            .iter()
+            .map(|f| (OUTBOUND, f.clone()))
+            .chain(incoming.iter().map(|f| (INBOUND, f.clone())))
+            .collect();
+        assert_eq!(got, want);
+        for (_, f) in &got {
+            FrameRepr::parse(f).expect("captured frames parse as the wire crate's");
+        }
+    }
+
+    #[test]
+    fn the_capture_stops_at_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w0.pcapng");
+        let headers = Pcap::create(&path, "worker0", "test", u64::MAX)
+            .unwrap()
+            .bytes();
+        // Two data frames (186 bytes, 188 padded) and their 44 bytes of block each.
+        let max = headers + 2 * (44 + 188);
+        let pcap = Pcap::create(&path, "worker0", "test", max).unwrap();
+        let mut dp = Tapped::with(Memory::default(), Some(pcap));
+        let out: Vec<Vec<u8>> = (0..5).map(|i| frame(PacketType::Data, i)).collect();
+        exchange(&mut dp, &out);
+        let counters = dp.counters();
+        assert!(counters.contains(&("pcap_frames", 2)), "{counters:?}");
+        assert!(counters.contains(&("pcap_missed", 3)), "{counters:?}");
+        assert_eq!(dp.inner().sent, out, "every frame is still sent");
+        drop(dp);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), max);
+        let got = read(&path);
+        assert_eq!(
+            got,
+            vec![(OUTBOUND, out[0].clone()), (OUTBOUND, out[1].clone())]
+        );
+        assert!(Pcap::create(&path, "worker0", "test", headers - 1).is_err());
+    }
+
+    #[test]
+    fn without_a_capture_frames_pass_through() {
+        let incoming = vec![frame(PacketType::Result, 1)];
+        let mut dp = Tapped::with(
+            Memory {
+                incoming: incoming.clone().into(),
+                ..Default::default()
+            },
+            None,
+        );
+        let out = vec![frame(PacketType::Data, 2)];
+        assert_eq!(exchange(&mut dp, &out), incoming);
+        assert_eq!(dp.inner().sent, out);
+        assert!(dp.counters().is_empty());
     }
 }

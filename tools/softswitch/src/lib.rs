@@ -7,6 +7,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod capture;
 pub mod control;
 pub mod p4rt;
 pub mod pipeline;

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use softswitch::capture::{CapturePorts, PcapCapture};
 use softswitch::ports::{
     serve, AfPacketPorts, DatapathStats, EgressFaults, EgressQueues, Ports, UdpPorts,
 };
@@ -114,6 +115,15 @@ struct Args {
     /// Write the counters as JSON here on exit.
     #[arg(long)]
     stats_json: Option<PathBuf>,
+    /// Capture every frame received and sent, with its timestamp, in this pcapng file: one
+    /// interface per port (`port0`, `port1`, ..., and `unknown` for UDP senders that are no
+    /// port), direction in each frame's flags. Frames are written as Ethernet frames also on
+    /// UDP (the datagram's payload). Wireshark decodes them with tools/wireshark/sgnn.lua.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
+    /// Stop capturing once the --pcap file has this many bytes (says so once on stderr).
+    #[arg(long, value_name = "N", default_value_t = softswitch::capture::DEFAULT_MAX_BYTES)]
+    pcap_max_bytes: u64,
 }
 
 fn main() -> ExitCode {
@@ -225,6 +235,25 @@ fn main() -> ExitCode {
             }
         }
     };
+    if let Some(path) = &a.pcap {
+        let describe = |p: usize| {
+            if a.dpdk {
+                format!("worker {p}, DPDK ethdev {p}")
+            } else if let Some(i) = a.ifaces.get(p) {
+                format!("worker {p}, interface {i}")
+            } else {
+                format!("worker {p}, UDP {}", a.workers[p])
+            }
+        };
+        let ifs = CapturePorts::interfaces(nports, describe);
+        match PcapCapture::create(path, &ifs, a.pcap_max_bytes, "softswitch") {
+            Ok(c) => datapath = Box::new(CapturePorts::new(datapath, c, nports)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if let Some(listen) = a.p4runtime.clone() {
         match softswitch::p4rt::spawn(pipeline.clone(), a.device_id, listen) {
             Ok(addr) => println!("p4runtime on {addr}"),
@@ -307,7 +336,7 @@ fn open_dpdk(_: &Args, _: usize) -> Result<Box<dyn Ports>, String> {
 
 /// The counters as a JSON object (field names as in `Counters`), plus the datapath's
 /// `tx_errors`, `queue_drops`, `max_queue_depth`, the per-port packet and byte counts and the
-/// backend's own counters (`datapath`, DPDK only).
+/// backend's own counters (`datapath`: DPDK's, and the capture's with --pcap).
 fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) -> String {
     let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
     if !backend.is_empty() {
