@@ -115,6 +115,11 @@ pub struct TrainArgs {
     /// every other worker must report it and stop within seconds.
     #[arg(long, value_name = "W")]
     kill_worker: Option<u32>,
+    /// Write the initial weights (`w{l}.npy` [in, out], `b{l}.npy`, and `wn{l}.npy` for sage;
+    /// float32) to this directory: another trainer (python/examples/gcn.py --init) can then
+    /// start from the same model and its loss curve be compared epoch by epoch.
+    #[arg(long, value_name = "DIR")]
+    save_init: Option<PathBuf>,
     /// When --kill-worker strikes, milliseconds after the workers start.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     kill_after_ms: u64,
@@ -225,6 +230,9 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
         g.test.iter().filter(|&&b| b).count()
     );
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    if let Some(dir) = &a.save_init {
+        save_init(dir, &recipe, g.dim, g.classes)?;
+    }
     let plan = if distributed {
         let dir = a.out.join("plan");
         // Every exchange carries one layer's output: `hidden` values, or `classes` for the last.
@@ -306,6 +314,38 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
         }
     }
     Ok(s)
+}
+
+/// The model `train` starts from (same dims, same seed), as .npy files.
+fn save_init(dir: &Path, recipe: &Recipe, features: usize, classes: usize) -> Result<()> {
+    use sgnn_graph::npy::write_npy;
+    let mut dims = vec![features];
+    dims.extend(std::iter::repeat_n(recipe.hidden, recipe.layers - 1));
+    dims.push(classes);
+    let m = sgnn_train::model::Model::new(recipe.model, &dims, recipe.seed);
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (l, layer) in m.layers.iter().enumerate() {
+        let w = |name: &str, shape: &[usize], v: Vec<f32>| {
+            let p = dir.join(format!("{name}{l}.npy"));
+            write_npy(&p, shape, &v).with_context(|| format!("writing {}", p.display()))
+        };
+        w(
+            "w",
+            &[layer.w.nrows(), layer.w.ncols()],
+            layer.w.iter().copied().collect(),
+        )?;
+        w("b", &[layer.b.len()], layer.b.to_vec())?;
+        if recipe.model == ModelKind::Sage {
+            let wn = &layer.w_neigh;
+            w(
+                "wn",
+                &[wn.nrows(), wn.ncols()],
+                wn.iter().copied().collect(),
+            )?;
+        }
+    }
+    eprintln!("initial weights: {}", dir.display());
+    Ok(())
 }
 
 fn table(results: &[ModeResult]) -> String {
