@@ -82,6 +82,8 @@ struct Sim {
     /// Drop this many BlockAdvances to this worker (tests the implicit advance and the
     /// BlockDone resend).
     drop_advances_to: Option<(u16, usize)>,
+    /// Frames injected (from nowhere: forged or stray) when this round starts.
+    inject: Option<(usize, Vec<(To, Vec<u8>)>)>,
 }
 
 impl Sim {
@@ -123,6 +125,7 @@ impl Sim {
             seq: 0,
             now: 0,
             drop_advances_to: None,
+            inject: None,
         }
     }
 
@@ -226,11 +229,24 @@ fn run_and_check(
     dim: usize,
     rounds: usize,
 ) -> (Vec<sgnn_transport::Stats>, Sim) {
+    run_and_check_with(plan, cfg, chan, dim, rounds, |_| {})
+}
+
+/// [`run_and_check`], with `setup` applied to the simulation before the first round.
+fn run_and_check_with(
+    plan: Plan,
+    cfg: EngineConfig,
+    chan: Channel,
+    dim: usize,
+    rounds: usize,
+    setup: impl FnOnce(&mut Sim),
+) -> (Vec<sgnn_transport::Stats>, Sim) {
     let n = plan.graph.num_vertices();
     let mut global = Features::random(n, dim, 7).data;
     // A few values beyond the plan's range: clamped identically everywhere.
     global[3] = 100.0;
     let mut sim = Sim::new(plan, cfg, chan);
+    setup(&mut sim);
     let views: Vec<Arc<WorkerView>> = (0..sim.engines.len())
         .map(|w| Arc::new(sim.engines[w].view().clone()))
         .collect();
@@ -242,6 +258,12 @@ fn run_and_check(
         let want = reference_sums(&sim.plan.graph, fixed, dim, &global);
         let layer = Layer::forward(r as u32);
         let now = sim.now;
+        if sim.inject.as_ref().is_some_and(|(at, _)| *at == r) {
+            for (to, f) in sim.inject.take().unwrap().1 {
+                sim.seq += 1;
+                sim.heap.push(Reverse((now + LATENCY, sim.seq, to, f)));
+            }
+        }
         for (w, e) in sim.engines.iter_mut().enumerate() {
             let x: Vec<f32> = views[w]
                 .local_vertices
@@ -318,6 +340,67 @@ fn start_layer(sim: &mut Sim, dim: usize) -> Vec<f32> {
         e.start_round(0, Layer::forward(0), dim, &f).unwrap();
     }
     x
+}
+
+/// A control frame as anyone on the network could send it.
+fn forged(t: PacketType, worker: u16, round: u16, block: u16, to: To) -> (To, Vec<u8>) {
+    let mut s = sgnn_wire::sgnn::Repr::new(t);
+    s.worker_id = worker;
+    s.round = round;
+    s.block_id = block;
+    let (dst_mac, dst_ip) = match to {
+        To::Switch => (SWITCH_MAC, SWITCH_IP),
+        To::Host(w) => (worker_mac(w), worker_ip(w)),
+    };
+    let r = FrameRepr {
+        eth: sgnn_wire::ethernet::Repr {
+            dst: dst_mac,
+            src: [2, 0, 0, 0, 0x66, 0x66],
+            ethertype: 0x0800,
+        },
+        ip: sgnn_wire::ipv4::Repr {
+            src: [10, 66, 66, 66],
+            dst: dst_ip,
+            protocol: sgnn_wire::IP_PROTO_SWITCHGNN,
+            payload_len: 0,
+            ttl: 64,
+            dscp: 0,
+            ecn: 0,
+            ident: 0,
+        },
+        sgnn: s,
+    };
+    let mut buf = vec![0u8; r.frame_len()];
+    r.emit(None, &mut buf).unwrap();
+    (to, buf)
+}
+
+/// One datagram from anywhere must not end a job (issue 14): a BlockDone for a block from the
+/// past that makes the switch answer worker 0 with a BlockAdvance for a block its plan does
+/// not have, and such a BlockAdvance sent straight to worker 1, are counted as stale and
+/// ignored; every sum stays exact.
+#[test]
+fn forged_control_frames_are_counted_and_ignored() {
+    let plan = small_plan();
+    let blocks = plan.blocks.len() as u16;
+    let (stats, sim) = run_and_check_with(plan, quick_cfg(), QUIET, 40, 3, |sim| {
+        sim.inject = Some((
+            1,
+            vec![
+                forged(PacketType::BlockDone, 0, 0, blocks + 4, To::Switch),
+                forged(PacketType::BlockAdvance, 1, 1, blocks + 9, To::Host(1)),
+            ],
+        ));
+    });
+    assert!(
+        sim.sw.counters.block_done_stale >= 1,
+        "the switch answered the forged BlockDone"
+    );
+    assert!(
+        stats[0].stale >= 1,
+        "worker 0 counted the advance it provoked"
+    );
+    assert!(stats[1].stale >= 1, "worker 1 counted the forged advance");
 }
 
 fn small_plan() -> Plan {
