@@ -66,6 +66,9 @@ enum To {
     Host(u16),
 }
 
+/// A frame put on the network by the test, and where it goes.
+type Injected = (To, Vec<u8>);
+
 /// (delivery time, sequence number, destination, frame).
 type Event = (u64, u64, To, Vec<u8>);
 
@@ -83,7 +86,7 @@ struct Sim {
     /// BlockDone resend).
     drop_advances_to: Option<(u16, usize)>,
     /// Frames injected (from nowhere: forged or stray) when this round starts.
-    inject: Option<(usize, Vec<(To, Vec<u8>)>)>,
+    inject: Option<(usize, Vec<Injected>)>,
 }
 
 impl Sim {
