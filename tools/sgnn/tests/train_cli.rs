@@ -6,6 +6,21 @@
 
 use std::process::Command;
 
+/// The per-epoch loss of `mode`'s run in a train.json.
+fn losses(j: &serde_json::Value, mode: &str) -> Vec<f64> {
+    j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mode"] == mode)
+        .unwrap_or_else(|| panic!("no {mode} run in {j}"))["loss"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
 fn sgnn_train(args: &[&str]) -> (bool, String, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_sgnn"))
         .arg("train")
@@ -85,14 +100,7 @@ fn distributed_training_follows_the_single_process_loss_at_every_epoch() {
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap()).unwrap();
     let runs = j["runs"].as_array().unwrap();
-    let loss = |m: &str| -> Vec<f64> {
-        runs.iter().find(|r| r["mode"] == m).unwrap()["loss"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    let loss = |m: &str| losses(&j, m);
     let single = loss("single");
     assert_eq!(single.len(), 12);
     for m in ["switchgnn", "host-based"] {
@@ -143,15 +151,7 @@ fn distributed_training_under_loss_still_follows_the_single_process_loss() {
     assert!(ok, "{last}\n{err}");
     let j: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap()).unwrap();
-    let runs = j["runs"].as_array().unwrap();
-    let loss = |m: &str| -> Vec<f64> {
-        runs.iter().find(|r| r["mode"] == m).unwrap()["loss"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    let loss = |m: &str| losses(&j, m);
     let single = loss("single");
     for m in ["host-based", "switchgnn"] {
         for (e, (a, b)) in loss(m).iter().zip(&single).enumerate() {
@@ -263,5 +263,50 @@ fn bad_flags_fail_with_what_to_fix() {
             last.starts_with("FAILED: ") && last.contains(want),
             "{args:?}: {last}"
         );
+    }
+}
+
+/// Over veths in network namespaces (AF_PACKET daemons, the switch in its own namespace), as
+/// `sgnn testbed --net veth`: both distributed modes follow the single-process loss.
+#[test]
+fn distributed_training_over_veths_follows_the_single_process_loss() {
+    if sgnn_testkit::require(
+        "train --net veth",
+        sgnn_netdev::can_create_namespaces(),
+        sgnn_testkit::HOW_ROOT,
+    )
+    .is_none()
+    {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t");
+    let (ok, last, err) = sgnn_train(&[
+        "--graph",
+        "sbm:n=600,classes=4,seed=2",
+        "--epochs",
+        "5",
+        "--dropout",
+        "0",
+        "--net",
+        "veth",
+        "--mode",
+        "switchgnn,host-based,single",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{last}\n{err}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("train.json")).unwrap()).unwrap();
+    let loss = |m: &str| losses(&j, m);
+    let single = loss("single");
+    for m in ["switchgnn", "host-based"] {
+        for (e, (a, b)) in loss(m).iter().zip(&single).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs(),
+                "{m} epoch {}: loss {a}, single {b}",
+                e + 1
+            );
+        }
     }
 }
