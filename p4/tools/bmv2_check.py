@@ -40,9 +40,9 @@ SWITCH_IP = bytes([10, 0, 0, 254])
 PLAIN_HOST = bytes([10, 9, 0, 3])
 RECIRC_PORT = 64
 # switch_config's initial default action: set_config(0, 1, 4294967295, 0, 0,
-# 02:00:00:00:ff:fe, 10.0.0.254)
+# 02:00:00:00:ff:fe, 10.0.0.254, 0) (plan_tag 0: no plan loaded)
 INITIAL_CONFIG = dict(workers=0, blocks_per_round=1, ecn_threshold=0xffffffff, drop_every=0,
-                      drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP)
+                      drop_prob=0, mac=SWITCH_MAC, ip=SWITCH_IP, plan_tag=0)
 DATA, RESULT, ACK, FETCH, BYPASS, BLOCK_DONE, BLOCK_ADVANCE = range(7)
 LANES_TYPES = (DATA, RESULT, BYPASS)
 EVENTS = ["rx", "tx", "data", "aggregated", "results", "recirculated", "bypassed",
@@ -530,9 +530,10 @@ class Model:
 
 def set_config_cmd(c):
     """simple_switch_CLI command writing switch_config's default action."""
-    return "table_set_default switch_config set_config %d %d %d %d %d %s %s" % (
+    # The eight parameters of set_config (p4/v1model/switch_config.p4), plan_tag last.
+    return "table_set_default switch_config set_config %d %d %d %d %d %s %s %d" % (
         c["workers"], c["blocks_per_round"], c["ecn_threshold"], c["drop_every"],
-        c["drop_prob"], mac_s(c["mac"]), ip_s(c["ip"]))
+        c["drop_prob"], mac_s(c["mac"]), ip_s(c["ip"]), c.get("plan_tag", 0))
 
 
 def mac_s(b):

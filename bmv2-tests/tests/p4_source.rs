@@ -1,0 +1,417 @@
+//! The P4 program's source against the Rust side of the switch contract, with no compiler:
+//! every `@name`/`@id` object of `p4/v1model` (tables with their sizes and match fields,
+//! actions with their parameters and widths, registers with their widths and sizes, counters
+//! with their sizes and units) equals the P4Info the software switch serves
+//! (`sgnn_p4rt::schema::switchgnn_p4info`), one to one; and every constant of `config.p4` and
+//! `counters.p4` that Rust also defines (sizes, ids, wire code points, addresses, the event
+//! counter order) has the same value. So CI, which has no p4c, fails when the two drift (the
+//! bmv2 tests compare the compiled P4Info where p4c is built).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use sgnn_p4rt::proto::p4::config::v1 as cfg;
+use sgnn_p4rt::schema;
+
+fn p4_dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../p4/v1model"))
+}
+
+/// The program's text without comments, file by file.
+fn sources() -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = std::fs::read_dir(p4_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "p4"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                strip_comments(&text),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn strip_comments(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            i += 2;
+            while i + 1 < b.len() && !b[i..].starts_with(b"*/") {
+                i += 1;
+            }
+            i += 2;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `const <type> NAME = VALUE;` of every file, VALUE as a number.
+fn constants(srcs: &[(String, String)]) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for (_, text) in srcs {
+        // Preprocessor lines (`#ifndef`, `#define`) are not statements.
+        let text: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        for stmt in text.split(';') {
+            let stmt = stmt.trim();
+            let Some(rest) = stmt.strip_prefix("const ") else {
+                continue;
+            };
+            let Some((lhs, value)) = rest.split_once('=') else {
+                continue;
+            };
+            let name = lhs.split_whitespace().last().unwrap().to_string();
+            let value = value.trim();
+            let n = if let Some(h) = value.strip_prefix("0x") {
+                u64::from_str_radix(h, 16).unwrap()
+            } else {
+                value
+                    .parse()
+                    .unwrap_or_else(|_| panic!("const {name} = {value}: not a number"))
+            };
+            m.insert(name, n);
+        }
+    }
+    m
+}
+
+/// One `@name(".x") @id(n)` object of the source.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Object {
+    Table { size: u64, fields: Vec<String> },
+    Action { params: Vec<(String, i32)> },
+    Register { width: i32, size: u64 },
+    Counter { size: u64, unit: String },
+}
+
+fn size_of(expr: &str, consts: &BTreeMap<String, u64>) -> u64 {
+    let e = expr.trim();
+    e.parse()
+        .ok()
+        .or_else(|| consts.get(e).copied())
+        .unwrap_or_else(|| panic!("size `{e}` is neither a number nor a constant"))
+}
+
+fn width_of(ty: &str) -> i32 {
+    let t = ty.trim();
+    let w = t
+        .strip_prefix("bit<")
+        .and_then(|r| r.strip_suffix('>'))
+        .unwrap_or_else(|| panic!("type `{t}` is not bit<W>"));
+    w.parse().unwrap()
+}
+
+/// The text between the bracket at `open` (`{` or `(`) and its match.
+fn block(s: &str, open: usize) -> &str {
+    let (o, c) = match s.as_bytes()[open] {
+        b'{' => (b'{', b'}'),
+        b'(' => (b'(', b')'),
+        x => panic!("no bracket at {open}: {}", x as char),
+    };
+    let mut depth = 0;
+    for (i, &ch) in s.as_bytes()[open..].iter().enumerate() {
+        if ch == o {
+            depth += 1;
+        } else if ch == c {
+            depth -= 1;
+            if depth == 0 {
+                return &s[open + 1..open + i];
+            }
+        }
+    }
+    panic!("unbalanced bracket at {open}")
+}
+
+/// Every object with an `@id`: (kind-qualified name, id, object).
+fn objects(
+    srcs: &[(String, String)],
+    consts: &BTreeMap<String, u64>,
+) -> BTreeMap<String, (u32, Object)> {
+    let mut m = BTreeMap::new();
+    for (file, text) in srcs {
+        let mut at = 0;
+        while let Some(i) = text[at..].find("@name(\"") {
+            let start = at + i + 7;
+            let end = start + text[start..].find('"').unwrap();
+            let name = text[start..end].trim_start_matches('.').to_string();
+            at = end;
+            let rest = text[end + 2..].trim_start();
+            let Some(r) = rest.strip_prefix("@id(") else {
+                continue; // a match field's name
+            };
+            let id: u32 = r[..r.find(')').unwrap()].parse().unwrap();
+            let decl = r[r.find(')').unwrap() + 1..].trim_start();
+            let decl_at = text.len() - decl.len();
+            let obj = if let Some(d) = decl.strip_prefix("register<") {
+                let ty_end = d.find(">>").unwrap();
+                let width = width_of(&format!("{}>", &d[..ty_end]));
+                let open = decl_at + "register<".len() + ty_end + 2;
+                Object::Register {
+                    width,
+                    size: size_of(block(text, open), consts),
+                }
+            } else if decl.starts_with("counter(") {
+                let args = block(text, decl_at + "counter".len());
+                let (size, unit) = args.split_once(',').unwrap();
+                Object::Counter {
+                    size: size_of(size, consts),
+                    unit: unit.trim().trim_start_matches("CounterType.").to_string(),
+                }
+            } else if let Some(d) = decl.strip_prefix("action ") {
+                let paren = decl_at + "action ".len() + d.find('(').unwrap();
+                let params = block(text, paren)
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| {
+                        let (ty, name) = p.rsplit_once(' ').unwrap();
+                        (name.to_string(), width_of(ty))
+                    })
+                    .collect();
+                Object::Action { params }
+            } else if let Some(d) = decl.strip_prefix("table ") {
+                let brace = decl_at + "table ".len() + d.find('{').unwrap();
+                let body = block(text, brace);
+                let size = body
+                    .split(';')
+                    .find_map(|s| s.trim().strip_prefix("size").map(|v| v.trim()))
+                    .map(|v| size_of(v.trim_start_matches('='), consts))
+                    .unwrap_or_else(|| panic!("{file}: table {name} has no size"));
+                let mut fields = Vec::new();
+                if let Some(k) = body.find("key") {
+                    let open = k + body[k..].find('{').unwrap();
+                    for f in block(body, open).split(';') {
+                        if let Some(n) = f.split("@name(\"").nth(1) {
+                            fields.push(n[..n.find('"').unwrap()].to_string());
+                        }
+                    }
+                }
+                Object::Table { size, fields }
+            } else {
+                panic!(
+                    "{file}: @name(\"{name}\") @id({id}) on something unknown: {}",
+                    &decl[..40.min(decl.len())]
+                );
+            };
+            let kind = match obj {
+                Object::Table { .. } => "table",
+                Object::Action { .. } => "action",
+                Object::Register { .. } => "register",
+                Object::Counter { .. } => "counter",
+            };
+            let key = format!("{kind} {name}");
+            assert!(
+                m.insert(key.clone(), (id, obj)).is_none(),
+                "{file}: {key} declared twice"
+            );
+        }
+    }
+    m
+}
+
+/// The same objects from the P4Info the Rust side serves.
+fn from_p4info(p: &cfg::P4Info) -> BTreeMap<String, (u32, Object)> {
+    let low = |id: u32| id & 0x00ff_ffff;
+    let mut m = BTreeMap::new();
+    for a in &p.actions {
+        let pre = a.preamble.as_ref().unwrap();
+        if pre.name == schema::NO_ACTION {
+            continue;
+        }
+        let params = a
+            .params
+            .iter()
+            .map(|q| (q.name.clone(), q.bitwidth))
+            .collect();
+        m.insert(
+            format!("action {}", pre.name),
+            (low(pre.id), Object::Action { params }),
+        );
+    }
+    for t in &p.tables {
+        let pre = t.preamble.as_ref().unwrap();
+        let fields = t.match_fields.iter().map(|f| f.name.clone()).collect();
+        m.insert(
+            format!("table {}", pre.name),
+            (
+                low(pre.id),
+                Object::Table {
+                    size: t.size as u64,
+                    fields,
+                },
+            ),
+        );
+    }
+    for r in &p.registers {
+        use cfg::p4_bitstring_like_type_spec::TypeSpec as B;
+        use cfg::p4_data_type_spec::TypeSpec as D;
+        let pre = r.preamble.as_ref().unwrap();
+        let width = match r.type_spec.as_ref().and_then(|t| t.type_spec.as_ref()) {
+            Some(D::Bitstring(b)) => match b.type_spec.as_ref() {
+                Some(B::Bit(x)) => x.bitwidth,
+                other => panic!("register {}: {other:?}", pre.name),
+            },
+            other => panic!("register {}: {other:?}", pre.name),
+        };
+        m.insert(
+            format!("register {}", pre.name),
+            (
+                low(pre.id),
+                Object::Register {
+                    width,
+                    size: r.size as u64,
+                },
+            ),
+        );
+    }
+    for c in &p.counters {
+        use cfg::counter_spec::Unit;
+        let pre = c.preamble.as_ref().unwrap();
+        let unit = match c.spec.as_ref().map(|s| s.unit()) {
+            Some(Unit::Packets) => "packets",
+            Some(Unit::Bytes) => "bytes",
+            Some(Unit::Both) => "packets_and_bytes",
+            other => panic!("counter {}: {other:?}", pre.name),
+        };
+        m.insert(
+            format!("counter {}", pre.name),
+            (
+                low(pre.id),
+                Object::Counter {
+                    size: c.size as u64,
+                    unit: unit.into(),
+                },
+            ),
+        );
+    }
+    m
+}
+
+#[test]
+fn every_p4_object_equals_the_p4info_the_rust_side_serves() {
+    let srcs = sources();
+    let consts = constants(&srcs);
+    let p4 = objects(&srcs, &consts);
+    let rust = from_p4info(&schema::switchgnn_p4info());
+    assert!(p4.len() > 50, "{} objects parsed", p4.len());
+    let names: BTreeSet<&String> = p4.keys().chain(rust.keys()).collect();
+    let mut diffs = Vec::new();
+    for n in names {
+        match (p4.get(n), rust.get(n)) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(a), Some(b)) => diffs.push(format!("{n}: P4 {a:?}, Rust {b:?}")),
+            (Some(_), None) => diffs.push(format!("{n}: in the P4 source only")),
+            (None, Some(_)) => diffs.push(format!("{n}: in the Rust P4Info only")),
+            (None, None) => unreachable!(),
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "P4 and Rust disagree:\n{}",
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
+    use sgnn_wire::addressing::{SWITCH_IP, SWITCH_MAC};
+    use sgnn_wire::PacketType;
+    let consts = constants(&sources());
+    let mac = SWITCH_MAC.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+    let ip = SWITCH_IP.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+    let mut want: Vec<(&str, u64)> = vec![
+        ("AGGREGATORS", schema::AGGREGATORS as u64),
+        ("MAX_WORKERS", schema::MAX_WORKERS as u64),
+        ("AGG_TABLE_SIZE", schema::AGG_TABLE_SIZE as u64),
+        ("SEEN_CELLS", schema::SEEN_CELLS as u64),
+        ("SEEN_CELLS", softswitch::pipeline::SEEN_CELLS as u64),
+        ("EVENT_COUNTERS", schema::EVENTS_SIZE as u64),
+        ("PORTS", softswitch::pipeline::PORTS as u64),
+        ("ADVANCE_MCAST_GROUP", schema::MULTICAST_ALL_WORKERS as u64),
+        (
+            "ADVANCE_MCAST_GROUP",
+            softswitch::tables::ADVANCE_GROUP as u64,
+        ),
+        (
+            "RECIRC_CLONE_SESSION",
+            schema::CLONE_SESSION_RECIRCULATE as u64,
+        ),
+        ("IP_PROTO_SWITCHGNN", sgnn_wire::IP_PROTO_SWITCHGNN as u64),
+        ("SGNN_VERSION", sgnn_wire::VERSION as u64),
+        (
+            "MAX_FRAC_BITS",
+            sgnn_wire::codec::FixedPoint::MAX_FRAC_BITS as u64,
+        ),
+        ("SGNN_HEADER_LEN", sgnn_wire::HEADER_LEN as u64),
+        (
+            "SGNN_LANES_LEN",
+            (sgnn_wire::HEADER_LEN + sgnn_wire::PAYLOAD_LEN) as u64,
+        ),
+        ("IPV4_HEADER_LEN", sgnn_wire::IPV4_HEADER_LEN as u64),
+        ("ETHERNET_HEADER_LEN", sgnn_wire::ETHERNET_HEADER_LEN as u64),
+        ("PROBE_DST", sgnn_wire::PROBE_DST as u64),
+        ("INIT_SWITCH_MAC", mac),
+        ("INIT_SWITCH_IP", ip),
+        ("AGG_FREE", softswitch::pipeline::agg_state::FREE as u64),
+        ("AGG_ACTIVE", softswitch::pipeline::agg_state::ACTIVE as u64),
+        (
+            "AGG_BYPASSED",
+            softswitch::pipeline::agg_state::BYPASSED as u64,
+        ),
+    ];
+    for (name, t) in [
+        ("TYPE_DATA", PacketType::Data),
+        ("TYPE_RESULT", PacketType::Result),
+        ("TYPE_ACK", PacketType::Ack),
+        ("TYPE_FETCH_REQ", PacketType::FetchReq),
+        ("TYPE_BYPASS", PacketType::Bypass),
+        ("TYPE_BLOCK_DONE", PacketType::BlockDone),
+        ("TYPE_BLOCK_ADVANCE", PacketType::BlockAdvance),
+    ] {
+        want.push((name, t as u64));
+    }
+    // The event counter's cells, in the order Rust counts them.
+    let events: Vec<String> = schema::EVENTS
+        .iter()
+        .map(|e| format!("EV_{}", e.to_uppercase()))
+        .collect();
+    for (i, e) in events.iter().enumerate() {
+        want.push((e.as_str(), i as u64));
+    }
+    let ev_in_p4 = consts.keys().filter(|k| k.starts_with("EV_")).count();
+    let mut diffs = Vec::new();
+    if ev_in_p4 != events.len() {
+        diffs.push(format!(
+            "counters.p4 names {ev_in_p4} events, Rust {}",
+            events.len()
+        ));
+    }
+    for (name, value) in want {
+        match consts.get(name) {
+            Some(&v) if v == value => {}
+            Some(&v) => diffs.push(format!("{name}: P4 {v}, Rust {value}")),
+            None => diffs.push(format!("{name}: not a constant of p4/v1model")),
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "P4 and Rust disagree:\n{}",
+        diffs.join("\n")
+    );
+}
