@@ -181,6 +181,15 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Dataset(DatasetCmd::Info { graph, datasets }) => {
             let g = resolve(&graph, &datasets)?.load()?;
             print_info(&g.description, &g.csr, &g.stats);
+            if let Some(ids) = &g.original_ids {
+                println!(
+                    "ids        sparse in the file: {} of {} vertices renumbered to 0..{} (largest id {}); plans and reports use the new ids",
+                    g.stats.renumbered,
+                    ids.len(),
+                    ids.len(),
+                    ids.last().copied().unwrap_or(0)
+                );
+            }
             Ok(())
         }
         Cmd::Dataset(DatasetCmd::Generate {

@@ -58,3 +58,23 @@ fn dataset_names_resolve() {
     let o = sgnn().args(["dataset", "list"]).output().unwrap();
     assert!(String::from_utf8_lossy(&o.stdout).contains("cora"));
 }
+
+/// A file with sparse ids (issue 14, "Graph ids") is compacted, and `dataset info` says so.
+#[test]
+fn dataset_info_reports_renumbered_sparse_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sparse.txt");
+    std::fs::write(&p, "0 1\n1 4294967294\n").unwrap();
+    let o = sgnn()
+        .args(["dataset", "info", "--graph"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let info = String::from_utf8_lossy(&o.stdout);
+    assert!(info.contains("vertices   3 "), "{info}");
+    assert!(
+        info.contains("renumbered to 0..3 (largest id 4294967294)"),
+        "{info}"
+    );
+}
