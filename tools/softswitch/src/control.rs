@@ -174,6 +174,13 @@ impl Pipeline {
             "worker_table" => {
                 let key = m("worker_id", 16)? as u16;
                 let v = self.port_action(kind, e, "set_worker")?;
+                if let (Some(port), Some(have)) = (v, self.host_ports) {
+                    if port >= have {
+                        return Err(ControlError::Invalid(format!(
+                            "worker {key} on port {port}, but this switch has {have} host ports (0..{have}): the plan is for more workers than the switch was started with; start it with one port per worker or plan for at most {have} workers"
+                        )));
+                    }
+                }
                 apply!(self.tables.worker_table, key, v.expect("not a delete"))
             }
             "ipv4_forward" => {

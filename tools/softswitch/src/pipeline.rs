@@ -242,6 +242,11 @@ pub struct Pipeline {
     pub port_tx: Vec<PortCount>,
     /// Egress queue depth per port, supplied by the datapath for ECN marking.
     pub queue_depth: Vec<u32>,
+    /// Host ports this switch has (its datapath's ports: one per `--worker` address,
+    /// `--iface` or DPDK port), when known. A worker mapped to a port beyond them is refused
+    /// at load (`worker_table`), so a plan for more workers than the switch has ports fails
+    /// there, not as a timeout. `None` (the library's default): no check.
+    pub host_ports: Option<u16>,
     rng: rand_chacha::ChaCha8Rng,
 }
 
@@ -275,6 +280,7 @@ impl Pipeline {
             port_rx: vec![PortCount::default(); PORTS],
             port_tx: vec![PortCount::default(); PORTS],
             queue_depth: Vec::new(),
+            host_ports: None,
             rng,
         }
     }

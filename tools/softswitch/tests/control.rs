@@ -160,3 +160,27 @@ fn registers_and_counters_read_back_and_bad_writes_say_why() {
     assert_eq!(sw.read_counter("port_rx", 3).unwrap(), (1, 20));
     assert!(sw.read_counter("events", 32).is_err());
 }
+
+/// A switch that knows its host ports refuses a worker mapped beyond them (issue 14: an
+/// 8-worker plan loaded into a 4-port switch was accepted, and the run timed out later).
+#[test]
+fn a_worker_on_a_port_the_switch_does_not_have_is_refused() {
+    let mut sw = Pipeline::new(SwitchConfig::default(), Tables::default());
+    sw.host_ports = Some(4);
+    let entry = |w: u128, port: u128| NamedEntry {
+        table: "worker_table".into(),
+        matches: vec![("worker_id".into(), w)],
+        action: "set_worker".into(),
+        params: vec![("port".into(), port)],
+    };
+    sw.write_entry(WriteKind::Insert, &entry(3, 3)).unwrap();
+    let e = sw.write_entry(WriteKind::Insert, &entry(5, 5)).unwrap_err();
+    assert!(matches!(e, ControlError::Invalid(_)), "{e:?}");
+    assert!(
+        e.to_string().contains("this switch has 4 host ports"),
+        "{e}"
+    );
+    // Without the fact (a library user's pipeline), nothing is checked.
+    sw.host_ports = None;
+    sw.write_entry(WriteKind::Insert, &entry(5, 5)).unwrap();
+}
