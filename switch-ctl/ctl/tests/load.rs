@@ -163,3 +163,30 @@ fn unreachable_switches_and_plans_that_do_not_fit_are_clear_errors() {
         "nothing was written"
     );
 }
+
+/// A 4-worker plan into a software switch with 2 host ports: `load` fails with the switch's
+/// reason (issue 14; it used to be accepted, and the run then timed out).
+#[test]
+fn a_plan_for_more_workers_than_the_switch_has_ports_is_refused_at_load() {
+    let mut p = Pipeline::new(SwitchConfig::default(), Tables::default());
+    p.host_ports = Some(2);
+    let sw = Arc::new(Mutex::new(p));
+    let sock = tempfile::tempdir().unwrap();
+    let addr = softswitch::p4rt::spawn(
+        sw.clone(),
+        0,
+        softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
+    )
+    .unwrap();
+    let (dir, _) = plan_dir(64 * 1024, 64);
+    let (ok, out, err) = ctl(&[
+        "load",
+        "--plan",
+        dir.path().to_str().unwrap(),
+        "--target",
+        &addr,
+        "--quiet",
+    ]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("this switch has 2 host ports"), "{err}");
+}

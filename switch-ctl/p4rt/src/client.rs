@@ -359,7 +359,12 @@ impl P4RuntimeClient {
         let endpoint = endpoint
             .connect_timeout(options.connect_timeout)
             .tcp_nodelay(true)
-            .tcp_keepalive(Some(Duration::from_secs(60)));
+            .tcp_keepalive(Some(Duration::from_secs(60)))
+            // A rejected write batch carries one p4.v1.Error per update in the status's
+            // trailers (grpc-status-details-bin): about 60 KB for a batch of 1000 even when
+            // one update failed, above h2's default limit of 16 KB, which turned every such
+            // refusal into "h2 protocol error". 16 MB holds the details of any batch.
+            .http2_max_header_list_size(16 << 20);
         let unreachable = |reason: String| ClientError::Unreachable {
             addr: addr.to_string(),
             reason,
