@@ -657,178 +657,39 @@ fn serve<D: Datapath>(s: &mut Session<D>, path: &Path) -> Result<()> {
     }
 }
 
-/// `--pcap`: the daemon's frames, in and out, in a pcapng file.
+/// `--pcap`: the daemon's frames, in and out, in a pcapng file (written by
+/// [`sgnn_netdev::capture`]: one interface, `workerW`; direction in each frame's flags).
 mod capture {
-    use std::borrow::Cow;
-    use std::fs::File;
-    use std::io::{self, BufWriter, Write};
-    use std::path::{Path, PathBuf};
-    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    use std::io;
+    use std::time::Duration;
 
-    use anyhow::{Context, Result};
-    use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
-    use pcap_file::pcapng::blocks::interface_description::{
-        InterfaceDescriptionBlock, InterfaceDescriptionOption,
-    };
-    use pcap_file::pcapng::PcapNgWriter;
-    use pcap_file::DataLink;
+    use anyhow::Result;
+    use sgnn_netdev::capture::{Direction, PcapNg};
     use sgnn_transport::datapath::Datapath;
 
+    pub use sgnn_netdev::capture::DEFAULT_MAX_BYTES;
+
     use super::Args;
-
-    /// Default `--pcap-max-bytes`: 1 GiB.
-    pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
-    /// Longest frame captured whole.
-    const SNAPLEN: u32 = 65535;
-    /// pcapng `epb_flags`: inbound.
-    pub const INBOUND: u32 = 0b01;
-    /// pcapng `epb_flags`: outbound.
-    pub const OUTBOUND: u32 = 0b10;
-    /// Bytes of an enhanced packet block besides its padded data: block type and the two
-    /// lengths (12), the fixed fields (20), `epb_flags` (8) and the end of options (4).
-    const EPB_OVERHEAD: u64 = 12 + 20 + 8 + 4;
-
-    /// A pcapng file with one Ethernet interface, bounded in bytes.
-    pub struct Pcap {
-        writer: Option<PcapNgWriter<BufWriter<File>>>,
-        path: PathBuf,
-        max_bytes: u64,
-        written: u64,
-        frames: u64,
-        missed: u64,
-    }
-
-    impl Pcap {
-        /// Creates `path` with one interface named `name` (timestamps in nanoseconds).
-        pub fn create(path: &Path, name: &str, description: &str, max_bytes: u64) -> Result<Pcap> {
-            let what = || format!("writing the capture {}", path.display());
-            let file = File::create(path).with_context(what)?;
-            let mut writer = PcapNgWriter::new(BufWriter::new(file)).with_context(what)?;
-            // The headers' size: the same blocks written to memory first.
-            let mut sizer = PcapNgWriter::new(Vec::new()).with_context(what)?;
-            sizer
-                .write_pcapng_block(Self::interface(name, description))
-                .with_context(what)?;
-            let written = sizer.get_ref().len() as u64;
-            writer
-                .write_pcapng_block(Self::interface(name, description))
-                .with_context(what)?;
-            if written > max_bytes {
-                anyhow::bail!(
-                    "--pcap-max-bytes {max_bytes} cannot hold the capture's headers ({written} bytes)"
-                );
-            }
-            writer.get_mut().flush().with_context(what)?;
-            Ok(Pcap {
-                writer: Some(writer),
-                path: path.to_owned(),
-                max_bytes,
-                written,
-                frames: 0,
-                missed: 0,
-            })
-        }
-
-        fn interface(name: &str, description: &str) -> InterfaceDescriptionBlock<'static> {
-            InterfaceDescriptionBlock {
-                linktype: DataLink::ETHERNET,
-                snaplen: SNAPLEN,
-                options: vec![
-                    InterfaceDescriptionOption::IfName(Cow::Owned(name.to_owned())),
-                    InterfaceDescriptionOption::IfDescription(Cow::Owned(description.to_owned())),
-                    InterfaceDescriptionOption::IfTsResol(9),
-                ],
-            }
-        }
-
-        /// Appends `frame` with `flags` ([`INBOUND`] or [`OUTBOUND`]) and the current time.
-        /// Past the bound, or after a write error, says so once on stderr and stops.
-        pub fn write(&mut self, flags: u32, frame: &[u8]) {
-            let Some(writer) = self.writer.as_mut() else {
-                self.missed += 1;
-                return;
-            };
-            let data = &frame[..frame.len().min(SNAPLEN as usize)];
-            let size = EPB_OVERHEAD + data.len().next_multiple_of(4) as u64;
-            if self.written + size > self.max_bytes {
-                eprintln!(
-                    "sgnn-hostd: capture {} reached --pcap-max-bytes {} after {} frames; not capturing any more",
-                    self.path.display(),
-                    self.max_bytes,
-                    self.frames
-                );
-                self.flush();
-                self.writer = None;
-                self.missed += 1;
-                return;
-            }
-            let epb = EnhancedPacketBlock {
-                interface_id: 0,
-                timestamp: SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or(Duration::ZERO),
-                original_len: frame.len() as u32,
-                data: Cow::Borrowed(data),
-                options: vec![EnhancedPacketOption::Flags(flags)],
-            };
-            match writer.write_pcapng_block(epb) {
-                Ok(n) => {
-                    self.written += n as u64;
-                    self.frames += 1;
-                }
-                Err(e) => {
-                    eprintln!(
-                        "sgnn-hostd: capture {}: {e}; not capturing any more",
-                        self.path.display()
-                    );
-                    self.writer = None;
-                    self.missed += 1;
-                }
-            }
-        }
-
-        /// Bytes in the file.
-        #[cfg(test)]
-        pub fn bytes(&self) -> u64 {
-            self.written
-        }
-
-        /// Writes what is buffered to the file.
-        pub fn flush(&mut self) {
-            if let Some(w) = self.writer.as_mut() {
-                if let Err(e) = w.get_mut().flush() {
-                    eprintln!(
-                        "sgnn-hostd: capture {}: {e}; not capturing any more",
-                        self.path.display()
-                    );
-                    self.writer = None;
-                }
-            }
-        }
-    }
-
-    impl Drop for Pcap {
-        fn drop(&mut self) {
-            self.flush();
-        }
-    }
 
     /// A datapath whose frames are also captured when `--pcap` is given: the capture is an
     /// `Option` checked once per burst, so without it the datapath runs as before.
     pub struct Tapped<D> {
         inner: D,
-        pcap: Option<Pcap>,
+        pcap: Option<PcapNg>,
     }
 
     impl<D: Datapath> Tapped<D> {
         /// Wraps `inner`; captures to `a.pcap` if given (`what` describes the datapath).
         pub fn new(inner: D, a: &Args, what: &str) -> Result<Tapped<D>> {
             let pcap = match &a.pcap {
-                Some(path) => Some(Pcap::create(
+                Some(path) => Some(PcapNg::create(
                     path,
-                    &format!("worker{}", a.worker_id),
-                    &format!("sgnn-hostd worker {}, {what}", a.worker_id),
                     a.pcap_max_bytes,
+                    &[(
+                        &format!("worker{}", a.worker_id),
+                        &format!("sgnn-hostd worker {}, {what}", a.worker_id),
+                    )],
+                    "sgnn-hostd",
                 )?),
                 None => None,
             };
@@ -837,7 +698,7 @@ mod capture {
 
         /// Wraps `inner` with an optional capture.
         #[cfg(test)]
-        pub fn with(inner: D, pcap: Option<Pcap>) -> Tapped<D> {
+        pub fn with(inner: D, pcap: Option<PcapNg>) -> Tapped<D> {
             Tapped { inner, pcap }
         }
 
@@ -855,7 +716,7 @@ mod capture {
                 // The datapath reports how many frames it handed on, not which; frames it
                 // refused are lost like on a link, and captured all the same.
                 for f in frames {
-                    p.write(OUTBOUND, f);
+                    p.write_now(0, Direction::Outbound, f);
                 }
             }
             Ok(sent)
@@ -870,7 +731,7 @@ mod capture {
                 return self.inner.recv_burst(timeout, deliver);
             };
             let n = self.inner.recv_burst(timeout, &mut |f| {
-                p.write(INBOUND, f);
+                p.write_now(0, Direction::Inbound, f);
                 deliver(f)
             })?;
             if n == 0 {
@@ -883,8 +744,7 @@ mod capture {
         fn counters(&self) -> Vec<(&'static str, u64)> {
             let mut c = self.inner.counters();
             if let Some(p) = &self.pcap {
-                c.push(("pcap_frames", p.frames));
-                c.push(("pcap_missed", p.missed));
+                c.extend(p.counters());
             }
             c
         }
@@ -896,13 +756,12 @@ mod tests {
     use std::collections::VecDeque;
     use std::time::Duration;
 
-    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
-    use pcap_file::pcapng::{Block, PcapNgReader};
+    use sgnn_netdev::capture::{block_bytes, Direction, PcapNg, DEFAULT_MAX_BYTES};
     use sgnn_transport::datapath::Datapath;
     use sgnn_wire::sgnn::Repr;
     use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType};
 
-    use super::capture::{Pcap, Tapped, INBOUND, OUTBOUND};
+    use super::capture::Tapped;
 
     /// A datapath in memory: receives what is queued, keeps what is sent.
     #[derive(Default)]
@@ -953,24 +812,20 @@ mod tests {
         buf
     }
 
-    fn read(path: &std::path::Path) -> Vec<(u32, Vec<u8>)> {
-        let mut r = PcapNgReader::new(std::fs::File::open(path).unwrap()).unwrap();
-        let mut out = Vec::new();
-        while let Some(b) = r.next_block() {
-            if let Block::EnhancedPacket(p) = b.unwrap() {
-                assert_eq!(p.interface_id, 0);
-                let flags = p
-                    .options
-                    .iter()
-                    .find_map(|o| match o {
-                        EnhancedPacketOption::Flags(f) => Some(*f),
-                        _ => None,
-                    })
-                    .unwrap();
-                out.push((flags, p.data.to_vec()));
-            }
-        }
-        out
+    fn read(path: &std::path::Path) -> Vec<(Direction, Vec<u8>)> {
+        let c = sgnn_netdev::capture::read(path).unwrap();
+        assert_eq!(c.interfaces, ["worker0"]);
+        c.frames
+            .into_iter()
+            .map(|f| {
+                assert_eq!(f.interface, 0);
+                (f.direction.unwrap(), f.data)
+            })
+            .collect()
+    }
+
+    fn create(path: &std::path::Path, max_bytes: u64) -> PcapNg {
+        PcapNg::create(path, max_bytes, &[("worker0", "test")], "test").unwrap()
     }
 
     /// Exchanges frames through a tapped datapath; returns what the session side saw.
@@ -986,8 +841,7 @@ mod tests {
     fn the_capture_holds_every_frame_in_and_out_with_its_direction() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w0.pcapng");
-        let pcap =
-            Pcap::create(&path, "worker0", "test", super::capture::DEFAULT_MAX_BYTES).unwrap();
+        let pcap = create(&path, DEFAULT_MAX_BYTES);
         let incoming = vec![
             frame(PacketType::Result, 5),
             frame(PacketType::BlockAdvance, 0),
@@ -1010,10 +864,10 @@ mod tests {
         assert!(counters.contains(&("pcap_missed", 0)), "{counters:?}");
         drop(dp);
         let got = read(&path);
-        let want: Vec<(u32, Vec<u8>)> = out
+        let want: Vec<(Direction, Vec<u8>)> = out
             .iter()
-            .map(|f| (OUTBOUND, f.clone()))
-            .chain(incoming.iter().map(|f| (INBOUND, f.clone())))
+            .map(|f| (Direction::Outbound, f.clone()))
+            .chain(incoming.iter().map(|f| (Direction::Inbound, f.clone())))
             .collect();
         assert_eq!(got, want);
         for (_, f) in &got {
@@ -1025,12 +879,10 @@ mod tests {
     fn the_capture_stops_at_its_bound() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("w0.pcapng");
-        let headers = Pcap::create(&path, "worker0", "test", u64::MAX)
-            .unwrap()
-            .bytes();
-        // Two data frames (186 bytes, 188 padded) and their 44 bytes of block each.
-        let max = headers + 2 * (44 + 188);
-        let pcap = Pcap::create(&path, "worker0", "test", max).unwrap();
+        let headers = create(&path, u64::MAX).bytes();
+        // Room for two data frames.
+        let max = headers + 2 * block_bytes(frame(PacketType::Data, 0).len());
+        let pcap = create(&path, max);
         let mut dp = Tapped::with(Memory::default(), Some(pcap));
         let out: Vec<Vec<u8>> = (0..5).map(|i| frame(PacketType::Data, i)).collect();
         exchange(&mut dp, &out);
@@ -1043,9 +895,11 @@ mod tests {
         let got = read(&path);
         assert_eq!(
             got,
-            vec![(OUTBOUND, out[0].clone()), (OUTBOUND, out[1].clone())]
+            vec![
+                (Direction::Outbound, out[0].clone()),
+                (Direction::Outbound, out[1].clone())
+            ]
         );
-        assert!(Pcap::create(&path, "worker0", "test", headers - 1).is_err());
     }
 
     #[test]

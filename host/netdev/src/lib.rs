@@ -5,13 +5,16 @@
 //! - [`Netns`] and [`Veth`]: network namespaces and veth pairs that remove themselves when
 //!   dropped, built with iproute2 (`ip`), so a test or `sgnn testbed` leaves nothing behind.
 //! - [`dpdk_args`]: EAL and vdev arguments of DPDK processes on those networks.
+//! - [`capture`]: pcapng captures of the frames a switch or a daemon sends and receives
+//!   ([`capture::PcapNg`]), and reading them back ([`capture::read`]).
 //!
-//! Everything here needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
+//! Everything here but [`capture`] needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
 //! whether this process may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 mod afpacket;
+pub mod capture;
 pub mod dpdk_args;
 mod netns;
 
@@ -36,6 +39,22 @@ pub enum Error {
         command: String,
         /// Its standard error.
         stderr: String,
+    },
+    /// A capture file could not be written or read.
+    #[error("{what}: {source}")]
+    Pcap {
+        /// What was being done, naming the file.
+        what: String,
+        /// The pcapng writer's or reader's error.
+        source: pcap_file::PcapError,
+    },
+    /// A capture's bound cannot hold its headers.
+    #[error("--pcap-max-bytes {max} cannot hold the capture's headers ({need} bytes)")]
+    CaptureTooSmall {
+        /// The bound.
+        max: u64,
+        /// Bytes of the section and interface headers.
+        need: u64,
     },
 }
 

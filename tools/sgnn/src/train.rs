@@ -431,6 +431,7 @@ fn train_distributed(
         seed: a.seed,
         rate_mbps: a.rate_mbps,
         timeout: a.timeout,
+        pcap: None,
     };
     let cluster = Cluster::start(&spec, sup, plan_dir, mode, &out)?;
     let mut daemons = Vec::new();

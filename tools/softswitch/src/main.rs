@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
-use softswitch::capture::{CapturePorts, PcapCapture};
+use softswitch::capture::CapturePorts;
 use softswitch::ports::{
     serve, AfPacketPorts, DatapathStats, EgressFaults, EgressQueues, Ports, UdpPorts,
 };
@@ -200,7 +200,11 @@ fn main() -> ExitCode {
         }
         None => Tables::default(),
     };
-    let pipeline = Arc::new(Mutex::new(Pipeline::new(cfg, tables)));
+    let mut pipe = Pipeline::new(cfg, tables);
+    // The control plane refuses workers on ports this switch does not have (load fails with a
+    // message instead of a run timing out).
+    pipe.host_ports = Some(nports.min(u16::MAX as usize) as u16);
+    let pipeline = Arc::new(Mutex::new(pipe));
     let mut datapath: Box<dyn Ports> = if a.dpdk {
         match open_dpdk(&a, nports) {
             Ok(p) => {
@@ -245,9 +249,8 @@ fn main() -> ExitCode {
                 format!("worker {p}, UDP {}", a.workers[p])
             }
         };
-        let ifs = CapturePorts::interfaces(nports, describe);
-        match PcapCapture::create(path, &ifs, a.pcap_max_bytes, "softswitch") {
-            Ok(c) => datapath = Box::new(CapturePorts::new(datapath, c, nports)),
+        match CapturePorts::create(datapath, nports, describe, path, a.pcap_max_bytes) {
+            Ok(c) => datapath = Box::new(c),
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;

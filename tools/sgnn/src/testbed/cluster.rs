@@ -37,6 +37,9 @@ pub struct ClusterSpec {
     pub rate_mbps: f64,
     /// A daemon gives up after this long without progress, seconds.
     pub timeout: f64,
+    /// Capture directory: the software switch writes `DIR/MODE/switch.pcapng` and each daemon
+    /// `DIR/MODE/wW.pcapng` (bmv2 captures nothing).
+    pub pcap: Option<PathBuf>,
 }
 
 /// Where the switch and the workers run.
@@ -60,6 +63,8 @@ pub struct Cluster {
     prefix: String,
     hostd: PathBuf,
     out: PathBuf,
+    /// `DIR/MODE` of the capture, created.
+    pcap: Option<PathBuf>,
 }
 
 fn free_udp_addrs(n: usize) -> Result<Vec<String>> {
@@ -84,6 +89,16 @@ impl Cluster {
     ) -> Result<Cluster> {
         let workers = spec.workers;
         let hostd = binary("sgnn-hostd", "SGNN_HOSTD")?;
+        let pcap = match &spec.pcap {
+            Some(dir) => {
+                let dir = dir.join(mode);
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                // Absolute: the switch and the daemons may run in other namespaces.
+                Some(std::path::absolute(&dir)?)
+            }
+            None => None,
+        };
         // Faults come from netem on veths where the kernel has it, else from the switch.
         let mut switch_faults = true;
         let fabric = if matches!(spec.net, Net::Veth | Net::VethDpdk)
@@ -151,6 +166,9 @@ impl Cluster {
                     .arg(format!("unix:{}", sock.display()));
                 sw.arg("--stats-json").arg(out.join("switch.json"));
                 sw.args(["--drop-seed", &spec.seed.to_string()]);
+                if let Some(dir) = &pcap {
+                    sw.arg("--pcap").arg(dir.join("switch.pcapng"));
+                }
                 if let Fabric::Memif { dir } = fabric {
                     let vdevs: Vec<String> = (0..workers)
                         .map(|w| memif_vdev(w, "server", &dir.join(format!("w{w}.sock"))))
@@ -206,12 +224,14 @@ impl Cluster {
             prefix,
             hostd,
             out: out.to_path_buf(),
+            pcap,
         })
     }
 
     /// The command that starts worker `w`'s daemon in `mode` on this cluster's fabric, with
-    /// the plan, the rate, the timeout and `--stats-json OUT/wW.json`, then `extra` (before
-    /// any EAL arguments, which must come last).
+    /// the plan, the rate, the timeout, `--stats-json OUT/wW.json` and, with a capture
+    /// directory, `--pcap DIR/MODE/wW.pcapng`, then `extra` (before any EAL arguments, which
+    /// must come last).
     pub fn daemon(&self, w: usize, mode: &str, plan_dir: &Path, extra: &[String]) -> Command {
         let hostd = &self.hostd;
         let mut c = match &self.fabric {
@@ -243,6 +263,9 @@ impl Cluster {
         c.args(["--timeout", &self.spec.timeout.to_string()]);
         c.arg("--stats-json")
             .arg(self.out.join(format!("w{w}.json")));
+        if let Some(dir) = &self.pcap {
+            c.arg("--pcap").arg(dir.join(format!("w{w}.pcapng")));
+        }
         c.args(extra);
         let prefix = &self.prefix;
         match &self.fabric {

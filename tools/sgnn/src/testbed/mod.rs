@@ -92,6 +92,12 @@ pub struct TestbedArgs {
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]
     pub out: PathBuf,
+    /// Capture every frame in pcapng files under this directory: DIR/MODE/switch.pcapng from
+    /// the software switch (one interface per port) and DIR/MODE/wW.pcapng from each daemon
+    /// (MODE: switchgnn, host-based). With --switch bmv2 only the daemons capture. Wireshark
+    /// decodes them with tools/wireshark/sgnn.lua.
+    #[arg(long, value_name = "DIR")]
+    pub pcap: Option<PathBuf>,
 }
 
 /// The network of the testbed.
@@ -161,6 +167,24 @@ pub fn main(args: TestbedArgs) -> ExitCode {
     let sup = Supervisor::default();
     let result = run(&args, &sup);
     sup.kill_all();
+    if let Some(dir) = args.pcap.as_ref().filter(|d| d.is_dir()) {
+        let modes = if args.no_baseline {
+            "switchgnn/"
+        } else {
+            "switchgnn/ and host-based/"
+        };
+        let switch = if args.switch == SwitchKind::Bmv2 {
+            ""
+        } else {
+            "switch.pcapng, "
+        };
+        eprintln!(
+            "captures in {}: {modes} hold {switch}w0..w{}.pcapng; open one with \
+             `wireshark -X lua_script:tools/wireshark/sgnn.lua FILE`",
+            dir.display(),
+            args.workers.saturating_sub(1)
+        );
+    }
     match result {
         Ok(summary) => {
             println!("verified: {summary}");
@@ -275,6 +299,7 @@ impl TestbedArgs {
             seed: self.seed,
             rate_mbps: self.rate_mbps,
             timeout: self.timeout,
+            pcap: self.pcap.clone(),
         }
     }
 }
