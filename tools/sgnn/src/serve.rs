@@ -8,12 +8,11 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context, Result};
-use sgnn_plan::model::PlanConfig;
+use anyhow::{bail, Context, Result};
 
 use crate::testbed::cluster::{link_bytes, Cluster, ClusterSpec};
 use crate::testbed::procs::{install_interrupt_handler, Supervisor, INTERRUPTED};
-use crate::testbed::{plan_graph, Net, SwitchKind};
+use crate::testbed::{plan_graph, Net, PlanOptions, SwitchKind};
 
 /// Options of `sgnn serve`.
 #[derive(clap::Args, Debug, Clone)]
@@ -89,17 +88,12 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
         g.csr,
         g.stats,
         &a.graph,
-        PlanConfig {
+        &PlanOptions {
             workers: a.workers,
-            partitioner: a.partitioner.clone(),
-            switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
-                .map_err(|e| anyhow!("--switch-mem: {e}"))?,
-            agg_bytes: 128,
+            partitioner: &a.partitioner,
+            switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
-            order: "gamr".into(),
             seed: a.seed,
-            max_passes: 256,
-            leaves: 1,
         },
         &plan_dir,
     )?;

@@ -13,7 +13,6 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_train::data::{LabelledGraph, Shard};
 use sgnn_train::distributed::{coordinate, CoordLink, DaemonClient, ScaledExchange, SharedLink};
@@ -23,7 +22,7 @@ use sgnn_train::train::{train, Alone, EpochStat, Outcome, Recipe};
 
 use crate::testbed::cluster::{link_bytes, Cluster, ClusterSpec};
 use crate::testbed::procs::{install_interrupt_handler, Supervisor, INTERRUPTED};
-use crate::testbed::{plan_graph, Net, SwitchKind};
+use crate::testbed::{plan_graph, Net, PlanOptions, SwitchKind};
 
 /// The generated graph `sgnn train` uses without `--graph`: a stochastic block model with
 /// class-dependent features (5 classes, 2,000 vertices), where chance is 20%.
@@ -241,17 +240,12 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
             g.csr.clone(),
             Default::default(),
             &a.graph,
-            PlanConfig {
+            &PlanOptions {
                 workers: a.workers,
-                partitioner: a.partitioner.clone(),
-                switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
-                    .map_err(|e| anyhow!("--switch-mem: {e}"))?,
-                agg_bytes: 128,
+                partitioner: &a.partitioner,
+                switch_mem: &a.switch_mem,
                 feature_dim: dim,
-                order: "gamr".into(),
                 seed: a.seed,
-                max_passes: 256,
-                leaves: 1,
             },
             &dir,
         )?;

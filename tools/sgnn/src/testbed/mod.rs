@@ -228,31 +228,49 @@ fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
         g.csr,
         g.stats,
         &a.graph,
-        PlanConfig {
+        &PlanOptions {
             workers: a.workers,
-            partitioner: a.partitioner.clone(),
-            switch_mem_bytes: switch_ctl::units::parse_bytes(&a.switch_mem)
-                .map_err(|e| anyhow!("--switch-mem: {e}"))?,
-            agg_bytes: 128,
+            partitioner: &a.partitioner,
+            switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
-            order: "gamr".into(),
             seed: a.seed,
-            max_passes: 256,
-            leaves: 1,
         },
         dir,
     )
 }
 
-/// Plans `graph` (from `source`) with `config`, with a spinner naming each stage, and writes
+/// What the cluster commands (`testbed`, `train`, `serve`) let a user choose of a plan; the
+/// rest is fixed: 128-byte aggregators (the wire's), the `gamr` order, 256 passes, one leaf.
+pub(crate) struct PlanOptions<'a> {
+    pub workers: u32,
+    pub partitioner: &'a str,
+    /// Switch memory as the user wrote it (`4MB`).
+    pub switch_mem: &'a str,
+    pub feature_dim: u32,
+    pub seed: u64,
+}
+
+/// Plans `graph` (from `source`) with `opts`, with a spinner naming each stage, and writes
 /// the plan to `dir`.
 pub(crate) fn plan_graph(
     graph: sgnn_graph::Csr,
     stats: sgnn_graph::BuildStats,
     source: &str,
-    config: PlanConfig,
+    opts: &PlanOptions,
     dir: &Path,
 ) -> Result<Plan> {
+    let config = PlanConfig {
+        workers: opts.workers,
+        partitioner: opts.partitioner.to_string(),
+        switch_mem_bytes: switch_ctl::units::parse_bytes(opts.switch_mem)
+            .map_err(|e| anyhow!("--switch-mem: {e}"))?,
+        agg_bytes: sgnn_wire::PAYLOAD_LEN as u32,
+        feature_dim: opts.feature_dim,
+        order: "gamr".into(),
+        seed: opts.seed,
+        max_passes: 256,
+        leaves: 1,
+    };
     let spinner = ProgressBar::new_spinner();
     spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());
     spinner.enable_steady_tick(Duration::from_millis(100));
