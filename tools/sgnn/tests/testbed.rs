@@ -361,3 +361,69 @@ fn captures_hold_every_frame_of_both_modes() {
         }
     }
 }
+
+/// `sgnn train` over DPDK memif (the daemons and the switch on DPDK, no kernel in the path):
+/// both distributed modes follow the single-process loss within 1e-4 relative. Runs in the
+/// `--features dpdk` build (CI's full-feature pass); says SKIPPED otherwise.
+#[test]
+fn training_over_memif_follows_the_single_process_loss() {
+    if !cfg!(feature = "dpdk") {
+        sgnn_testkit::skipped(
+            "train --net memif",
+            "sgnn was built without its `dpdk` feature",
+            sgnn_testkit::HOW_DPDK,
+        );
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sgnn"))
+        .args([
+            "train",
+            "--graph",
+            "sbm:n=600,classes=4,seed=2",
+            "--epochs",
+            "4",
+            "--dropout",
+            "0",
+            "--net",
+            "memif",
+            "--mode",
+            "switchgnn,host-based,single",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("train.json")).unwrap())
+            .unwrap();
+    let loss = |m: &str| -> Vec<f64> {
+        j["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["mode"] == m)
+            .unwrap()["loss"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let single = loss("single");
+    for m in ["switchgnn", "host-based"] {
+        for (e, (a, b)) in loss(m).iter().zip(&single).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs(),
+                "{m} epoch {}: {a} vs {b}",
+                e + 1
+            );
+        }
+    }
+}
