@@ -106,8 +106,9 @@ pub struct TrainArgs {
     /// the switch, or by netem on veths): training must stay exact.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
-    /// A daemon gives up after this long without progress, seconds; training fails if no
-    /// epoch ends for twice as long.
+    /// A daemon gives up after this long without progress in an exchange, seconds (its worker
+    /// then stops, and every other with it); as a last resort, training fails if no epoch
+    /// ends for 10 times as long plus a minute, or 5 times the longest epoch so far.
     #[arg(long, default_value_t = 20.0)]
     timeout: f64,
     /// Kill this worker's training process (SIGKILL) --kill-after-ms after the workers start:
@@ -498,7 +499,10 @@ fn train_distributed(
     }
     let started = Instant::now();
     let mut last_progress = Instant::now();
-    let stall = Duration::from_secs_f64(2.0 * a.timeout + 30.0);
+    // A last resort: the daemons detect a stalled exchange themselves (--timeout) and their
+    // workers then exit, which stops every other. An epoch may legitimately last minutes on a
+    // loaded machine, so the limit grows with the longest epoch seen.
+    let mut stall = Duration::from_secs_f64(10.0 * a.timeout + 60.0);
     let mut killed: Option<Instant> = None;
     let mut first_failure: Option<Instant> = None;
     loop {
@@ -509,6 +513,7 @@ fn train_distributed(
         while let Ok(j) = erx.try_recv() {
             if let Ok(e) = serde_json::from_str::<EpochStat>(&j) {
                 print_epoch(mode, &e, recipe.epochs);
+                stall = stall.max(Duration::from_secs_f64(5.0 * e.epoch_ms / 1e3));
             }
             last_progress = Instant::now();
         }
