@@ -323,6 +323,15 @@ impl Engine {
         self.round
     }
 
+    /// The block being exchanged (SwitchGNN, while a round runs); `None` between rounds and
+    /// in the host-based mode.
+    pub fn block(&self) -> Option<usize> {
+        match &self.phase {
+            Phase::Block(bs) => Some(bs.b),
+            _ => None,
+        }
+    }
+
     /// Whether the start-up probe came back (or is disabled).
     pub fn connected(&self) -> bool {
         !matches!(self.probe, Probe::Pending { .. })

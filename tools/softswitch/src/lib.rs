@@ -9,6 +9,7 @@
 
 pub mod capture;
 pub mod control;
+pub mod metrics;
 pub mod p4rt;
 pub mod pipeline;
 pub mod ports;

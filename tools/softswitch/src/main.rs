@@ -14,6 +14,7 @@ use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use softswitch::capture::CapturePorts;
+use softswitch::metrics;
 use softswitch::ports::{
     serve, AfPacketPorts, DatapathStats, EgressFaults, EgressQueues, Ports, UdpPorts,
 };
@@ -124,6 +125,11 @@ struct Args {
     /// Stop capturing once the --pcap file has this many bytes (says so once on stderr).
     #[arg(long, value_name = "N", default_value_t = softswitch::capture::DEFAULT_MAX_BYTES)]
     pcap_max_bytes: u64,
+    /// Serve the counters in the Prometheus text format on http://ADDR/metrics, read live
+    /// at each scrape (port 0 picks a free port; `metrics on http://ADDR/metrics` is printed
+    /// on stderr). Metric names: docs/host.md, "Metrics".
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 fn main() -> ExitCode {
@@ -253,6 +259,20 @@ fn main() -> ExitCode {
             Ok(c) => datapath = Box::new(c),
             Err(e) => {
                 eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(addr) = a.metrics {
+        let live = Arc::new(metrics::Live::default());
+        datapath = Box::new(metrics::MetricsPorts::new(datapath, live.clone()));
+        let pipeline = pipeline.clone();
+        match metrics::serve_http(addr, move || {
+            metrics::render(&pipeline, nports, Some(&live))
+        }) {
+            Ok(bound) => eprintln!("metrics on http://{bound}/metrics"),
+            Err(e) => {
+                eprintln!("error: cannot serve metrics on {addr}: {e}");
                 return ExitCode::FAILURE;
             }
         }

@@ -1,0 +1,211 @@
+//! `softswitch --metrics`: the real binary over UDP on loopback, scraped over HTTP before and
+//! after real SwitchGNN frames; the counters move by exactly what the frames cause.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, UdpSocket};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sgnn_plan::model::PlanConfig;
+use sgnn_plan::Plan;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{PacketType, LANES};
+use switch_ctl::planner::{make_plan, PlanRequest};
+
+mod common;
+use common::frame;
+
+const WORKERS: usize = 3;
+
+fn one_block_plan() -> Plan {
+    let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=4,seed=2").unwrap();
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers: WORKERS as u32,
+            partitioner: "metis".into(),
+            switch_mem_bytes: 1 << 20,
+            agg_bytes: 128,
+            feature_dim: 32,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes: 256,
+            leaves: 1,
+        },
+        graph_source: "rmat".into(),
+        max_abs_value: 1.0,
+    };
+    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
+    assert_eq!(plan.blocks.len(), 1);
+    plan
+}
+
+/// One HTTP GET; returns the status code and the body.
+fn get(addr: &str, path: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).unwrap();
+    let (head, body) = resp.split_once("\r\n\r\n").expect("an HTTP response");
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .expect(head);
+    (status, body.to_string())
+}
+
+/// Samples of the exposition by `name{labels}` (as written).
+fn samples(body: &str) -> HashMap<String, f64> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (k, v) = l.rsplit_once(' ').expect(l);
+            (k.to_string(), v.parse().expect(l))
+        })
+        .collect()
+}
+
+fn scrape(addr: &str) -> HashMap<String, f64> {
+    let (status, body) = get(addr, "/metrics");
+    assert_eq!(status, 200, "{body}");
+    samples(&body)
+}
+
+fn event(m: &HashMap<String, f64>, e: &str) -> f64 {
+    m[&format!("sgnn_switch_events_total{{event=\"{e}\"}}")]
+}
+
+#[test]
+fn metrics_follow_the_frames_the_switch_receives() {
+    let plan = one_block_plan();
+    let dir = tempfile::tempdir().unwrap();
+    plan.save(dir.path()).unwrap();
+    let workers: Vec<UdpSocket> = (0..WORKERS)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
+        .arg("--plan")
+        .arg(dir.path())
+        .args(
+            workers
+                .iter()
+                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
+        )
+        .args(["--metrics", "127.0.0.1:0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = out.next().unwrap().unwrap();
+    let switch = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = err.next().unwrap().unwrap();
+    let metrics = line
+        .strip_prefix("metrics on http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .expect(&line)
+        .to_string();
+
+    let (status, _) = get(&metrics, "/other");
+    assert_eq!(status, 404);
+    let (_, body) = get(&metrics, "/metrics");
+    for name in sgnn_p4rt::schema::EVENTS {
+        assert!(
+            body.contains(&format!("sgnn_switch_events_total{{event=\"{name}\"}} ")),
+            "event {name} missing:\n{body}"
+        );
+    }
+    for name in [
+        "sgnn_switch_events",
+        "sgnn_switch_port_rx_frames",
+        "sgnn_switch_port_tx_bytes",
+        "sgnn_switch_aggregators",
+        "sgnn_switch_aggregators_busy",
+        "sgnn_switch_sync_round",
+        "sgnn_switch_sync_block",
+        "sgnn_switch_tx_errors",
+    ] {
+        assert!(body.contains(&format!("# HELP {name} ")), "{name}:\n{body}");
+    }
+    let before = samples(&body);
+    assert_eq!(event(&before, "rx"), 0.0);
+    assert_eq!(before["sgnn_switch_aggregators_busy"], 0.0);
+    assert_eq!(before["sgnn_switch_sync_block"], 0.0);
+
+    // Worker 0 sends the first-pass Data of two of its block's sources: two frames in on
+    // port 0, each added into its aggregators.
+    let block = &plan.blocks[0];
+    let mine: Vec<u32> = block
+        .sources
+        .iter()
+        .copied()
+        .filter(|&s| plan.partition[s as usize] == 0)
+        .take(2)
+        .collect();
+    assert_eq!(mine.len(), 2);
+    let mut bytes = 0;
+    for &src in &mine {
+        let mut s = Repr::new(PacketType::Data);
+        s.worker_id = 0;
+        s.src_id = src;
+        let f = frame(0, s, Some(&[1; LANES]));
+        bytes += f.len();
+        workers[0].send_to(&f, &switch).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let after = loop {
+        let m = scrape(&metrics);
+        if event(&m, "rx") >= 2.0 || Instant::now() > deadline {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let delta = |k: &str| after[k] - before[k];
+    assert_eq!(event(&after, "rx") - event(&before, "rx"), 2.0);
+    assert_eq!(event(&after, "data") - event(&before, "data"), 2.0);
+    assert_eq!(event(&after, "drop_malformed"), 0.0);
+    assert_eq!(delta("sgnn_switch_port_rx_frames_total{port=\"0\"}"), 2.0);
+    assert_eq!(
+        delta("sgnn_switch_port_rx_bytes_total{port=\"0\"}"),
+        bytes as f64
+    );
+    assert_eq!(delta("sgnn_switch_port_rx_frames_total{port=\"1\"}"), 0.0);
+    assert!(event(&after, "aggregated") >= 2.0, "first passes are added");
+    assert!(
+        after["sgnn_switch_aggregators_busy"] >= 1.0,
+        "a partial block holds aggregators"
+    );
+    assert_eq!(
+        after["sgnn_switch_aggregators"],
+        before["sgnn_switch_aggregators"]
+    );
+    assert_eq!(after["sgnn_switch_tx_errors_total"], 0.0);
+
+    // The JSON written at exit agrees with the last scrape.
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let json = out
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("counters: ").map(str::to_string))
+        .expect("counters at exit");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for name in sgnn_p4rt::schema::EVENTS {
+        assert_eq!(
+            json[name].as_u64().unwrap() as f64,
+            event(&after, name),
+            "{name}"
+        );
+    }
+}
