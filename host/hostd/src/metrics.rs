@@ -1,0 +1,319 @@
+//! `--metrics ADDR`: the daemon's counters in the Prometheus (OpenMetrics) text format on
+//! `GET /metrics`. The session runs on the main thread; it publishes a [`Snapshot`] at hooks
+//! (after the probe, after each round or request, every 100 ms while serving idle, at the
+//! end) and the HTTP thread encodes the latest one at each scrape. Without `--metrics` there
+//! is no publisher and each hook is one `Option` check. Metric names: docs/host.md.
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use sgnn_transport::datapath::Datapath;
+use sgnn_transport::stats::{PerClass, Stats, Traffic};
+use sgnn_transport::Session;
+
+/// Content type of the exposition.
+const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// Most often [`Publisher::tick`] publishes.
+const PERIOD: Duration = Duration::from_millis(100);
+
+/// What the session loop last published.
+struct Snapshot {
+    stats: Stats,
+    rate_mbps: f64,
+    round: u16,
+    block: Option<usize>,
+    datapath: Vec<(&'static str, u64)>,
+    at: Instant,
+}
+
+/// The session loop's side: publishes snapshots for the HTTP thread.
+pub struct Publisher {
+    shared: Arc<Mutex<Option<Snapshot>>>,
+    last: Instant,
+}
+
+impl Publisher {
+    /// Serves `addr` from a thread (port 0 picks a free port) and prints the bound address
+    /// on stderr as `metrics on http://ADDR/metrics`.
+    pub fn start(addr: SocketAddr, labels: Vec<(String, String)>) -> Result<Publisher> {
+        let shared: Arc<Mutex<Option<Snapshot>>> = Arc::new(Mutex::new(None));
+        let listener =
+            TcpListener::bind(addr).with_context(|| format!("serving metrics on {addr}"))?;
+        let bound = listener.local_addr()?;
+        let s = shared.clone();
+        std::thread::Builder::new()
+            .name("metrics".into())
+            .spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let _ = answer(stream, &|| {
+                        render(s.lock().expect("metrics lock").as_ref(), &labels)
+                    });
+                }
+            })?;
+        eprintln!("metrics on http://{bound}/metrics");
+        Ok(Publisher {
+            shared,
+            last: Instant::now(),
+        })
+    }
+
+    /// Publishes the session's counters now.
+    pub fn publish<D: Datapath>(&mut self, s: &Session<D>) {
+        let mut stats = s.stats();
+        // Time series that the exposition does not carry.
+        stats.rate_mbps = Vec::new();
+        let snap = Snapshot {
+            stats,
+            rate_mbps: s.engine().rate_mbps(),
+            round: s.engine().round(),
+            block: s.engine().block(),
+            datapath: s.datapath().counters(),
+            at: Instant::now(),
+        };
+        *self.shared.lock().expect("metrics lock") = Some(snap);
+        self.last = Instant::now();
+    }
+
+    /// Publishes if the last snapshot is older than 100 ms.
+    pub fn tick<D: Datapath>(&mut self, s: &Session<D>) {
+        if self.last.elapsed() >= PERIOD {
+            self.publish(s);
+        }
+    }
+}
+
+/// Publishes through `p` if there is one (the hook without `--metrics`: one check).
+pub fn publish<D: Datapath>(p: &mut Option<Publisher>, s: &Session<D>) {
+    if let Some(p) = p {
+        p.publish(s);
+    }
+}
+
+/// Reads one request's head and writes the answer (the connection is then closed):
+/// `GET /metrics` is the exposition, another path 404, another method 405.
+fn answer(mut s: TcpStream, render: &dyn Fn() -> String) -> io::Result<()> {
+    s.set_read_timeout(Some(Duration::from_secs(2)))?;
+    s.set_write_timeout(Some(Duration::from_secs(2)))?;
+    let mut head = Vec::with_capacity(512);
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let head = String::from_utf8_lossy(&head);
+    let mut parts = head.lines().next().unwrap_or("").split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let path = target.split('?').next().unwrap_or("");
+    let (status, ctype, body) = match (method, path) {
+        ("GET" | "HEAD", "/metrics") => ("200 OK", CONTENT_TYPE, render()),
+        ("GET" | "HEAD", _) => (
+            "404 Not Found",
+            "text/plain; charset=utf-8",
+            "not found: the metrics are on /metrics\n".to_string(),
+        ),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain; charset=utf-8",
+            "only GET\n".to_string(),
+        ),
+    };
+    let mut out = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    if method != "HEAD" {
+        out.extend_from_slice(body.as_bytes());
+    }
+    s.write_all(&out)?;
+    s.flush()
+}
+
+type Labels = Vec<(String, String)>;
+/// One field of a [`Traffic`].
+type Field = fn(&Traffic) -> u64;
+
+/// Help of the `Stats` counters by field name; a field not listed here still becomes a
+/// metric, with a generic help.
+const HELP: &[(&str, &str)] = &[
+    ("retransmissions", "Data frames re-sent with RESEND"),
+    ("fetches_sent", "FetchReq frames sent"),
+    (
+        "fetches_answered",
+        "FetchReq frames answered with a RESEND Bypass",
+    ),
+    (
+        "fetch_timeouts",
+        "Times the fetch timer fired with incomplete cells",
+    ),
+    (
+        "resend_timeouts",
+        "Times the resend timer fired with unacknowledged passes",
+    ),
+    (
+        "block_done_resent",
+        "BlockDone frames sent again because no BlockAdvance came",
+    ),
+    ("ecn_marks", "ECN-marked Results and Acks received"),
+    ("rate_decreases", "Rate halvings on congestion"),
+    ("results_used", "Results completing a cell"),
+    (
+        "results_ignored",
+        "Results for a cell already complete (late or duplicate)",
+    ),
+    ("raw_cached", "Raw contributions stored in the cache"),
+    (
+        "raw_duplicate",
+        "Raw contributions already in the cache (duplicates)",
+    ),
+    ("cells_by_result", "Cells completed by a switch Result"),
+    ("cells_by_raw", "Cells completed from raw contributions"),
+    ("acks_sent", "Acks sent"),
+    (
+        "acks_used",
+        "Acks received that set at least one send-bitmap bit",
+    ),
+    ("stale", "Frames for an earlier block or round, ignored"),
+    (
+        "early_buffered",
+        "Frames for the next round buffered before it started",
+    ),
+    ("malformed", "Frames that were not valid SwitchGNN frames"),
+    (
+        "unexpected",
+        "Valid frames that make no sense for this plan or worker, dropped",
+    ),
+    (
+        "clamped_values",
+        "Values clamped by the fixed-point encoder",
+    ),
+    ("saturated_lanes", "Lanes that saturated while summing"),
+    (
+        "implicit_advances",
+        "Block advances inferred from a frame of the next block",
+    ),
+];
+
+fn classes(p: &PerClass) -> [(&'static str, Traffic); 5] {
+    [
+        ("control", p.control),
+        ("result", p.result),
+        ("recovery", p.recovery),
+        ("data", p.data),
+        ("background", p.background),
+    ]
+}
+
+fn gauge(r: &mut Registry, name: &str, help: &str, v: i64) {
+    let g: Gauge = Gauge::default();
+    g.set(v);
+    r.register(name, help, g);
+}
+
+/// The exposition of `snap` (before the first snapshot: the info metric only).
+fn render(snap: Option<&Snapshot>, labels: &Labels) -> String {
+    let mut r = Registry::default();
+    let info = Family::<Labels, Gauge>::default();
+    info.get_or_create(labels).set(1);
+    r.register(
+        "sgnn_host_info",
+        "This daemon: worker id, mode and datapath (value 1)",
+        info,
+    );
+    if let Some(s) = snap {
+        for (dir, per) in [("sent", &s.stats.sent), ("received", &s.stats.received)] {
+            let fams: [(&str, &str, Field); 3] = [
+                ("frames", "Frames", |t| t.packets),
+                (
+                    "bytes",
+                    "Frame bytes (Ethernet header to the end of the lanes)",
+                    |t| t.bytes,
+                ),
+                (
+                    "wire_bytes",
+                    "Bytes on a link (FCS, padding, preamble and gap added)",
+                    |t| t.wire_bytes,
+                ),
+            ];
+            for (what, help, f) in fams {
+                let fam = Family::<Labels, Counter>::default();
+                for (class, t) in classes(per) {
+                    fam.get_or_create(&vec![("class".to_string(), class.to_string())])
+                        .inc_by(f(&t));
+                }
+                r.register(
+                    format!("sgnn_host_{dir}_{what}"),
+                    format!("{help} {dir}, per traffic class"),
+                    fam,
+                );
+            }
+        }
+        if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(&s.stats) {
+            for (k, v) in m {
+                let Some(v) = v.as_u64() else { continue };
+                let help = HELP
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map_or_else(|| format!("The stats JSON's `{k}`"), |(_, h)| h.to_string());
+                let c: Counter = Counter::default();
+                c.inc_by(v);
+                r.register(format!("sgnn_host_{k}"), help, c);
+            }
+        }
+        let c: Counter = Counter::default();
+        c.inc_by(s.stats.rounds.len() as u64);
+        r.register("sgnn_host_rounds", "Rounds (layers) completed", c);
+        let g = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        g.set(s.rate_mbps);
+        r.register(
+            "sgnn_host_rate_mbps",
+            "Current send rate of the rate controller, Mbit/s on the wire",
+            g,
+        );
+        gauge(
+            &mut r,
+            "sgnn_host_round",
+            "The round running, or the next one when idle",
+            s.round as i64,
+        );
+        gauge(
+            &mut r,
+            "sgnn_host_block",
+            "The block being exchanged (SwitchGNN; -1 between rounds and in host-based mode)",
+            s.block.map_or(-1, |b| b as i64),
+        );
+        let g = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        g.set(s.at.elapsed().as_secs_f64());
+        r.register(
+            "sgnn_host_snapshot_age_seconds",
+            "Seconds since the session published these values",
+            g,
+        );
+        if !s.datapath.is_empty() {
+            let fam = Family::<Labels, Gauge>::default();
+            for (k, v) in &s.datapath {
+                fam.get_or_create(&vec![("counter".to_string(), k.to_string())])
+                    .set((*v).min(i64::MAX as u64) as i64);
+            }
+            r.register(
+                "sgnn_host_datapath",
+                "The datapath's own counters by name (as `datapath` in the stats JSON)",
+                fam,
+            );
+        }
+    }
+    let mut out = String::new();
+    encode(&mut out, &r).expect("encoding into a String");
+    out
+}
