@@ -39,7 +39,9 @@ impl Drop for SwitchProcess {
 
 fn wait_for_socket(path: &Path, child: &mut Child, log: &Path) -> Result<(), String> {
     let start = Instant::now();
-    while !path.exists() {
+    // The file appears at bind(), a moment before listen(): a connection in between is
+    // refused (seen on a loaded machine). Wait until one is accepted.
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
         if let Ok(Some(s)) = child.try_wait() {
             return Err(format!(
                 "the switch exited with {s} before listening: {}",
