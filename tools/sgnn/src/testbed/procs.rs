@@ -5,7 +5,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Set by Ctrl-C: every wait loop checks it and the testbed fails cleanly.
+/// Set by Ctrl-C (SIGINT), SIGTERM or SIGHUP: every wait loop checks it and the run fails
+/// cleanly, stopping every child.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler once.
