@@ -4,8 +4,7 @@
 //! end) and the HTTP thread encodes the latest one at each scrape. Without `--metrics` there
 //! is no publisher and each hook is one `Option` check. Metric names: docs/host.md.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,8 +18,6 @@ use sgnn_transport::datapath::Datapath;
 use sgnn_transport::stats::{PerClass, Stats, Traffic};
 use sgnn_transport::Session;
 
-/// Content type of the exposition.
-const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// Most often [`Publisher::tick`] publishes.
 const PERIOD: Duration = Duration::from_millis(100);
 
@@ -45,19 +42,11 @@ impl Publisher {
     /// on stderr as `metrics on http://ADDR/metrics`.
     pub fn start(addr: SocketAddr, labels: Vec<(String, String)>) -> Result<Publisher> {
         let shared: Arc<Mutex<Option<Snapshot>>> = Arc::new(Mutex::new(None));
-        let listener =
-            TcpListener::bind(addr).with_context(|| format!("serving metrics on {addr}"))?;
-        let bound = listener.local_addr()?;
         let s = shared.clone();
-        std::thread::Builder::new()
-            .name("metrics".into())
-            .spawn(move || {
-                for stream in listener.incoming().flatten() {
-                    let _ = answer(stream, &|| {
-                        render(s.lock().expect("metrics lock").as_ref(), &labels)
-                    });
-                }
-            })?;
+        let bound = sgnn_netdev::metrics_http::serve(addr, move || {
+            render(s.lock().expect("metrics lock").as_ref(), &labels)
+        })
+        .with_context(|| format!("serving metrics on {addr}"))?;
         eprintln!("metrics on http://{bound}/metrics");
         Ok(Publisher {
             shared,
@@ -95,49 +84,6 @@ pub fn publish<D: Datapath>(p: &mut Option<Publisher>, s: &Session<D>) {
     if let Some(p) = p {
         p.publish(s);
     }
-}
-
-/// Reads one request's head and writes the answer (the connection is then closed):
-/// `GET /metrics` is the exposition, another path 404, another method 405.
-fn answer(mut s: TcpStream, render: &dyn Fn() -> String) -> io::Result<()> {
-    s.set_read_timeout(Some(Duration::from_secs(2)))?;
-    s.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
-        let n = s.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut parts = head.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => ("200 OK", CONTENT_TYPE, render()),
-        ("GET" | "HEAD", _) => (
-            "404 Not Found",
-            "text/plain; charset=utf-8",
-            "not found: the metrics are on /metrics\n".to_string(),
-        ),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
-            "only GET\n".to_string(),
-        ),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    if method != "HEAD" {
-        out.extend_from_slice(body.as_bytes());
-    }
-    s.write_all(&out)?;
-    s.flush()
 }
 
 type Labels = Vec<(String, String)>;

@@ -16,6 +16,7 @@
 mod afpacket;
 pub mod capture;
 pub mod dpdk_args;
+pub mod metrics_http;
 mod netns;
 
 pub use afpacket::AfPacket;

@@ -7,8 +7,8 @@
 //! `--metrics`) to make its send errors and backend counters readable from that thread.
 //! The metric names are documented in docs/host.md ("Metrics").
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,69 +23,15 @@ use crate::pipeline::{Counters, Pipeline, PortCount};
 use crate::ports::Ports;
 use crate::tables::PortId;
 
-/// Content type of the exposition ([`prometheus_client`] writes OpenMetrics text, which
-/// Prometheus reads).
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub use sgnn_netdev::metrics_http::CONTENT_TYPE;
 
-/// Serves `GET /metrics` on `addr` from a thread, answering with `render()`; any other path
-/// is 404, any other method 405. Returns the bound address (port 0 picks a free one).
+/// Serves `GET /metrics` on `addr` from a thread, answering with `render()`
+/// ([`sgnn_netdev::metrics_http::serve`]). Returns the bound address.
 pub fn serve_http(
     addr: SocketAddr,
     render: impl Fn() -> String + Send + 'static,
 ) -> io::Result<SocketAddr> {
-    let listener = TcpListener::bind(addr)?;
-    let local = listener.local_addr()?;
-    std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || {
-            // A scraper that misbehaves costs one connection, never the thread.
-            for s in listener.incoming().flatten() {
-                let _ = answer(s, &render);
-            }
-        })?;
-    Ok(local)
-}
-
-/// Reads one request's head and writes the answer (the connection is then closed).
-fn answer(mut s: TcpStream, render: &dyn Fn() -> String) -> io::Result<()> {
-    s.set_read_timeout(Some(Duration::from_secs(2)))?;
-    s.set_write_timeout(Some(Duration::from_secs(2)))?;
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
-        let n = s.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    let head = String::from_utf8_lossy(&head);
-    let mut parts = head.lines().next().unwrap_or("").split_whitespace();
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let path = target.split('?').next().unwrap_or("");
-    let (status, ctype, body) = match (method, path) {
-        ("GET" | "HEAD", "/metrics") => ("200 OK", CONTENT_TYPE, render()),
-        ("GET" | "HEAD", _) => (
-            "404 Not Found",
-            "text/plain; charset=utf-8",
-            "not found: the metrics are on /metrics\n".to_string(),
-        ),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain; charset=utf-8",
-            "only GET\n".to_string(),
-        ),
-    };
-    let mut out = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    if method != "HEAD" {
-        out.extend_from_slice(body.as_bytes());
-    }
-    s.write_all(&out)?;
-    s.flush()
+    sgnn_netdev::metrics_http::serve(addr, render)
 }
 
 /// What the datapath thread publishes for the metrics thread (only with `--metrics`).
