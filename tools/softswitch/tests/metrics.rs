@@ -7,38 +7,11 @@ use std::net::{TcpStream, UdpSocket};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sgnn_plan::model::PlanConfig;
-use sgnn_plan::Plan;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{PacketType, LANES};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
-use common::frame;
-
-const WORKERS: usize = 3;
-
-fn one_block_plan() -> Plan {
-    let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=4,seed=2").unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers: WORKERS as u32,
-            partitioner: "metis".into(),
-            switch_mem_bytes: 1 << 20,
-            agg_bytes: 128,
-            feature_dim: 32,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-            leaves: 1,
-        },
-        graph_source: "rmat".into(),
-        max_abs_value: 1.0,
-    };
-    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
-    assert_eq!(plan.blocks.len(), 1);
-    plan
-}
+use common::{frame, one_block_plan, WORKERS};
 
 /// One HTTP GET; returns the status code and the body.
 fn get(addr: &str, path: &str) -> (u16, String) {
@@ -83,7 +56,7 @@ fn event(m: &HashMap<String, f64>, e: &str) -> f64 {
 
 #[test]
 fn metrics_follow_the_frames_the_switch_receives() {
-    let plan = one_block_plan();
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
     let dir = tempfile::tempdir().unwrap();
     plan.save(dir.path()).unwrap();
     let workers: Vec<UdpSocket> = (0..WORKERS)

@@ -16,40 +16,14 @@ use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketOption;
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::DataLink;
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{FrameRepr, PacketType, ACK_ALL_SEGMENTS, LANES};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
-use common::{frame, frame_to};
-
-const WORKERS: usize = 3;
-
-fn one_block_plan() -> Plan {
-    let g = sgnn_graph::load_graph("rmat:scale=8,edge_factor=4,seed=3").unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers: WORKERS as u32,
-            partitioner: "metis".into(),
-            switch_mem_bytes: 1 << 20,
-            agg_bytes: 128,
-            feature_dim: 32,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-            leaves: 1,
-        },
-        graph_source: "rmat".into(),
-        max_abs_value: 1.0,
-    };
-    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
-    assert_eq!(plan.blocks.len(), 1, "1 MB holds this graph in one block");
-    plan
-}
+use common::{frame, frame_to, one_block_plan, WORKERS};
 
 /// One run of the switch: what each worker sent and received, in order, and what came out.
 struct Run {
@@ -285,7 +259,7 @@ fn parsed(frames: &[Vec<u8>]) -> Vec<(FrameRepr, Option<[i32; LANES]>)> {
 
 #[test]
 fn softswitch_captures_every_frame_in_and_out_per_port() {
-    let plan = one_block_plan();
+    let plan = one_block_plan("rmat:scale=8,edge_factor=4,seed=3");
     let run = run_switch(&plan, &[]);
     assert!(
         !run.stderr.contains("pcap-max-bytes"),
@@ -321,7 +295,7 @@ fn softswitch_captures_every_frame_in_and_out_per_port() {
 
 #[test]
 fn the_capture_stops_at_its_bound_and_says_so_once() {
-    let plan = one_block_plan();
+    let plan = one_block_plan("rmat:scale=8,edge_factor=4,seed=3");
     // The headers (about 300 bytes) and a few frames.
     let run = run_switch(&plan, &["--pcap-max-bytes", "2000"]);
     let said: Vec<&str> = run

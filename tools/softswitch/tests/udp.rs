@@ -9,40 +9,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use sgnn_netdev::{AfPacket, Netns, Veth};
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::codec::accumulate;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{FrameRepr, PacketType, LANES};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
-use common::frame;
-
-const WORKERS: usize = 3;
-
-fn one_block_plan() -> Plan {
-    let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=4,seed=2").unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers: WORKERS as u32,
-            partitioner: "metis".into(),
-            switch_mem_bytes: 1 << 20,
-            agg_bytes: 128,
-            feature_dim: 32,
-            order: "gamr".into(),
-            seed: 1,
-            max_passes: 256,
-            leaves: 1,
-        },
-        graph_source: "rmat".into(),
-        max_abs_value: 1.0,
-    };
-    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
-    assert_eq!(plan.blocks.len(), 1, "1 MB holds this graph in one block");
-    plan
-}
+use common::{frame, one_block_plan, WORKERS};
 
 /// Sends every source of the plan's block from its worker, checks each worker's results
 /// against the exact sums, runs block sync, waits for the switch to exit and checks its
@@ -132,7 +106,7 @@ fn block_scenario(
 }
 
 fn run_over_udp(extra: &[&str], expect_ecn: bool) {
-    let plan = one_block_plan();
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
     let dir = tempfile::tempdir().unwrap();
     plan.save(dir.path()).unwrap();
     let workers: Vec<UdpSocket> = (0..WORKERS)
@@ -197,7 +171,7 @@ fn softswitch_binary_aggregates_a_block_over_veth_af_packet() {
     {
         return;
     }
-    let plan = one_block_plan();
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
     let dir = tempfile::tempdir().unwrap();
     plan.save(dir.path()).unwrap();
     let pid = std::process::id();

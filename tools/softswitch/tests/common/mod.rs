@@ -1,4 +1,5 @@
-//! Frame building shared by the softswitch tests (testbed addressing convention).
+//! Frame building and the one-block plan shared by the softswitch tests (testbed addressing
+//! convention).
 
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::sgnn::Repr;
@@ -29,4 +30,35 @@ pub fn frame_to(w: u16, dst: [u8; 4], s: Repr, lanes: Option<&[i32; LANES]>) -> 
     let mut buf = vec![0u8; r.frame_len()];
     r.emit(lanes, &mut buf).unwrap();
     buf
+}
+
+/// Workers of [`one_block_plan`].
+#[allow(dead_code)] // not every test file runs a plan
+pub const WORKERS: usize = 3;
+
+/// A plan of `graph` (an `rmat:` spec small enough) for [`WORKERS`] workers whose one block
+/// holds every contribution (1 MB of switch memory, 32 values per vertex).
+#[allow(dead_code)] // not every test file runs a plan
+pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
+    use sgnn_plan::model::PlanConfig;
+    use switch_ctl::planner::{make_plan, PlanRequest};
+    let g = sgnn_graph::load_graph(graph).unwrap();
+    let req = PlanRequest {
+        config: PlanConfig {
+            workers: WORKERS as u32,
+            partitioner: "metis".into(),
+            switch_mem_bytes: 1 << 20,
+            agg_bytes: 128,
+            feature_dim: 32,
+            order: "gamr".into(),
+            seed: 1,
+            max_passes: 256,
+            leaves: 1,
+        },
+        graph_source: "rmat".into(),
+        max_abs_value: 1.0,
+    };
+    let (plan, _) = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
+    assert_eq!(plan.blocks.len(), 1, "1 MB holds {graph} in one block");
+    plan
 }
