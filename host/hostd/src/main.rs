@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::{Parser, ValueEnum};
+use clap::{CommandFactory, Parser, ValueEnum};
 use sgnn_graph::npy::write_npy;
 use sgnn_graph::Features;
 use sgnn_plan::Plan;
@@ -85,8 +85,18 @@ impl DatapathArg {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "sgnn-hostd", version, about = ABOUT, long_about = LONG_ABOUT)]
+#[command(name = "sgnn-hostd", version, about = ABOUT, long_about = LONG_ABOUT, args_override_self = true)]
 struct Args {
+    /// Read flags from this TOML file first (keys are flag names: `worker-id = 0`,
+    /// `verify = true`, `eal = [...]`); flags on the command line override it
+    /// (docs/host.md, "Running under systemd").
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Check everything a run needs and exit: the plan loads and its digests match, the
+    /// flags and --config agree, the datapath opens, and the switch answers the probe with
+    /// this plan's tag. Prints `check: ok ...` (exit 0) or the first problem (exit 1).
+    #[arg(long)]
+    check: bool,
     /// Plan directory written by `switch-ctl plan --out`.
     #[arg(long, value_name = "DIR")]
     plan: PathBuf,
@@ -239,7 +249,18 @@ struct Args {
 }
 
 fn main() {
-    let args = Args::parse();
+    let known: Vec<String> = Args::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    let argv = match config::merged_args(std::env::args_os().collect(), &known) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: --config: {e:#}");
+            std::process::exit(2);
+        }
+    };
+    let args = Args::parse_from(argv);
     if args.datapath == DatapathArg::Dpdk && !cfg!(feature = "dpdk") {
         eprintln!(
             "error: {}",
@@ -434,6 +455,17 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
     let result = (|| -> Result<()> {
         session.connect().context("checking the switch")?;
         metrics::publish(&mut pm, &session);
+        if a.check {
+            println!(
+                "check: ok: worker {} of plan {} (tag {:08x}, {} local vertices), {} datapath open, the switch answered with the same plan tag",
+                a.worker_id,
+                a.plan.display(),
+                session.view().plan_tag,
+                session.view().num_local(),
+                a.datapath.name()
+            );
+            return Ok(());
+        }
         match &a.serve {
             Some(path) => serve(&mut session, path, &mut pm),
             None => standalone(&mut session, plan, a, dim, &mut pm),
@@ -699,6 +731,7 @@ fn serve<D: Datapath>(
     }
 }
 
+mod config;
 mod metrics;
 
 mod capture;

@@ -305,3 +305,61 @@ fn serves_a_training_process_over_a_unix_socket() {
     }
     tb.stop();
 }
+
+/// `--config FILE` carries every flag (the command line overriding it), and `--check`
+/// verifies plan, flags, datapath and the switch's answer, then exits: `check: ok` against
+/// the switch that holds the plan, the plan-tag error against one that holds another, and a
+/// key the daemon does not have is refused naming the file.
+#[test]
+fn config_file_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plan");
+    make_test_plan(&plan_dir);
+    let tb = Testbed::start(&plan_dir, 0.0, &dir.path().join("switch.json"));
+    let cfg = dir.path().join("w1.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "plan = {:?}\nworker_id = 1\nswitch = {:?}\nbind = {:?}\ntimeout = 10\n",
+            plan_dir.display().to_string(),
+            tb.switch_addr,
+            tb.worker_addrs[1]
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sgnn-hostd"))
+            .arg("--config")
+            .arg(&cfg)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--check"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success() && out.starts_with("check: ok: worker 1 of plan"),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The command line overrides the file: another plan, which the switch does not hold.
+    let other_dir = dir.path().join("other");
+    let mut other = sgnn_plan::Plan::load(&plan_dir).unwrap();
+    other.blocks.reverse();
+    other.save(&other_dir).unwrap();
+    let o = run(&["--check", "--plan", other_dir.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("the switch holds the plan with tag"),
+        "{err}"
+    );
+    std::fs::write(&cfg, "plann = \"x\"\n").unwrap();
+    let o = run(&["--check"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("w1.toml") && err.contains("unknown key `plann`"),
+        "{err}"
+    );
+    tb.stop();
+}

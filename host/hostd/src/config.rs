@@ -1,0 +1,174 @@
+//! `--config FILE`: every flag of `sgnn-hostd` in a TOML file, for a daemon run by a service
+//! manager. A key is a flag's long name without the dashes (`worker-id` or `worker_id`); a
+//! string, integer or float is its value; `true` sets a switch flag (`false` leaves it off);
+//! an array repeats the flag. The key `eal` is an array of EAL arguments (what follows `--`
+//! on the command line). Flags on the command line override the file. An example is in
+//! docs/host.md ("Running under systemd").
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+/// The command line with the flags of the `--config` file (if any) put before the user's
+/// own, so the user's win (clap keeps the last value of a flag). `known` lists the long flag
+/// names the program has; a key that is not one of them is an error naming the file.
+pub fn merged_args(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>> {
+    let Some(path) = config_path(&args) else {
+        return Ok(args);
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("reading the --config file {}", path.display()))?;
+    let (flags, eal) = flags_of(&text, known).with_context(|| format!("{}", path.display()))?;
+    let mut out = vec![args[0].clone()];
+    out.extend(flags.into_iter().map(OsString::from));
+    // The user's arguments, then the file's EAL arguments after `--` unless the user gave
+    // EAL arguments of their own.
+    out.extend(args[1..].iter().cloned());
+    if !eal.is_empty() && !args.iter().any(|a| a == "--") {
+        out.push("--".into());
+        out.extend(eal.into_iter().map(OsString::from));
+    }
+    Ok(out)
+}
+
+fn config_path(args: &[OsString]) -> Option<std::path::PathBuf> {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        if a == "--" {
+            return None;
+        }
+        let s = a.to_string_lossy();
+        if let Some(p) = s.strip_prefix("--config=") {
+            return Some(p.into());
+        }
+        if s == "--config" {
+            return it.next().map(|p| Path::new(p).to_path_buf());
+        }
+    }
+    None
+}
+
+/// The flags (`--name value` pairs and switches) and EAL arguments a TOML text stands for.
+fn flags_of(text: &str, known: &[String]) -> Result<(Vec<String>, Vec<String>)> {
+    let table: toml::Table = text.parse().context("not valid TOML")?;
+    let mut flags = Vec::new();
+    let mut eal = Vec::new();
+    for (key, value) in table {
+        let name = key.replace('_', "-");
+        if name == "eal" {
+            let toml::Value::Array(items) = value else {
+                bail!("`eal` is an array of EAL arguments, e.g. eal = [\"--no-huge\", \"-m\", \"256\"]");
+            };
+            for v in items {
+                eal.push(scalar(&key, &v)?);
+            }
+            continue;
+        }
+        if name == "config" {
+            bail!("`config` cannot be set inside a config file");
+        }
+        if !known.contains(&name) {
+            bail!("unknown key `{key}`: sgnn-hostd has no --{name} flag (see sgnn-hostd --help)");
+        }
+        match value {
+            toml::Value::Boolean(true) => flags.push(format!("--{name}")),
+            toml::Value::Boolean(false) => {}
+            toml::Value::Array(items) => {
+                for v in items {
+                    flags.push(format!("--{name}"));
+                    flags.push(scalar(&key, &v)?);
+                }
+            }
+            v => {
+                flags.push(format!("--{name}"));
+                flags.push(scalar(&key, &v)?);
+            }
+        }
+    }
+    Ok((flags, eal))
+}
+
+fn scalar(key: &str, v: &toml::Value) -> Result<String> {
+    Ok(match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Float(f) => f.to_string(),
+        toml::Value::Boolean(b) => b.to_string(),
+        other => bail!("`{key}`: a {} is not a flag value", other.type_str()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<String> {
+        [
+            "plan",
+            "worker-id",
+            "switch",
+            "bind",
+            "verify",
+            "layers",
+            "datapath",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_file_comes_first_so_the_command_line_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("w0.toml");
+        std::fs::write(
+            &f,
+            "plan = \"/srv/plan\"\nworker_id = 0\nlayers = 2\nverify = true\neal = [\"--no-huge\", \"-m\", \"256\"]\n",
+        )
+        .unwrap();
+        let args = os(&[
+            "sgnn-hostd",
+            "--config",
+            f.to_str().unwrap(),
+            "--layers",
+            "3",
+        ]);
+        let m = merged_args(args, &known()).unwrap();
+        let s: Vec<String> = m.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        let pos = |x: &str| s.iter().position(|a| a == x).unwrap();
+        assert_eq!(s[0], "sgnn-hostd");
+        assert!(s.contains(&"--verify".to_string()));
+        assert_eq!(s[pos("--plan") + 1], "/srv/plan");
+        // Both --layers are there, the command line's last.
+        let layers: Vec<&String> = s
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i > 0 && s[i - 1] == "--layers")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(layers, ["2", "3"]);
+        assert_eq!(&s[pos("--")..], ["--", "--no-huge", "-m", "256"]);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_the_problem() {
+        let e = flags_of("plann = \"x\"\n", &known())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown key `plann`") && e.contains("--plann"),
+            "{e}"
+        );
+        let e = flags_of("plan = { a = 1 }\n", &known())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`plan`") && e.contains("table"), "{e}");
+        assert!(flags_of("plan = \n", &known()).is_err());
+        assert!(merged_args(os(&["x", "--config", "/nonexistent.toml"]), &known()).is_err());
+    }
+}
