@@ -253,7 +253,11 @@ fn main() {
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_string))
         .collect();
-    let argv = match config::merged_args(std::env::args_os().collect(), &known) {
+    let argv = match sgnn_netdev::cli_config::merged_args(
+        std::env::args_os().collect(),
+        &known,
+        "sgnn-hostd",
+    ) {
         Ok(v) => v,
         Err(e) => {
             eprintln!("error: --config: {e:#}");
@@ -731,7 +735,6 @@ fn serve<D: Datapath>(
     }
 }
 
-mod config;
 mod metrics;
 
 mod capture;

@@ -15,6 +15,7 @@
 
 mod afpacket;
 pub mod capture;
+pub mod cli_config;
 pub mod dpdk_args;
 pub mod metrics_http;
 mod netns;

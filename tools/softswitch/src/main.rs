@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use softswitch::capture::CapturePorts;
@@ -43,8 +43,24 @@ them to --stats-json).
       --vdev=net_memif1,role=server,socket=/tmp/sw1.sock,socket-abstract=no";
 
 #[derive(Parser)]
-#[command(name = "softswitch", version, about = ABOUT, long_about = ABOUT)]
+#[command(
+    name = "softswitch",
+    version,
+    about = ABOUT,
+    long_about = ABOUT,
+    args_override_self = true
+)]
 struct Args {
+    /// Read flags from this TOML file first (keys are flag names: `worker = ["127.0.0.1:9001",
+    /// ...]`, `p4runtime = "unix:/run/sgnn/p4rt.sock"`, `eal = [...]`); flags on the command
+    /// line override it (docs/host.md, "Running under systemd").
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Check everything serving needs and exit: the plan (if any) loads and its digests match,
+    /// the flags and --config agree, every port opens, P4Runtime and metrics can be served.
+    /// Prints `check: ok ...` (exit 0) or the first problem (exit 1).
+    #[arg(long)]
+    check: bool,
     /// Plan directory (from `switch-ctl plan --out`): load its tables and settings at start.
     /// Without it the switch starts empty and waits for `switch-ctl load` over --p4runtime.
     #[arg(long)]
@@ -133,7 +149,22 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let a = Args::parse();
+    let known: Vec<String> = Args::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    let argv = match sgnn_netdev::cli_config::merged_args(
+        std::env::args_os().collect(),
+        &known,
+        "softswitch",
+    ) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: --config: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let a = Args::parse_from(argv);
     if a.dpdk && !cfg!(feature = "dpdk") {
         eprintln!(
             "error: {}",
@@ -305,6 +336,23 @@ fn main() -> ExitCode {
             eprintln!("error: {name} is a probability in 0..1, got {p}");
             return ExitCode::FAILURE;
         }
+    }
+    if a.check {
+        let p = pipeline.lock().unwrap();
+        println!(
+            "check: ok: {nports} ports open, {}",
+            match &a.plan {
+                Some(d) => format!(
+                    "plan {} loaded (tag {:08x}, {} workers, {} blocks)",
+                    d.display(),
+                    p.config.plan_tag,
+                    p.config.workers,
+                    p.config.blocks_per_round
+                ),
+                None => "no plan (tables come over P4Runtime)".to_string(),
+            }
+        );
+        return ExitCode::SUCCESS;
     }
     let mut queues = EgressQueues::new(nports, a.port_rate, a.queue_capacity);
     let mut faults = EgressFaults::new(

@@ -6,6 +6,7 @@ use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, LANES};
 
 /// A frame from worker `w` to the switch.
+#[allow(dead_code)] // not every test file sends frames
 pub fn frame(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
     frame_to(w, SWITCH_IP, s, lanes)
 }

@@ -1,25 +1,54 @@
-//! `--config FILE`: every flag of `sgnn-hostd` in a TOML file, for a daemon run by a service
-//! manager. A key is a flag's long name without the dashes (`worker-id` or `worker_id`); a
-//! string, integer or float is its value; `true` sets a switch flag (`false` leaves it off);
-//! an array repeats the flag. The key `eal` is an array of EAL arguments (what follows `--`
-//! on the command line). Flags on the command line override the file. An example is in
-//! docs/host.md ("Running under systemd").
+//! `--config FILE` for the daemons and the software switch: every flag of a program in a
+//! TOML file, for a process run by a service manager. A key is a flag's long name without
+//! the dashes (`worker-id` or `worker_id`); a string, integer or float is its value; `true`
+//! sets a switch flag (`false` leaves it off); an array repeats the flag. The key `eal` is an
+//! array of EAL arguments (what follows `--` on the command line). Flags on the command line
+//! override the file (the program's parser must keep the last value of a flag: clap's
+//! `args_override_self`). An example is in docs/host.md ("Running under systemd").
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+/// Why a `--config` file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("reading the --config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not what a config file holds.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, naming the key.
+        message: String,
+    },
+}
 
 /// The command line with the flags of the `--config` file (if any) put before the user's
-/// own, so the user's win (clap keeps the last value of a flag). `known` lists the long flag
-/// names the program has; a key that is not one of them is an error naming the file.
-pub fn merged_args(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString>> {
+/// own, so the user's win. `known` lists `program`'s long flag names; a key that is not one
+/// of them is an error naming the file.
+pub fn merged_args(
+    args: Vec<OsString>,
+    known: &[String],
+    program: &str,
+) -> Result<Vec<OsString>, ConfigError> {
     let Some(path) = config_path(&args) else {
         return Ok(args);
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading the --config file {}", path.display()))?;
-    let (flags, eal) = flags_of(&text, known).with_context(|| format!("{}", path.display()))?;
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let (flags, eal) = flags_of(&text, known, program).map_err(|message| ConfigError::Invalid {
+        path: path.clone(),
+        message,
+    })?;
     let mut out = vec![args[0].clone()];
     out.extend(flags.into_iter().map(OsString::from));
     // The user's arguments, then the file's EAL arguments after `--` unless the user gave
@@ -32,7 +61,7 @@ pub fn merged_args(args: Vec<OsString>, known: &[String]) -> Result<Vec<OsString
     Ok(out)
 }
 
-fn config_path(args: &[OsString]) -> Option<std::path::PathBuf> {
+fn config_path(args: &[OsString]) -> Option<PathBuf> {
     let mut it = args.iter().skip(1);
     while let Some(a) = it.next() {
         if a == "--" {
@@ -50,15 +79,22 @@ fn config_path(args: &[OsString]) -> Option<std::path::PathBuf> {
 }
 
 /// The flags (`--name value` pairs and switches) and EAL arguments a TOML text stands for.
-fn flags_of(text: &str, known: &[String]) -> Result<(Vec<String>, Vec<String>)> {
-    let table: toml::Table = text.parse().context("not valid TOML")?;
+fn flags_of(
+    text: &str,
+    known: &[String],
+    program: &str,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let table: toml::Table = text.parse().map_err(|e| format!("not valid TOML: {e}"))?;
     let mut flags = Vec::new();
     let mut eal = Vec::new();
     for (key, value) in table {
         let name = key.replace('_', "-");
         if name == "eal" {
             let toml::Value::Array(items) = value else {
-                bail!("`eal` is an array of EAL arguments, e.g. eal = [\"--no-huge\", \"-m\", \"256\"]");
+                return Err(
+                    "`eal` is an array of EAL arguments, e.g. eal = [\"--no-huge\", \"-m\", \"256\"]"
+                        .into(),
+                );
             };
             for v in items {
                 eal.push(scalar(&key, &v)?);
@@ -66,10 +102,12 @@ fn flags_of(text: &str, known: &[String]) -> Result<(Vec<String>, Vec<String>)> 
             continue;
         }
         if name == "config" {
-            bail!("`config` cannot be set inside a config file");
+            return Err("`config` cannot be set inside a config file".into());
         }
         if !known.contains(&name) {
-            bail!("unknown key `{key}`: sgnn-hostd has no --{name} flag (see sgnn-hostd --help)");
+            return Err(format!(
+                "unknown key `{key}`: {program} has no --{name} flag (see {program} --help)"
+            ));
         }
         match value {
             toml::Value::Boolean(true) => flags.push(format!("--{name}")),
@@ -89,13 +127,18 @@ fn flags_of(text: &str, known: &[String]) -> Result<(Vec<String>, Vec<String>)> 
     Ok((flags, eal))
 }
 
-fn scalar(key: &str, v: &toml::Value) -> Result<String> {
+fn scalar(key: &str, v: &toml::Value) -> Result<String, String> {
     Ok(match v {
         toml::Value::String(s) => s.clone(),
         toml::Value::Integer(i) => i.to_string(),
         toml::Value::Float(f) => f.to_string(),
         toml::Value::Boolean(b) => b.to_string(),
-        other => bail!("`{key}`: a {} is not a flag value", other.type_str()),
+        other => {
+            return Err(format!(
+                "`{key}`: a {} is not a flag value",
+                other.type_str()
+            ))
+        }
     })
 }
 
@@ -138,7 +181,7 @@ mod tests {
             "--layers",
             "3",
         ]);
-        let m = merged_args(args, &known()).unwrap();
+        let m = merged_args(args, &known(), "sgnn-hostd").unwrap();
         let s: Vec<String> = m.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         let pos = |x: &str| s.iter().position(|a| a == x).unwrap();
         assert_eq!(s[0], "sgnn-hostd");
@@ -157,18 +200,14 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_name_the_problem() {
-        let e = flags_of("plann = \"x\"\n", &known())
-            .unwrap_err()
-            .to_string();
+        let e = flags_of("plann = \"x\"\n", &known(), "sgnn-hostd").unwrap_err();
         assert!(
-            e.contains("unknown key `plann`") && e.contains("--plann"),
+            e.contains("unknown key `plann`") && e.contains("sgnn-hostd has no --plann"),
             "{e}"
         );
-        let e = flags_of("plan = { a = 1 }\n", &known())
-            .unwrap_err()
-            .to_string();
+        let e = flags_of("plan = { a = 1 }\n", &known(), "sgnn-hostd").unwrap_err();
         assert!(e.contains("`plan`") && e.contains("table"), "{e}");
-        assert!(flags_of("plan = \n", &known()).is_err());
-        assert!(merged_args(os(&["x", "--config", "/nonexistent.toml"]), &known()).is_err());
+        assert!(flags_of("plan = \n", &known(), "sgnn-hostd").is_err());
+        assert!(merged_args(os(&["x", "--config", "/nonexistent.toml"]), &known(), "x").is_err());
     }
 }
