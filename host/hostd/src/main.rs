@@ -265,6 +265,7 @@ fn main() {
         }
     };
     let args = Args::parse_from(argv);
+    init_logs();
     if args.datapath == DatapathArg::Dpdk && !cfg!(feature = "dpdk") {
         eprintln!(
             "error: {}",
@@ -276,6 +277,24 @@ fn main() {
         eprintln!("error: worker {}: {e:#}", args.worker_id);
         std::process::exit(1);
     }
+}
+
+/// Logs on stderr through `tracing`: `RUST_LOG` filters them (default `info`: one line per
+/// round and per block transition; `debug` adds every fetch and retransmission). The lines
+/// carry no time, level or target, so they read as before; the stall and error messages are
+/// written as they always were.
+fn init_logs() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .without_time()
+        .with_level(false)
+        .with_target(false)
+        .try_init();
 }
 
 fn engine_config(a: &Args) -> Result<EngineConfig> {
@@ -588,9 +607,11 @@ fn standalone<D: Datapath>(
             metrics::publish(pm, s);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let sent = s.stats().sent.total().wire_bytes - before;
-            eprintln!(
+            tracing::info!(
                 "worker {}: round {round} ({:?} layer {}): {ms:.1} ms, {sent} bytes sent",
-                a.worker_id, layer.direction, layer.index
+                a.worker_id,
+                layer.direction,
+                layer.index
             );
             if let Some(d) = &a.output_dir {
                 let p = d.join(format!("w{:03}_r{round:03}.npy", a.worker_id));

@@ -363,3 +363,56 @@ fn config_file_and_check() {
     );
     tb.stop();
 }
+
+/// Logs go through `tracing` with `RUST_LOG`: by default one line per round and per block
+/// transition; `debug` adds every fetch and retransmission (here forced by 5% drops at the
+/// switch); `warn` silences both while errors still print.
+#[test]
+fn rust_log_filters_the_daemons_log_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plan");
+    make_test_plan(&plan_dir);
+    let tb = Testbed::start(&plan_dir, 0.05, &dir.path().join("switch.json"));
+    let levels = ["debug", "info", "warn", "info"];
+    let mut kids: Vec<Child> = (0..WORKERS)
+        .map(|w| {
+            let mut c = tb.hostd(&plan_dir, w, &["--layers", "1", "--timeout", "30"]);
+            c.env("RUST_LOG", levels[w]);
+            c.spawn().unwrap()
+        })
+        .collect();
+    let mut logs = Vec::new();
+    for (w, k) in kids.iter_mut().enumerate() {
+        let st = wait_deadline(k, Duration::from_secs(240));
+        let err = stderr_of(k);
+        assert!(st.is_some_and(|s| s.success()), "worker {w}: {err}");
+        logs.push(err);
+    }
+    tb.stop();
+    let has = |w: usize, s: &str| logs[w].contains(s);
+    assert!(
+        has(0, "advanced by the switch") && has(0, ": round 0 "),
+        "{}",
+        logs[0]
+    );
+    assert!(
+        has(0, "fetch vertex") || has(0, "resend vertex"),
+        "debug shows recovery events at 5% drop: {}",
+        logs[0]
+    );
+    assert!(
+        has(1, "advanced by the switch") && has(1, ": round 0 "),
+        "{}",
+        logs[1]
+    );
+    assert!(
+        !has(1, "fetch vertex") && !has(1, "resend vertex"),
+        "info has no per-event lines: {}",
+        logs[1]
+    );
+    assert!(
+        !has(2, "advanced by the switch") && !has(2, ": round 0 "),
+        "warn: {}",
+        logs[2]
+    );
+}

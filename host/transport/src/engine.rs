@@ -813,6 +813,11 @@ impl Engine {
             h.src_id = src;
             h.dst_id = dst;
             self.stats.fetches_sent += 1;
+            tracing::debug!(
+                "worker {}: block {b} of round {}: fetch vertex {src} segment {g} for {dst} from worker {owner}",
+                self.view.worker,
+                self.round
+            );
             self.emit(TrafficClass::Recovery, worker_ip(owner), h, None);
         }
     }
@@ -835,6 +840,11 @@ impl Engine {
             h.src_id = src;
             h.dst_id = ALL_NEIGHBOURS;
             self.stats.fetches_sent += 1;
+            tracing::debug!(
+                "worker {}: host-based round {}: fetch vertex {src} segment {g} from worker {owner}",
+                self.view.worker,
+                self.round
+            );
             self.emit(TrafficClass::Recovery, worker_ip(owner), h, None);
         }
     }
@@ -868,6 +878,11 @@ impl Engine {
             h.pass = pass;
             h.flags.resend = true;
             self.stats.retransmissions += 1;
+            tracing::debug!(
+                "worker {}: block {b} of round {}: resend vertex {v} segment {g} pass {pass}",
+                self.view.worker,
+                self.round
+            );
             self.emit(TrafficClass::Recovery, self.cfg.switch_ip, h, Some(&lanes));
         }
     }
@@ -948,6 +963,11 @@ impl Engine {
         };
         let b = bs.b;
         self.last_progress = now;
+        tracing::info!(
+            "worker {}: block {b} of round {} advanced by the switch",
+            self.view.worker,
+            self.round
+        );
         if b + 1 < self.view.blocks.len() {
             self.enter_block(now, b + 1);
         } else {
