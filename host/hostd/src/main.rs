@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::{CommandFactory, Parser, ValueEnum};
+use clap::{Parser, ValueEnum};
 use sgnn_graph::npy::write_npy;
 use sgnn_graph::Features;
 use sgnn_plan::Plan;
@@ -249,22 +249,7 @@ struct Args {
 }
 
 fn main() {
-    let known: Vec<String> = Args::command()
-        .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_string))
-        .collect();
-    let argv = match sgnn_netdev::cli_config::merged_args(
-        std::env::args_os().collect(),
-        &known,
-        "sgnn-hostd",
-    ) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: --config: {e:#}");
-            std::process::exit(2);
-        }
-    };
-    let args = Args::parse_from(argv);
+    let args: Args = sgnn_netdev::cli_config::parse("sgnn-hostd");
     init_logs();
     if args.datapath == DatapathArg::Dpdk && !cfg!(feature = "dpdk") {
         eprintln!(

@@ -61,6 +61,24 @@ pub fn merged_args(
     Ok(out)
 }
 
+/// Parses the process's command line as `P`, with the flags of its `--config` file (if any)
+/// first: the one entry point of `softswitch` and `sgnn-hostd`. Like clap's own `parse`, it
+/// ends the process on a bad command line; a bad config file prints `error: --config: ...`
+/// and exits with status 2.
+pub fn parse<P: clap::Parser>(program: &str) -> P {
+    let known: Vec<String> = P::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    match merged_args(std::env::args_os().collect(), &known, program) {
+        Ok(argv) => P::parse_from(argv),
+        Err(e) => {
+            eprintln!("error: --config: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
 fn config_path(args: &[OsString]) -> Option<PathBuf> {
     let mut it = args.iter().skip(1);
     while let Some(a) = it.next() {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use softswitch::capture::CapturePorts;
@@ -149,22 +149,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let known: Vec<String> = Args::command()
-        .get_arguments()
-        .filter_map(|a| a.get_long().map(str::to_string))
-        .collect();
-    let argv = match sgnn_netdev::cli_config::merged_args(
-        std::env::args_os().collect(),
-        &known,
-        "softswitch",
-    ) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: --config: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let a = Args::parse_from(argv);
+    let a: Args = sgnn_netdev::cli_config::parse("softswitch");
     if a.dpdk && !cfg!(feature = "dpdk") {
         eprintln!(
             "error: {}",
