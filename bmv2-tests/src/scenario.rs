@@ -104,6 +104,7 @@ fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u
             seed: 1,
             max_passes,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: graph.into(),
         max_abs_value: 1.0,
@@ -145,7 +146,9 @@ fn features(plan: &Plan, seed: u64) -> Vec<Vec<[i32; LANES]>> {
         .unwrap_or(1) as u32;
     let fp = FixedPoint::for_sum(1.0, maxdeg.max(1)).expect("codec");
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..n)
+    // One value per block source: every vertex, then every pre-aggregated partial (its sum is
+    // the hosts' business; the switch only adds what arrives).
+    (0..n + plan.partials.len())
         .map(|_| {
             (0..plan.manifest.segments)
                 .map(|_| {
@@ -161,7 +164,7 @@ fn features(plan: &Plan, seed: u64) -> Vec<Vec<[i32; LANES]>> {
 
 fn data_repr(plan: &Plan, src: u32, block: u16, round: u16, segment: u16) -> Repr {
     let mut s = Repr::new(PacketType::Data);
-    s.worker_id = plan.partition[src as usize] as u16;
+    s.worker_id = plan.owner(src).expect("a source of the plan") as u16;
     s.src_id = src;
     s.block_id = block;
     s.round = round;
@@ -425,11 +428,40 @@ pub fn drop_simulator() -> Scenario {
     }
 }
 
+/// A partials plan (`switch-ctl plan --aggregate partials`): every source is a host
+/// pre-aggregated partial with its virtual id, summed in its destination's aggregator in the
+/// arrival pass (never recirculated), over several blocks and two rounds.
+pub fn partials_in_one_pass() -> Scenario {
+    let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", 3, 8 * 1024, 32, 256);
+    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
+    let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
+    let d = sgnn_plan::delivery::plan_delivery(
+        &paper,
+        &idx,
+        sgnn_plan::delivery::AggregateMode::Partials,
+        &prof,
+    );
+    let plan = sgnn_plan::lower::lower(&paper, &d.tables, "partials").expect("lowered");
+    sgnn_plan::verify(&plan).expect("partials plan verifies");
+    assert!(plan.blocks.len() > 1, "several blocks");
+    let enc = features(&plan, 3);
+    let mut steps = whole_round(&plan, &enc, 0);
+    steps.extend(whole_round(&plan, &enc, 1));
+    Scenario {
+        name: "partials_in_one_pass",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
 /// Every scenario.
 pub fn all() -> Vec<Scenario> {
     vec![
         one_block_real_graph(),
         recirculation_and_reuse(),
+        partials_in_one_pass(),
         loss_recovery_paths(),
         forwarding_and_malformed(),
         drop_simulator(),

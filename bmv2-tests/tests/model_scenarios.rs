@@ -22,6 +22,16 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.block_advance as usize, 2 * sc.plan.blocks.len());
                 assert_eq!(m.busy_aggregators(), 0);
             }
+            "partials_in_one_pass" => {
+                let sources: usize = sc.plan.blocks.iter().map(|b| b.sources.len()).sum();
+                let rows: usize = sc.plan.blocks.iter().map(|b| b.aggregators.len()).sum();
+                let segs = sc.plan.manifest.segments as u64;
+                assert_eq!(c.recirculated, 0, "{c:?}");
+                assert_eq!(c.aggregated, 2 * sources as u64 * segs, "{c:?}");
+                assert_eq!(c.results, 2 * rows as u64 * segs, "{c:?}");
+                assert_eq!(c.block_advance as usize, 2 * sc.plan.blocks.len());
+                assert_eq!(m.busy_aggregators(), 0);
+            }
             "loss_recovery_paths" => {
                 assert!(c.bypassed >= 2, "{c:?}");
                 assert_eq!(c.delivered, 1);

@@ -618,7 +618,10 @@ impl Engine {
                 let (i, g) = (bs.cursor / s, bs.cursor % s);
                 bs.cursor += 1;
                 let src = block.sources[i];
-                let lanes = cur.enc[src.local as usize * s + g];
+                let (lanes, sat) = view
+                    .contribution(&cur.enc, s, src.vertex, g)
+                    .expect("the view lists only sources this worker sends");
+                self.stats.saturated_lanes += sat as u64;
                 let mut h = self.header(PacketType::Data, self.block_index(), g as u16);
                 h.src_id = src.vertex;
                 h.count = src.pass_len as u16;
@@ -865,13 +868,15 @@ impl Engine {
                 (0..block.passes_of(i).len()).flat_map(move |p| (0..s).map(move |g| (src, p, g)))
             })
             .filter(|&(src, p, g)| !bs.acked[(src.pass_start as usize + p) * s + g])
-            .map(|(src, p, g)| (src.vertex, src.local, src.pass_len, p as u8, g))
+            .map(|(src, p, g)| (src.vertex, src.pass_len, p as u8, g))
             .take(self.cfg.recovery_window.max(1))
             .collect();
         let b = bs.b;
         self.stats.resend_timeouts += 1;
-        for (v, local, count, pass, g) in frames {
-            let lanes = self.cur.as_ref().expect("round running").enc[local as usize * s + g];
+        for (v, count, pass, g) in frames {
+            let (lanes, _) = view
+                .contribution(&self.cur.as_ref().expect("round running").enc, s, v, g)
+                .expect("the view lists only sources this worker sends");
             let mut h = self.header(PacketType::Data, b, g as u16);
             h.src_id = v;
             h.count = count as u16;
@@ -1266,8 +1271,8 @@ impl Engine {
             return;
         }
         let src = s.src_id;
-        if !view.host_based.consumers.contains_key(&src) {
-            // Not a remote neighbour of any vertex here.
+        if !view.host_based.consumers.contains_key(&src) && !view.partials_in.contains(&src) {
+            // Not a remote neighbour of any vertex here, nor a partial for one.
             self.stats.unexpected += 1;
             return;
         }
@@ -1479,15 +1484,17 @@ impl Engine {
             self.stats.stale += 1;
             return;
         };
-        let Some(&local) = self.view.local_index.get(&s.src_id) else {
-            self.stats.unexpected += 1;
-            return;
-        };
         if s.segment >= data.segs || s.worker_id >= self.view.workers {
             self.stats.unexpected += 1;
             return;
         }
-        let lanes = data.enc[local as usize * data.segs as usize + s.segment as usize];
+        let Some((lanes, _)) =
+            self.view
+                .contribution(&data.enc, data.segs as usize, s.src_id, s.segment as usize)
+        else {
+            self.stats.unexpected += 1;
+            return;
+        };
         let mut h = Repr::new(PacketType::Bypass);
         h.worker_id = self.view.worker;
         h.src_id = s.src_id;

@@ -17,9 +17,10 @@ use crate::TransportError;
 /// One of this worker's sources in a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SourceEntry {
-    /// Global vertex id.
+    /// Global vertex id, or the virtual id of a pre-aggregated partial (`num_vertices + k`).
     pub vertex: u32,
-    /// Index among this worker's local vertices.
+    /// Index among this worker's local vertices (`u32::MAX` for a partial: its value is the
+    /// sum of [`WorkerView::partial_terms`]).
     pub local: u32,
     /// Its passes are `passes[pass_start..pass_start + pass_len]`, pass `p` at `pass_start + p`.
     pub pass_start: u32,
@@ -141,6 +142,14 @@ pub struct WorkerView {
     /// [`Plan::tag`]: the switch must answer the start-up probe with this tag (SwitchGNN
     /// mode), or it holds another plan.
     pub plan_tag: u32,
+    /// The pre-aggregated partials this worker sends (partials plans): virtual source id ->
+    /// range of `partial_terms`.
+    pub partials: HashMap<u32, (u32, u32)>,
+    /// Local indexes of the vertices each partial sums (this worker's neighbours of its
+    /// destination).
+    pub partial_terms: Vec<u32>,
+    /// The partials other workers send for this worker's vertices (what a raw copy may be).
+    pub partials_in: std::collections::HashSet<u32>,
 }
 
 impl WorkerView {
@@ -219,6 +228,9 @@ impl WorkerView {
             consumers: hb_needs,
         };
 
+        let mut partials = HashMap::new();
+        let mut partial_terms = Vec::new();
+        let mut partials_in = std::collections::HashSet::new();
         let mut blocks = Vec::with_capacity(plan.blocks.len());
         for (b, block) in plan.blocks.iter().enumerate() {
             let mut bv = BlockView::default();
@@ -238,8 +250,23 @@ impl WorkerView {
             }
             let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
             for (i, &src) in block.sources.iter().enumerate() {
-                let owner = part[src as usize];
+                let owner = plan.owner(src).ok_or_else(|| {
+                    TransportError::Plan(format!(
+                        "block {b}: source {src} is neither a vertex (n = {n}) nor one of the plan's {} partials; run `switch-ctl plan --verify`",
+                        plan.partials.len()
+                    ))
+                })?;
                 let passes = block.passes(i);
+                let local = match plan.partial(src) {
+                    None => local_index.get(&src).copied().unwrap_or(u32::MAX),
+                    Some(p) if owner == worker => {
+                        let start = partial_terms.len() as u32;
+                        partial_terms.extend(plan.partial_terms(p).map(|u| local_index[&u]));
+                        partials.insert(src, (start, partial_terms.len() as u32 - start));
+                        u32::MAX
+                    }
+                    Some(_) => u32::MAX,
+                };
                 if owner == worker {
                     let start = bv.passes.len() as u32;
                     for &row in passes {
@@ -261,7 +288,7 @@ impl WorkerView {
                     bv.source_index.insert(src, bv.sources.len() as u32);
                     bv.sources.push(SourceEntry {
                         vertex: src,
-                        local: local_index[&src],
+                        local,
                         pass_start: start,
                         pass_len: passes.len() as u32,
                     });
@@ -273,6 +300,9 @@ impl WorkerView {
                                 "block {b}: vertex {src} feeds {} on its own worker {worker} through the switch; local edges must not be in blocks (run `switch-ctl plan --verify`)",
                                 bv.dests[d as usize].vertex
                             )));
+                        }
+                        if plan.partial(src).is_some() {
+                            partials_in.insert(src);
                         }
                         per_dest[d as usize].push(RemoteSource {
                             vertex: src,
@@ -337,7 +367,33 @@ impl WorkerView {
             feature_dim: plan.manifest.config.feature_dim,
             fixed: FixedPoint::new(plan.manifest.frac_bits, max_degree),
             max_degree,
+            partials,
+            partial_terms,
+            partials_in,
         })
+    }
+
+    /// The encoded value worker sends for block source `src` in segment `g`, from the round's
+    /// encoded features `enc` (`local * segs + g`): a local vertex's own row, or the sum of a
+    /// partial's terms (saturating, with the count of saturated lanes). `None` if this worker
+    /// does not send `src`.
+    pub fn contribution(
+        &self,
+        enc: &[[i32; LANES]],
+        segs: usize,
+        src: u32,
+        g: usize,
+    ) -> Option<([i32; LANES], usize)> {
+        if let Some(&local) = self.local_index.get(&src) {
+            return Some((enc[local as usize * segs + g], 0));
+        }
+        let &(start, len) = self.partials.get(&src)?;
+        let mut sum = [0i32; LANES];
+        let mut sat = 0;
+        for &t in &self.partial_terms[start as usize..(start + len) as usize] {
+            sat += sgnn_wire::codec::accumulate(&mut sum, &enc[t as usize * segs + g]);
+        }
+        Some((sum, sat))
     }
 
     /// Number of local vertices.

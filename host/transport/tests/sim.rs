@@ -33,6 +33,7 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "rmat".into(),
         max_abs_value: 8.0,
@@ -666,4 +667,62 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
     }
     let fetched: u64 = stats.iter().map(|s| s.fetches_sent).sum();
     assert!(fetched > 0, "25% loss needs fetches");
+}
+
+/// [`small_plan`] re-planned with every pair pre-aggregated (`switch-ctl plan --aggregate
+/// partials`), with the same memory: several blocks of destination rows.
+fn partials_plan() -> Plan {
+    let paper = small_plan();
+    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
+    let prof = sgnn_plan::profile::SwitchProfile::named("default").unwrap();
+    let d = sgnn_plan::delivery::plan_delivery(
+        &paper,
+        &idx,
+        sgnn_plan::delivery::AggregateMode::Partials,
+        &prof,
+    );
+    let p = sgnn_plan::lower::lower(&paper, &d.tables, "partials").unwrap();
+    sgnn_plan::verify(&p).unwrap();
+    p
+}
+
+#[test]
+fn partials_plans_are_exact_with_one_pass_per_partial() {
+    let p = partials_plan();
+    assert!(p.blocks.len() >= 2, "the test wants several blocks");
+    assert!(!p.partials.is_empty());
+    let n = p.graph.num_vertices() as u32;
+    // Every source is a partial, fed into one row: no recirculation at all.
+    for b in &p.blocks {
+        assert!(b.sources.iter().all(|&s| s >= n));
+        assert_eq!(b.fanout.len(), b.sources.len());
+    }
+    let partials = p.partials.len() as u64;
+    let (stats, sim) = run_and_check(p, quick_cfg(), QUIET, 64, 3);
+    for s in &stats {
+        assert_eq!(s.cells_by_raw, 0, "nothing lost, nothing raw");
+        assert_eq!(s.fetches_sent + s.retransmissions, 0);
+    }
+    assert_eq!(sim.sw.counters.recirculated, 0);
+    // Every partial's two segments, three rounds, summed once each.
+    assert_eq!(sim.sw.counters.aggregated, partials * 2 * 3);
+}
+
+#[test]
+fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
+    for seed in 1..=2 {
+        let chan = Channel {
+            drop: 0.05,
+            dup: 0.05,
+            jitter: 30_000,
+            seed,
+        };
+        let (stats, _) = run_and_check(partials_plan(), quick_cfg(), chan, 64, 3);
+        let raw: u64 = stats.iter().map(|s| s.cells_by_raw).sum();
+        let answered: u64 = stats.iter().map(|s| s.fetches_answered).sum();
+        assert!(
+            raw > 0 && answered > 0,
+            "5% loss must need recovery, and fetched partials are answered by their senders"
+        );
+    }
 }

@@ -190,6 +190,16 @@ struct PlanArgs {
     #[arg(long, value_name = "L", default_value_t = 1)]
     leaves: u32,
 
+    /// How the cross-partition sums are delivered. `paper`: the paper's per-edge aggregation
+    /// through recirculation, multi-level blocks (today's plans, bit for bit). `partials`:
+    /// every sender pre-aggregates its own neighbours of each remote vertex and sends one
+    /// partial per (vertex, sender), summed in the switch in one pass (no recirculation; the
+    /// receiver gets one sum per vertex). `multicast` and `auto` are predicted and simulated
+    /// (see the table this command prints) but need the switch's packet replication for raw
+    /// features, which the data plane does not run yet: asking for them is an error.
+    #[arg(long, value_name = "MODE", default_value = "paper", value_parser = parse_aggregate)]
+    aggregate: sgnn_plan::delivery::AggregateMode,
+
     /// Switch capacity profile for the predicted times: default (100 Gbit/s links, one
     /// recirculation port at link rate), tofino1 or tofino2 (public figures; see
     /// docs/planner.md, "Capacity-aware delivery"). The flags below override its values.
@@ -381,6 +391,10 @@ fn profile_of(a: &PlanArgs) -> Result<sgnn_plan::profile::SwitchProfile> {
     Ok(p)
 }
 
+fn parse_aggregate(s: &str) -> Result<sgnn_plan::delivery::AggregateMode, String> {
+    sgnn_plan::delivery::AggregateMode::parse(s).map_err(|e| e.to_string())
+}
+
 fn plan(a: &PlanArgs) -> Result<()> {
     let spec = a.graph.as_deref().unwrap();
     let out = a.out.as_deref().unwrap();
@@ -395,6 +409,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         seed: a.seed,
         max_passes: a.max_passes,
         leaves: a.leaves,
+        aggregate: "paper".into(),
     };
     config.validate()?;
     let profile = profile_of(a)?;
@@ -428,6 +443,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
     });
     let t = Instant::now();
     report.predicted = sgnn_plan::delivery::compare(&plan, &profile);
+    let plan = switch_ctl::planner::apply_delivery(plan, &mut report, a.aggregate, &profile)?;
     report.profile = Some(profile);
     let predict_s = t.elapsed().as_secs_f64();
     report.planning_seconds.insert("predict".into(), predict_s);
@@ -689,6 +705,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
         seed: 1,
         max_passes: DEFAULT_MAX_PASSES,
         leaves: 1,
+        aggregate: "paper".into(),
     };
     if let Some(range) = &a.scales {
         let (lo, hi) = range

@@ -273,6 +273,7 @@ pub fn make_plan(
         graph,
         partition: part,
         blocks,
+        partials: Vec::new(),
     };
 
     let traffic_bytes = st.run("traffic", None, |_| {
@@ -286,6 +287,36 @@ pub fn make_plan(
         Ok((t, summary))
     })?;
 
+    let blocks = block_stats(&plan);
+    let mut planning_seconds = st.times;
+    planning_seconds.insert("total".into(), total_start.elapsed().as_secs_f64());
+    let report = Report {
+        format: "sgnn-plan-report".into(),
+        version: 1,
+        graph: plan.manifest.graph.clone(),
+        workers: cfg.workers,
+        partitioner: cfg.partitioner.clone(),
+        order: cfg.order.clone(),
+        switch_mem_bytes: cfg.switch_mem_bytes,
+        agg_bytes: cfg.agg_bytes,
+        feature_dim: cfg.feature_dim,
+        segments,
+        partition: pstats,
+        blocks,
+        aggregate: plan.manifest.config.aggregate.clone(),
+        planning_seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        traffic_bytes,
+        profile: None,
+        predicted: Vec::new(),
+    };
+    Ok((plan, report))
+}
+
+/// The block structure of `plan` for the report.
+pub fn block_stats(plan: &Plan) -> BlockStats {
+    let cfg = &plan.manifest.config;
+    let segments = plan.manifest.segments;
     let mut per_level: Vec<LevelStats> = Vec::new();
     for b in &plan.blocks {
         if per_level.len() <= b.level as usize {
@@ -296,7 +327,7 @@ pub fn make_plan(
         l.blocks += 1;
         l.edges += b.num_contributions() / 2;
     }
-    let blocks = BlockStats {
+    BlockStats {
         count: plan.blocks.len() as u64,
         levels: plan.levels(),
         per_level,
@@ -320,27 +351,33 @@ pub fn make_plan(
             .map(|b| b.num_contributions() - b.sources.len() as u64)
             .sum(),
         uploads: plan.blocks.iter().map(|b| b.sources.len() as u64).sum(),
-    };
-    let mut planning_seconds = st.times;
-    planning_seconds.insert("total".into(), total_start.elapsed().as_secs_f64());
-    let report = Report {
-        format: "sgnn-plan-report".into(),
-        version: 1,
-        graph: plan.manifest.graph.clone(),
-        workers: cfg.workers,
-        partitioner: cfg.partitioner.clone(),
-        order: cfg.order.clone(),
-        switch_mem_bytes: cfg.switch_mem_bytes,
-        agg_bytes: cfg.agg_bytes,
-        feature_dim: cfg.feature_dim,
-        segments,
-        partition: pstats,
-        blocks,
-        planning_seconds,
-        peak_rss_bytes: peak_rss_bytes(),
-        traffic_bytes,
-        profile: None,
-        predicted: Vec::new(),
-    };
-    Ok((plan, report))
+    }
+}
+
+/// Re-plans how `plan`'s cross-partition sums are delivered (`switch-ctl plan --aggregate`):
+/// `paper` returns `plan` as it is; `partials` (every pair pre-aggregated on the senders,
+/// summed in the switch in one pass) chooses its delivery under `profile`
+/// ([`sgnn_plan::delivery::plan_delivery`]), lowers it to blocks and partials
+/// ([`sgnn_plan::lower::lower`]) and verifies the result. The report's blocks, traffic and
+/// delivery name follow the returned plan.
+pub fn apply_delivery(
+    plan: Plan,
+    report: &mut Report,
+    mode: sgnn_plan::delivery::AggregateMode,
+    profile: &sgnn_plan::profile::SwitchProfile,
+) -> Result<Plan, PlanningError> {
+    use sgnn_plan::delivery::{plan_delivery, AggregateMode, PairIndex};
+    if mode == AggregateMode::Paper {
+        return Ok(plan);
+    }
+    let idx = PairIndex::new(&plan);
+    let d = plan_delivery(&plan, &idx, mode, profile);
+    let lowered = sgnn_plan::lower::lower(&plan, &d.tables, mode.name())?;
+    sgnn_plan::verify(&lowered)?;
+    report.blocks = block_stats(&lowered);
+    report.aggregate = mode.name().to_string();
+    report
+        .traffic_bytes
+        .insert("switchgnn".into(), traffic::switchgnn(&lowered));
+    Ok(lowered)
 }

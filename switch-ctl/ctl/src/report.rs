@@ -90,6 +90,10 @@ pub struct Report {
     pub partition: PartitionStats,
     /// Blocks.
     pub blocks: BlockStats,
+    /// How the plan delivers the sums (`switch-ctl plan --aggregate`): `paper` or `partials`.
+    /// The `switchgnn` entry of `traffic_bytes` and `blocks` are this delivery's.
+    #[serde(default = "paper")]
+    pub aggregate: String,
     /// Seconds per planning stage, and `total`.
     pub planning_seconds: BTreeMap<String, f64>,
     /// Peak resident memory of the planning process, bytes (Linux VmHWM).
@@ -103,6 +107,10 @@ pub struct Report {
     /// the order host_based, paper, multicast, partials, auto.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub predicted: Vec<ModeRow>,
+}
+
+fn paper() -> String {
+    "paper".into()
 }
 
 impl Report {

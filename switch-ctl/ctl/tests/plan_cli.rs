@@ -330,3 +330,91 @@ fn plans_a_graph_with_sparse_ids() {
     assert_eq!(p.graph.num_edges(), 2);
     assert_eq!(p.manifest.graph.num_vertices, 3);
 }
+
+/// Every file of a plan directory (but `report.json`, which holds timings), by path.
+fn plan_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().unwrap() != "report.json" {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn aggregate_paper_is_todays_plan_byte_for_byte_and_partials_verify() {
+    let graph = "rmat:scale=10,edge_factor=8,seed=2";
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b, c) = (
+        dir.path().join("a"),
+        dir.path().join("b"),
+        dir.path().join("c"),
+    );
+    plan(graph, 4, "32KB", &[], &a);
+    plan(graph, 4, "32KB", &["--aggregate", "paper"], &b);
+    let (fa, fb) = (plan_files(&a), plan_files(&b));
+    assert!(fa.contains_key("plan.json") && fa.len() > 5);
+    assert_eq!(
+        fa, fb,
+        "--aggregate paper must write today's plan, bit for bit"
+    );
+    assert!(!String::from_utf8_lossy(&fa["plan.json"]).contains("aggregate"));
+
+    plan(graph, 4, "32KB", &["--aggregate", "partials"], &c);
+    let out = verify_ok(&c);
+    assert!(out.contains("verified:"), "{out}");
+    let p = Plan::load(&c).unwrap();
+    assert_eq!(p.manifest.config.aggregate, "partials");
+    assert!(!p.partials.is_empty());
+    let n = p.graph.num_vertices() as u32;
+    assert!(p
+        .blocks
+        .iter()
+        .all(|b| b.sources.iter().all(|&s| s >= n) && b.fanout.len() == b.sources.len()));
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(c.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["aggregate"], "partials");
+    assert_eq!(report["blocks"]["recirculations"], 0);
+    // The paper plan's tag is not the partials plan's: a switch loaded with one refuses the
+    // other's daemons.
+    assert_ne!(Plan::load(&a).unwrap().tag(), p.tag());
+
+    // A changed partials.npy is caught by every reader.
+    let f = c.join("partials.npy");
+    let mut bytes = std::fs::read(&f).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&f, bytes).unwrap();
+    let err = verify_err(&c);
+    assert!(
+        err.contains("partials.npy") && err.contains("digest"),
+        "{err}"
+    );
+
+    // Deliveries the data plane does not run are refused with the reason.
+    let err = plan_fails(
+        &[
+            "--graph",
+            graph,
+            "--workers",
+            "4",
+            "--aggregate",
+            "multicast",
+        ],
+        dir.path(),
+    );
+    assert!(err.contains("does not run yet"), "{err}");
+    let err = plan_fails(&["--graph", graph, "--aggregate", "bogus"], dir.path());
+    assert!(
+        err.contains("use auto, paper, multicast or partials"),
+        "{err}"
+    );
+}

@@ -24,6 +24,7 @@ fn plan_dir() -> (tempfile::TempDir, Plan) {
             seed: 1,
             max_passes: 16,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

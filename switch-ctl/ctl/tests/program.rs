@@ -18,6 +18,7 @@ fn plan(mem: u64, dim: u32) -> sgnn_plan::Plan {
             seed: 1,
             max_passes: 8,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

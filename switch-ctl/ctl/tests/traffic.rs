@@ -18,6 +18,7 @@ fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
             seed: 1,
             max_passes: 256,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "test".into(),
         max_abs_value: 8.0,

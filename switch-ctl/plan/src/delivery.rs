@@ -1125,7 +1125,7 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
         down.iter_mut().for_each(|x| *x = 0);
         let mut passes = 0u64;
         for (i, &u) in block.sources.iter().enumerate() {
-            up[plan.partition[u as usize] as usize] += seg;
+            up[plan.owner(u).unwrap_or(0) as usize] += seg;
             passes += (block.passes(i).len() as u64).saturating_sub(1) * seg;
         }
         for slot in &block.aggregators {

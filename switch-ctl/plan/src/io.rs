@@ -6,6 +6,8 @@
 //! DIR/graph/indptr.npy               uint64 [n+1]   CSR row pointers
 //! DIR/graph/indices.npy              uint32 [2m]    CSR neighbour lists (both directions)
 //! DIR/partition.npy                  uint32 [n]     worker of every vertex
+//! DIR/partials.npy                   uint32 [P,2]   (destination, sender) of partial k, whose
+//!                                                   block source id is n + k (partials plans)
 //! DIR/blocks/NNNNN/sources.npy       uint32 [S]     sources in send order
 //! DIR/blocks/NNNNN/fanout_ptr.npy    uint32 [S+1]   passes of source i: fanout[ptr[i]..ptr[i+1]]
 //! DIR/blocks/NNNNN/fanout.npy        uint32 [F]     aggregator row of each pass
@@ -23,7 +25,7 @@ use std::path::{Path, PathBuf};
 use sgnn_graph::npy::{self, NpyData};
 use sgnn_graph::Csr;
 
-use crate::model::{digest_bytes, AggSlot, Block, Manifest, Plan, WorkerSchedule};
+use crate::model::{digest_bytes, AggSlot, Block, Manifest, Partial, Plan, WorkerSchedule};
 use crate::{PlanError, FORMAT_NAME, FORMAT_VERSION};
 
 fn write_u32(path: &Path, shape: &[usize], data: &[u32]) -> Result<(), PlanError> {
@@ -174,6 +176,19 @@ impl Plan {
             &[self.partition.len()],
             &self.partition,
         )?;
+        let partials_path = dir.join("partials.npy");
+        if self.partials.is_empty() {
+            if partials_path.exists() {
+                fs::remove_file(&partials_path).map_err(|e| PlanError::io(&partials_path, e))?;
+            }
+        } else {
+            let flat: Vec<u32> = self
+                .partials
+                .iter()
+                .flat_map(|p| [p.dst, p.sender])
+                .collect();
+            write_u32(&partials_path, &[self.partials.len(), 2], &flat)?;
+        }
         let blocks_root = dir.join("blocks");
         if blocks_root.exists() {
             fs::remove_dir_all(&blocks_root).map_err(|e| PlanError::io(&blocks_root, e))?;
@@ -225,6 +240,9 @@ impl Plan {
             "graph/indices.npy".to_string(),
             "partition.npy".to_string(),
         ];
+        if !self.partials.is_empty() {
+            rels.push("partials.npy".to_string());
+        }
         for b in 0..self.blocks.len() {
             for f in BLOCK_FILES {
                 rels.push(format!("{}/{f}", block_rel(b)));
@@ -310,6 +328,18 @@ impl Plan {
             ));
         }
         let partition = read_u32(&dir.join("partition.npy"), None)?;
+        let partials = if manifest.config.aggregate == "paper" {
+            Vec::new()
+        } else {
+            check_file(dir, &manifest, "partials.npy")?;
+            read_u32(&dir.join("partials.npy"), Some(2))?
+                .chunks_exact(2)
+                .map(|r| Partial {
+                    dst: r[0],
+                    sender: r[1],
+                })
+                .collect()
+        };
         let mut blocks = Vec::with_capacity(manifest.blocks.len());
         for (b, summary) in manifest.blocks.iter().enumerate() {
             let bd = block_dir(dir, b);
@@ -341,6 +371,7 @@ impl Plan {
             graph,
             partition,
             blocks,
+            partials,
         })
     }
 

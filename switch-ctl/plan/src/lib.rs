@@ -12,6 +12,7 @@
 pub mod delivery;
 mod error;
 mod io;
+pub mod lower;
 pub mod model;
 pub mod mvc;
 pub mod profile;
@@ -19,7 +20,9 @@ pub mod traffic;
 pub mod verify;
 
 pub use error::PlanError;
-pub use model::{AggSlot, Block, BlockSummary, Manifest, Plan, PlanConfig, WorkerSchedule};
+pub use model::{
+    AggSlot, Block, BlockSummary, Manifest, Partial, Plan, PlanConfig, WorkerSchedule,
+};
 pub use verify::verify;
 
 /// Name written into every manifest so a foreign JSON file is recognised.

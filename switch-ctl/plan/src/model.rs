@@ -39,10 +39,36 @@ pub struct PlanConfig {
     /// with) places nothing.
     #[serde(default = "one_leaf")]
     pub leaves: u32,
+    /// How the cross-partition sums are delivered (`switch-ctl plan --aggregate`): `paper`
+    /// (the paper's per-edge blocks; the default, and what plans written before this field load
+    /// with; left out of the manifest so paper plans stay byte for byte what they were) or
+    /// `partials` (host pre-aggregated partials summed in the switch in one pass, with
+    /// [`Plan::partials`]). docs/planner.md, "What the hosts and the switch run".
+    #[serde(default = "paper", skip_serializing_if = "is_paper")]
+    pub aggregate: String,
 }
 
 fn one_leaf() -> u32 {
     1
+}
+
+fn paper() -> String {
+    "paper".into()
+}
+
+fn is_paper(s: &String) -> bool {
+    s == "paper"
+}
+
+/// One pre-aggregated partial of a delivery plan: worker `sender` sums its own neighbours of
+/// vertex `dst` (a vertex of another worker) and sends the sum as one contribution, under the
+/// virtual source id `num_vertices + k` for the `k`-th partial ([`Plan::partials`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// The vertex whose aggregate the partial feeds.
+    pub dst: VertexId,
+    /// The worker that computes and sends it.
+    pub sender: u32,
 }
 
 impl PlanConfig {
@@ -117,6 +143,12 @@ impl PlanConfig {
                 self.segments(),
                 2 * self.segments(),
                 2 * self.segments() as u64 * self.agg_bytes as u64
+            ));
+        }
+        if !matches!(self.aggregate.as_str(), "paper" | "partials") {
+            return bad(format!(
+                "unknown delivery {:?} in the plan: the runtime executes paper and partials plans",
+                self.aggregate
             ));
         }
         if !matches!(self.order.as_str(), "gamr" | "random" | "id") {
@@ -302,6 +334,9 @@ pub struct Plan {
     pub partition: Vec<u32>,
     /// Blocks in send order; the index is the block id.
     pub blocks: Vec<Block>,
+    /// Pre-aggregated partials (empty in paper plans): the `k`-th is the block source id
+    /// `num_vertices + k` ([`Plan::owner`], [`Plan::partial_terms`]).
+    pub partials: Vec<Partial>,
 }
 
 impl Plan {
@@ -313,7 +348,7 @@ impl Plan {
         };
         for (b, block) in self.blocks.iter().enumerate() {
             for &src in &block.sources {
-                if self.partition[src as usize] == w {
+                if self.owner(src) == Some(w) {
                     s.sends.push((b as u32, src));
                 }
             }
@@ -324,6 +359,32 @@ impl Plan {
             }
         }
         s
+    }
+
+    /// The worker that sends block source `src`: a vertex's owner, or a partial's sender
+    /// (`src = num_vertices + k`); `None` for an id that is neither.
+    pub fn owner(&self, src: u32) -> Option<u32> {
+        let n = self.partition.len();
+        match (src as usize).checked_sub(n) {
+            None => Some(self.partition[src as usize]),
+            Some(k) => self.partials.get(k).map(|p| p.sender),
+        }
+    }
+
+    /// The partial of block source `src`, if it is one.
+    pub fn partial(&self, src: u32) -> Option<Partial> {
+        (src as usize)
+            .checked_sub(self.partition.len())
+            .and_then(|k| self.partials.get(k).copied())
+    }
+
+    /// The vertices a partial sums: its sender's own neighbours of its destination, ascending.
+    pub fn partial_terms(&self, p: Partial) -> impl Iterator<Item = VertexId> + '_ {
+        self.graph
+            .neighbors(p.dst)
+            .iter()
+            .copied()
+            .filter(move |&u| self.partition[u as usize] == p.sender)
     }
 
     /// Number of workers.
@@ -374,6 +435,13 @@ impl Plan {
                 eat(a.expected as u64);
             }
         }
+        // Paper plans have none, so their tag is what it was before partials existed.
+        if !self.partials.is_empty() {
+            eat(self.partials.len() as u64);
+            for p in &self.partials {
+                eat(((p.dst as u64) << 32) | p.sender as u64);
+            }
+        }
         match (h ^ (h >> 32)) as u32 {
             0 => 1,
             t => t,
@@ -417,6 +485,7 @@ mod tests {
             seed: 1,
             max_passes: DEFAULT_MAX_PASSES,
             leaves,
+            aggregate: "paper".into(),
         }
     }
 

@@ -174,8 +174,10 @@ pub fn switchgnn(plan: &Plan) -> StrategyTraffic {
     let mut links = Links::new(plan.workers(), plan.manifest.segments);
     let mut peak = 0u64;
     for block in &plan.blocks {
-        for &u in &block.sources {
-            links.upload(plan.partition[u as usize], 1);
+        // A source is a vertex or a pre-aggregated partial, sent by its owner (an id that is
+        // neither is refused by `verify` and every reader; it counts nowhere here).
+        for w in block.sources.iter().filter_map(|&u| plan.owner(u)) {
+            links.upload(w, 1);
         }
         for slot in &block.aggregators {
             links.download(plan.partition[slot.dst as usize], 1);

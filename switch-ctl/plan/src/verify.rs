@@ -7,8 +7,10 @@
 //!    destinations unique, aggregator ranges `[base, base + segments)` inside the switch and
 //!    disjoint, no source over the pass limit, every expected count equal to the number of
 //!    passes that feed the row and within the 16-bit `Count` field;
-//! 4. every contribution `source -> destination` is a cross-partition edge of the graph, and the
-//!    reverse contribution is served by the same block;
+//! 4. every contribution `source -> destination` is a cross-partition edge of the graph, and (in
+//!    paper plans) the reverse contribution is served by the same block; a pre-aggregated
+//!    partial (source id `n + k`, partials plans) feeds exactly its destination's row, from
+//!    another worker, and contributes one edge per vertex it sums;
 //! 5. coverage: every directed cross-partition contribution is served by exactly one block;
 //! 6. the block count fits the 16-bit `Block_id` field and the summaries match the blocks.
 
@@ -93,7 +95,29 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
     let mut seen: Vec<u64> = Vec::new();
     let mut peak = 0u64;
     // Scratch marks indexed by vertex, reset after each block.
-    let mut src_mark = vec![u32::MAX; n];
+    let mut src_mark = vec![u32::MAX; n + plan.partials.len()];
+    for (k, p) in plan.partials.iter().enumerate() {
+        if p.dst as usize >= n || p.sender >= workers {
+            return fail(format!(
+                "partial {k} (source id {}) names destination {} and sender {}, outside the graph (n = {n}) or the workers ({workers})",
+                n + k,
+                p.dst,
+                p.sender
+            ));
+        }
+        if plan.partition[p.dst as usize] == p.sender {
+            return fail(format!(
+                "partial {k} sums worker {}'s neighbours of its own vertex {}: local edges must not use the switch",
+                p.sender, p.dst
+            ));
+        }
+        if plan.partial_terms(*p).next().is_none() {
+            return fail(format!(
+                "partial {k}: worker {} holds no neighbour of {}",
+                p.sender, p.dst
+            ));
+        }
+    }
     let mut dst_mark = vec![u32::MAX; n];
     for (b, block) in plan.blocks.iter().enumerate() {
         let bid = b as u32;
@@ -168,8 +192,11 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
             dst_mark[slot.dst as usize] = bid;
         }
         for (i, &src) in block.sources.iter().enumerate() {
-            if src as usize >= n {
-                return fail(ctx(format!("source {src} is outside the graph (n = {n})")));
+            if src as usize >= src_mark.len() {
+                return fail(ctx(format!(
+                    "source {src} is outside the graph (n = {n}) and its {} partials",
+                    plan.partials.len()
+                )));
             }
             if src_mark[src as usize] == bid {
                 return fail(ctx(format!("source {src} is listed twice")));
@@ -196,6 +223,22 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                     )));
                 };
                 let dst = slot.dst;
+                if let Some(p) = plan.partial(src) {
+                    if passes.len() != 1 || dst != p.dst {
+                        return fail(ctx(format!(
+                            "partial {src} (worker {}'s sum for {}) must feed exactly its destination's row, but feeds {} rows, the first for {dst}",
+                            p.sender,
+                            p.dst,
+                            passes.len()
+                        )));
+                    }
+                    fed[row as usize] += 1;
+                    seen.extend(
+                        plan.partial_terms(p)
+                            .map(|u| ((u as u64) << 32) | dst as u64),
+                    );
+                    continue;
+                }
                 if plan.graph.neighbors(src).binary_search(&dst).is_err() {
                     return fail(ctx(format!(
                         "contribution {src} -> {dst} is not an edge of the graph"
@@ -258,8 +301,10 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
     }
     debug_assert_eq!(expected_total, seen.len() as u64);
 
-    // 4 (second half). Reverse contribution in the same block.
-    for (b, block) in plan.blocks.iter().enumerate() {
+    // 4 (second half). Reverse contribution in the same block (the paper's blocks; a delivery
+    // plan's blocks are cut by destination rows instead).
+    let paper_blocks = plan.partials.is_empty() && cfg.aggregate == "paper";
+    for (b, block) in plan.blocks.iter().enumerate().filter(|_| paper_blocks) {
         let mut pairs: Vec<u64> = Vec::with_capacity(block.fanout.len());
         for (i, &src) in block.sources.iter().enumerate() {
             for &row in block.passes(i) {

@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// Switch aggregator memory, e.g. 256KB, 4MB.
     #[arg(long, default_value = "4MB")]
     pub switch_mem: String,
+    /// How the plan delivers the sums in switchgnn mode: paper or partials (as `switch-ctl
+    /// plan --aggregate`).
+    #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
+    pub aggregate: sgnn_plan::delivery::AggregateMode,
     /// Graph partitioner: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
     pub partitioner: String,
@@ -94,6 +98,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
             switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
             seed: a.seed,
+            aggregate: a.aggregate,
         },
         &plan_dir,
     )?;

@@ -386,6 +386,7 @@ fn run(a: SimArgs) -> Result<()> {
         seed: a.seed,
         max_passes: 256,
         leaves: 1,
+        aggregate: "paper".into(),
     };
     // Placement of partitions on leaves (what `switch-ctl plan --leaves` does), by default on
     // a leaf-spine; the strategies' plan variants keep it.
@@ -399,6 +400,7 @@ fn run(a: SimArgs) -> Result<()> {
         ("leaf-spine", false) if a.leaves > 1 => (
             PlanConfig {
                 leaves: a.leaves,
+                aggregate: "paper".into(),
                 ..base
             },
             format!(

@@ -60,6 +60,43 @@ fn exact_sums_without_loss_and_with_1_and_5_percent_loss() {
 }
 
 #[test]
+fn partials_plans_run_exact_beside_the_paper_plan_under_loss() {
+    for loss in ["0", "0.03"] {
+        let (ok, last, err, report) = testbed_report(&[
+            "--layers",
+            "1",
+            "--loss",
+            loss,
+            "--aggregate",
+            "paper,partials",
+        ]);
+        assert!(
+            ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
+            "loss {loss}: {last}\n{err}"
+        );
+        assert!(
+            last.contains("; switchgnn-partials ") && last.contains("; host-based "),
+            "{last}"
+        );
+        let runs = report["runs"].as_array().unwrap();
+        let modes: Vec<&str> = runs.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+        assert_eq!(modes, ["switchgnn", "switchgnn-partials", "host-based"]);
+        // One pass per partial: the switch never recirculates a partials plan.
+        assert_eq!(
+            runs[1]["switch"]["recirculated"], 0,
+            "{}",
+            runs[1]["switch"]
+        );
+        assert!(runs[0]["switch"]["recirculated"].as_u64().unwrap() > 0);
+    }
+    let (ok, last, _) = testbed(&["--aggregate", "partials,partials"]);
+    assert!(
+        !ok && last.contains("--aggregate lists partials twice"),
+        "{last}"
+    );
+}
+
+#[test]
 fn exact_sums_under_duplication_and_reordering() {
     let (ok, last, err) = testbed(&[
         "--layers",

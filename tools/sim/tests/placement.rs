@@ -82,6 +82,7 @@ fn placing_partitions_on_leaves_takes_traffic_off_the_fabric() {
         planted(leaves, 80),
         PlanConfig {
             leaves,
+            aggregate: "paper".into(),
             ..base.clone()
         },
     );

@@ -149,6 +149,7 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
             seed: 1,
             max_passes: 256,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "test".into(),
         max_abs_value: 1.0,

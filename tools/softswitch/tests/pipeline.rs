@@ -41,6 +41,7 @@ fn plan(feature_dim: u32, mem: u64) -> Plan {
             seed: 1,
             max_passes: 8,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: spec,
         max_abs_value: 1.0,

@@ -104,6 +104,7 @@ pub fn make_test_plan(dir: &Path) -> Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "rmat:scale=8,edge_factor=8".into(),
         max_abs_value: 8.0,

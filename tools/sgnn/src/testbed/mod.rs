@@ -20,6 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use sgnn_graph::npy::read_npy;
 use sgnn_graph::Features;
+use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
 use sgnn_wire::codec::FixedPoint;
@@ -89,6 +90,12 @@ pub struct TestbedArgs {
     /// with `p4c`; found on PATH or through SIMPLE_SWITCH_GRPC / P4C; implies --net veth).
     #[arg(long, value_enum, default_value = "softswitch")]
     pub switch: SwitchKind,
+    /// How the plan delivers the sums, one run each, side by side (comma-separated):
+    /// `paper` (the paper's per-edge blocks; its run is named `switchgnn`) and `partials`
+    /// (every sender pre-aggregates, one pass per partial in the switch; its run is named
+    /// `switchgnn-partials`). See `switch-ctl plan --help`.
+    #[arg(long, value_name = "MODE[,MODE]", default_value = "paper", value_delimiter = ',', value_parser = parse_aggregate)]
+    pub aggregate: Vec<AggregateMode>,
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]
     pub out: PathBuf,
@@ -126,7 +133,7 @@ pub enum SwitchKind {
 /// What one mode's run measured.
 #[derive(Debug, Clone)]
 struct ModeRun {
-    mode: &'static str,
+    mode: String,
     seconds: f64,
     round_seconds: Vec<f64>,
     switch: Value,
@@ -198,6 +205,18 @@ pub fn main(args: TestbedArgs) -> ExitCode {
     }
 }
 
+pub(crate) fn parse_aggregate(s: &str) -> Result<AggregateMode, String> {
+    AggregateMode::parse(s).map_err(|e| e.to_string())
+}
+
+/// The run name of a delivery: `switchgnn` for the paper's, `switchgnn-NAME` otherwise.
+fn run_name(aggregate: AggregateMode) -> String {
+    match aggregate {
+        AggregateMode::Paper => "switchgnn".into(),
+        m => format!("switchgnn-{}", m.name()),
+    }
+}
+
 fn check_args(a: &TestbedArgs) -> Result<()> {
     for (name, p) in [
         ("--loss", a.loss),
@@ -219,10 +238,18 @@ fn check_args(a: &TestbedArgs) -> Result<()> {
     if a.layers == 0 {
         bail!("--layers must be at least 1");
     }
+    if a.aggregate.is_empty() {
+        bail!("--aggregate needs at least one of paper, partials");
+    }
+    for (i, m) in a.aggregate.iter().enumerate() {
+        if a.aggregate[..i].contains(m) {
+            bail!("--aggregate lists {} twice", m.name());
+        }
+    }
     Ok(())
 }
 
-fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
+fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Result<Plan> {
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
     plan_graph(
         g.csr,
@@ -234,6 +261,7 @@ fn make_the_plan(a: &TestbedArgs, dir: &Path) -> Result<Plan> {
             switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
             seed: a.seed,
+            aggregate,
         },
         dir,
     )
@@ -248,6 +276,9 @@ pub(crate) struct PlanOptions<'a> {
     pub switch_mem: &'a str,
     pub feature_dim: u32,
     pub seed: u64,
+    /// How the sums are delivered (`switch-ctl plan --aggregate`), chosen under the default
+    /// switch profile.
+    pub aggregate: AggregateMode,
 }
 
 /// Plans `graph` (from `source`) with `opts`, with a spinner naming each stage, and writes
@@ -270,6 +301,7 @@ pub(crate) fn plan_graph(
         seed: opts.seed,
         max_passes: 256,
         leaves: 1,
+        aggregate: "paper".into(),
     };
     let spinner = ProgressBar::new_spinner();
     spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());
@@ -279,16 +311,20 @@ pub(crate) fn plan_graph(
         graph_source: source.to_string(),
         max_abs_value: 1.0,
     };
-    let (plan, _report) = make_plan(graph, stats, &req, &mut |e| {
+    let (plan, mut report) = make_plan(graph, stats, &req, &mut |e| {
         if let switch_ctl::planner::Event::Start { stage, .. } = e {
             spinner.set_message(stage.to_string());
         }
     })?;
+    spinner.set_message(format!("delivery ({})", opts.aggregate.name()));
+    let profile = sgnn_plan::profile::SwitchProfile::named("default")?;
+    let plan = switch_ctl::planner::apply_delivery(plan, &mut report, opts.aggregate, &profile)?;
     plan.save(dir)
         .with_context(|| format!("writing the plan to {}", dir.display()))?;
     spinner.finish_and_clear();
     eprintln!(
-        "plan: {} vertices, {} workers, {} blocks, {} segments per vertex -> {}",
+        "plan ({}): {} vertices, {} workers, {} blocks, {} segments per vertex -> {}",
+        plan.manifest.config.aggregate,
         plan.graph.num_vertices(),
         plan.workers(),
         plan.blocks.len(),
@@ -327,12 +363,13 @@ fn run_mode(
     sup: &Supervisor,
     plan_dir: &Path,
     mode: &'static str,
+    label: &str,
     out: &Path,
 ) -> Result<ModeRun> {
     std::fs::create_dir_all(out.join("sums"))?;
     let workers = a.workers as usize;
     let rounds = 2 * a.layers as usize;
-    let cluster = Cluster::start(&a.cluster_spec(), sup, plan_dir, mode, out)?;
+    let cluster = Cluster::start(&a.cluster_spec(), sup, plan_dir, label, out)?;
     let started = Instant::now();
     let mut ws = Vec::new();
     for w in 0..workers {
@@ -358,7 +395,7 @@ fn run_mode(
             .unwrap()
             .progress_chars("=> "),
     );
-    bar.set_message(mode);
+    bar.set_message(label.to_string());
     let mut killed = false;
     let limit = Duration::from_secs_f64(a.timeout * (rounds as f64 + 2.0) + 30.0);
     let mut failures = Vec::new();
@@ -396,7 +433,7 @@ fn run_mode(
         if started.elapsed() > limit {
             bar.abandon();
             bail!(
-                "{mode}: {running} workers still running after {:.0} s",
+                "{label}: {running} workers still running after {:.0} s",
                 limit.as_secs_f64()
             );
         }
@@ -416,7 +453,7 @@ fn run_mode(
                 }
             })
             .collect();
-        bail!("{mode}: {}", msgs.join("; "));
+        bail!("{label}: {}", msgs.join("; "));
     }
     let switch = cluster.stop(sup)?;
     let read_json = |p: PathBuf| -> Result<Value> {
@@ -440,7 +477,7 @@ fn run_mode(
         }
     }
     Ok(ModeRun {
-        mode,
+        mode: label.to_string(),
         seconds,
         round_seconds,
         switch,
@@ -570,26 +607,38 @@ fn mb(b: u64) -> String {
 fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     check_args(a)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    let plan_dir = a.out.join("plan");
-    let plan = make_the_plan(a, &plan_dir)?;
-    let mut runs = Vec::new();
-    let mut modes = vec!["switchgnn"];
-    if !a.no_baseline {
-        modes.push("host-based");
+    // One plan per delivery (the first in `plan/`, the others in `plan-NAME/`); the baseline
+    // runs on the first.
+    let mut plans = Vec::new();
+    for (i, &m) in a.aggregate.iter().enumerate() {
+        let dir = if i == 0 {
+            a.out.join("plan")
+        } else {
+            a.out.join(format!("plan-{}", m.name()))
+        };
+        let plan = make_the_plan(a, m, &dir)?;
+        plans.push((run_name(m), "switchgnn", dir, plan));
     }
+    if !a.no_baseline {
+        let (_, _, dir, plan) = &plans[0];
+        let (dir, plan) = (dir.clone(), plan.clone());
+        plans.push(("host-based".to_string(), "host-based", dir, plan));
+    }
+    let plan = plans[0].3.clone();
+    let mut runs = Vec::new();
     let mut checked = 0;
-    for mode in modes {
-        let out = a.out.join(mode);
+    for (label, mode, plan_dir, plan) in &plans {
+        let out = a.out.join(label);
         let _ = std::fs::remove_dir_all(&out);
-        let r = run_mode(a, sup, &plan_dir, mode, &out)?;
-        checked += verify(&plan, a, &out).with_context(|| format!("{mode} sums"))?;
+        let r = run_mode(a, sup, plan_dir, mode, label, &out)?;
+        checked += verify(plan, a, &out).with_context(|| format!("{label} sums"))?;
         runs.push(r);
     }
     // Report.
     let mut rows = Vec::new();
     let mut table = String::new();
     table += &format!(
-        "{:<12} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+        "{:<18} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
         "mode", "time", "ms/layer", "link bytes", "switch rx", "retx", "fetches", "ecn"
     );
     for r in &runs {
@@ -597,7 +646,7 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
         let down: u64 = r.link_bytes("port_tx").iter().sum();
         let per_layer = r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
         table += &format!(
-            "{:<12} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+            "{:<18} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
             r.mode,
             r.seconds,
             per_layer,
@@ -642,23 +691,24 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     let rp = a.out.join("report.json");
     std::fs::write(&rp, serde_json::to_string_pretty(&report)? + "\n")?;
     eprintln!("report: {}", rp.display());
+    let per_layer =
+        |r: &ModeRun| r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
+    let bytes = |r: &ModeRun| {
+        mb(r.link_bytes("port_rx").iter().sum::<u64>()
+            + r.link_bytes("port_tx").iter().sum::<u64>())
+    };
     let sg = &runs[0];
     let mut summary = format!(
-        "{} workers x {} rounds exact ({} values); switchgnn {:.1} ms/layer, {} on links",
+        "{} workers x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
         a.workers,
         2 * a.layers,
         checked,
-        sg.round_seconds.iter().sum::<f64>() / sg.round_seconds.len() as f64 * 1e3,
-        mb(sg.link_bytes("port_rx").iter().sum::<u64>()
-            + sg.link_bytes("port_tx").iter().sum::<u64>())
+        sg.mode,
+        per_layer(sg),
+        bytes(sg)
     );
-    if let Some(hb) = runs.get(1) {
-        summary += &format!(
-            "; host-based {:.1} ms/layer, {}",
-            hb.round_seconds.iter().sum::<f64>() / hb.round_seconds.len() as f64 * 1e3,
-            mb(hb.link_bytes("port_rx").iter().sum::<u64>()
-                + hb.link_bytes("port_tx").iter().sum::<u64>())
-        );
+    for r in &runs[1..] {
+        summary += &format!("; {} {:.1} ms/layer, {}", r.mode, per_layer(r), bytes(r));
     }
     Ok(summary)
 }

@@ -97,6 +97,11 @@ pub struct TrainArgs {
     /// Switch aggregator memory the plan may use, e.g. 256KB, 4MB.
     #[arg(long, default_value = "4MB")]
     switch_mem: String,
+    /// How the plan delivers the sums of `--mode switchgnn`: paper (per-edge aggregation, the
+    /// paper's design) or partials (senders pre-aggregate; one pass per partial), as
+    /// `switch-ctl plan --aggregate`.
+    #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
+    aggregate: sgnn_plan::delivery::AggregateMode,
     /// Starting send rate of each daemon, Mbit/s.
     #[arg(long, default_value_t = 400.0)]
     rate_mbps: f64,
@@ -212,6 +217,7 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
                 switch_mem: &a.switch_mem,
                 feature_dim: dim,
                 seed: a.seed,
+                aggregate: a.aggregate,
             },
             &dir,
         )?;

@@ -146,7 +146,7 @@ impl Levels {
         self.local.clear();
         self.local.resize(rows * nl, 0);
         for (i, &u) in block.sources.iter().enumerate() {
-            let l = self.host_leaf[plan.partition[u as usize] as usize] as usize;
+            let l = self.host_leaf[plan.owner(u).expect("a verified plan") as usize] as usize;
             for &row in block.passes(i) {
                 self.local[row as usize * nl + l] += 1;
             }
@@ -248,7 +248,7 @@ impl<'p> SwitchGnn<'p> {
         let mut peak = 0u64;
         for (b, block) in plan.blocks.iter().enumerate() {
             for (i, &s) in block.sources.iter().enumerate() {
-                sends[plan.partition[s as usize] as usize].push((b as u32, i as u32));
+                sends[plan.owner(s).expect("a verified plan") as usize].push((b as u32, i as u32));
             }
             for slot in &block.aggregators {
                 let r = &mut recvs[plan.partition[slot.dst as usize] as usize];
@@ -447,7 +447,7 @@ impl<'p> SwitchGnn<'p> {
         self.hosts[host as usize].pending.clear();
         let mut requests = 0;
         for (i, &s) in block.sources.iter().enumerate() {
-            let src_owner = self.plan.partition[s as usize];
+            let src_owner = self.plan.owner(s).expect("a verified plan");
             for &row in block.passes(i) {
                 if self.owner(b, row) != host {
                     continue;

@@ -55,6 +55,7 @@ pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
+            aggregate: "paper".into(),
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

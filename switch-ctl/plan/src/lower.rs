@@ -1,0 +1,158 @@
+//! Lowering a capacity-aware delivery ([`crate::delivery::Tables`]) into a [`Plan`] the switch
+//! and the hosts run: blocks of aggregator rows, sources in send order, and pre-aggregated
+//! partials as virtual sources.
+//!
+//! The switch needs no new semantics for `A` (partials) and `R` (per-edge raw): a partial of
+//! `(v, q)` is a block source with the id `num_vertices + k` and one pass into `v`'s row, so
+//! `agg_table` gets one `aggregate` entry for it, exactly as a paper source with one pass; a
+//! raw vertex summed per edge is a paper source. What changes is on the hosts: the sender of a
+//! partial sums its own neighbours of `v` ([`Plan::partial_terms`]) and sends that sum, and the
+//! receiver counts the partial as one contribution (docs/planner.md, "What the hosts and the
+//! switch run").
+//!
+//! `M` and `C` (raw features replicated by the switch's packet replication engine) are planned
+//! and simulated but not yet lowered: a delivery that uses them is refused with an error that
+//! says so.
+
+use crate::delivery::Tables;
+use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED};
+use crate::PlanError;
+
+/// The plan that runs `tables` (computed for `plan`'s graph and partition), with the delivery
+/// name `aggregate` recorded in its configuration. Blocks, partials and block summaries are
+/// replaced; the graph, partition and sizes are `plan`'s.
+pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, PlanError> {
+    let bad = |m: String| Err(PlanError::Config(m));
+    let n = plan.graph.num_vertices();
+    let m = plan.workers() as usize;
+    let seg = plan.manifest.segments;
+    if !tables.mcast.is_empty() {
+        return bad(format!(
+            "--aggregate {aggregate}: {} raw deliveries are replicated by the switch (M or C), which the data plane does not run yet; use --aggregate partials or paper",
+            tables.mcast.len()
+        ));
+    }
+    let blocks = tables.blocks.max(1) as usize;
+    if blocks > MAX_BLOCKS {
+        return bad(format!(
+            "--aggregate {aggregate} needs {blocks} blocks, more than the {MAX_BLOCKS} the Block_id field holds; raise --switch-mem"
+        ));
+    }
+    if blocks > 1 && !tables.r_rows.is_empty() {
+        return bad(format!(
+            "--aggregate {aggregate}: per-edge (R) sums need every destination in one block, but they take {blocks}"
+        ));
+    }
+    let cap = tables.capacity_rows.max(1) as usize;
+    // Partial ids: worker by worker, in each worker's send order.
+    let mut partials = Vec::new();
+    let mut partial_id = vec![Vec::new(); m];
+    for (q, ids) in partial_id.iter_mut().enumerate() {
+        for s in tables.send[q].iter().filter(|s| s.partial) {
+            ids.push(n as u64 + partials.len() as u64);
+            partials.push(Partial {
+                dst: s.vertex,
+                sender: q as u32,
+            });
+        }
+    }
+    let ids = n as u64 + partials.len() as u64;
+    if ids >= u32::MAX as u64 {
+        return bad(format!(
+            "--aggregate {aggregate}: {n} vertices and {} partials need source ids up to {ids}, beyond the 32-bit Src_id field (u32::MAX is reserved)",
+            partials.len()
+        ));
+    }
+    let mut out = Vec::with_capacity(blocks);
+    let mut next_partial = vec![0usize; m];
+    for b in 0..blocks {
+        let lo = b * cap;
+        let hi = ((b + 1) * cap).min(tables.row_dst.len());
+        let mut block = Block {
+            level: 0,
+            sources: Vec::new(),
+            fanout_ptr: vec![0],
+            fanout: Vec::new(),
+            aggregators: Vec::with_capacity(hi.saturating_sub(lo)),
+        };
+        for r in lo..hi {
+            let expected = tables.row_expected[r];
+            if expected == 0 || expected > MAX_EXPECTED {
+                return bad(format!(
+                    "--aggregate {aggregate}: destination {} sums {expected} contributions; the 16-bit Count holds 1..={MAX_EXPECTED}",
+                    tables.row_dst[r]
+                ));
+            }
+            block.aggregators.push(AggSlot {
+                dst: tables.row_dst[r],
+                base: ((r - lo) as u64 * seg as u64) as u32,
+                expected,
+            });
+        }
+        // Every worker's share of the block, interleaved so the block's source list keeps each
+        // worker's own order (what its schedule is).
+        let shares: Vec<&[crate::delivery::Send]> = (0..m)
+            .map(|q| {
+                let off = &tables.send_block_off[q];
+                &tables.send[q][off[b]..off[b + 1]]
+            })
+            .collect();
+        let longest = shares.iter().map(|s| s.len()).max().unwrap_or(0);
+        for i in 0..longest {
+            for (q, share) in shares.iter().enumerate() {
+                let Some(s) = share.get(i) else { continue };
+                if s.partial {
+                    let id = partial_id[q][next_partial[q]];
+                    next_partial[q] += 1;
+                    let row = tables.row_of[s.vertex as usize] as usize;
+                    if !(lo..hi).contains(&row) {
+                        return bad(format!(
+                            "--aggregate {aggregate}: the partial of worker {q} for {} is sent in block {b} but its row {row} is in another block",
+                            s.vertex
+                        ));
+                    }
+                    block.sources.push(id as u32);
+                    block.fanout.push((row - lo) as u32);
+                } else {
+                    let u = s.vertex as usize;
+                    let rows = &tables.r_rows[tables.r_off[u]..tables.r_off[u + 1]];
+                    if rows.is_empty() {
+                        return bad(format!(
+                            "--aggregate {aggregate}: raw vertex {u} feeds no aggregator"
+                        ));
+                    }
+                    if rows.len() as u32 > plan.manifest.config.max_passes {
+                        return bad(format!(
+                            "--aggregate {aggregate}: vertex {u} feeds {} aggregators per edge, more than --max-passes {}",
+                            rows.len(),
+                            plan.manifest.config.max_passes
+                        ));
+                    }
+                    block.sources.push(u as u32);
+                    block
+                        .fanout
+                        .extend(rows.iter().map(|&r| (r as usize - lo) as u32));
+                }
+                block.fanout_ptr.push(block.fanout.len() as u32);
+            }
+        }
+        out.push(block);
+    }
+    let mut lowered = Plan {
+        manifest: plan.manifest.clone(),
+        graph: plan.graph.clone(),
+        partition: plan.partition.clone(),
+        blocks: out,
+        partials,
+    };
+    lowered.manifest.config.aggregate = aggregate.to_string();
+    lowered.manifest.blocks = lowered
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(i, b)| b.summary(i, seg))
+        .collect();
+    lowered.manifest.files.clear();
+    lowered.manifest.digest.clear();
+    Ok(lowered)
+}
