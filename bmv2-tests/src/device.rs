@@ -159,6 +159,18 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
                     ("seen_base", seen_base as u128),
                 ],
             ),
+            AggAction::Replicate {
+                group,
+                more,
+                seen_base,
+            } => (
+                "replicate",
+                vec![
+                    ("group", group as u128),
+                    ("more", more as u128),
+                    ("seen_base", seen_base as u128),
+                ],
+            ),
         };
         extra.push(Entry {
             table: "agg_table",

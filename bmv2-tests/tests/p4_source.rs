@@ -366,6 +366,7 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         ("IPV4_HEADER_LEN", sgnn_wire::IPV4_HEADER_LEN as u64),
         ("ETHERNET_HEADER_LEN", sgnn_wire::ETHERNET_HEADER_LEN as u64),
         ("PROBE_DST", sgnn_wire::PROBE_DST as u64),
+        ("ALL_NEIGHBOURS", sgnn_wire::ALL_NEIGHBOURS as u64),
         ("INIT_SWITCH_MAC", mac),
         ("INIT_SWITCH_IP", ip),
         ("AGG_FREE", softswitch::pipeline::agg_state::FREE as u64),

@@ -2,7 +2,9 @@
  *
  * One pass of a Data packet: agg_table[(block, src, pass)] says aggregate into aggregator
  * agg_base + segment, or deliver (no aggregator: the values go to the destination's
- * worker as Bypass). The aggregator is 32 lane registers plus count, state, tag (round
+ * worker as Bypass), or replicate (a delivery plan's raw vertex: the packet replication
+ * engine sends a Bypass copy to every worker of the multicast group, dst_id ALL_NEIGHBOURS,
+ * each counted delivered in egress; the worker of a copy is its egress_rid). The aggregator is 32 lane registers plus count, state, tag (round
  * and block it belongs to) and a sticky ECN bit, all indexed by the same slot.
  *
  * Duplicate suppression (docs/switch-interface.md): a Data frame from a host without
@@ -102,6 +104,13 @@ control Aggregation(inout headers_t hdr,
         meta.seen_base = seen_base;
     }
 
+    @name(".replicate") @id(8)
+    action replicate(bit<16> group, bit<1> more, bit<32> seen_base) {
+        meta.mcast_group = group;
+        meta.more = more;
+        meta.seen_base = seen_base;
+    }
+
     @name(".agg_table") @id(1)
     table agg_table {
         key = {
@@ -109,7 +118,7 @@ control Aggregation(inout headers_t hdr,
             hdr.sgnn.src_id:   exact @name("src_id");
             hdr.sgnn.pass:     exact @name("pass");
         }
-        actions = { aggregate; deliver; @defaultonly NoAction; }
+        actions = { aggregate; deliver; replicate; @defaultonly NoAction; }
         const default_action = NoAction();
         size = AGG_TABLE_SIZE;
     }
@@ -258,11 +267,13 @@ control Aggregation(inout headers_t hdr,
         bit<8> pass = hdr.sgnn.pass;
         meta.more = 0;
 
-        // 0: no effect (miss, duplicate, bad src_seen cell), 1: aggregate, 2: deliver.
+        // 0: no effect (miss, duplicate, bad src_seen cell), 1: aggregate, 2: deliver,
+        // 3: replicate.
         bit<2> run = 0;
         switch (agg_table.apply().action_run) {
             aggregate: { run = 1; }
             deliver:   { run = 2; }
+            replicate: { run = 3; }
             default:   { events.count(EV_DROP_NO_ENTRY); }
         }
 
@@ -318,6 +329,13 @@ control Aggregation(inout headers_t hdr,
         } else if (run == 2) {
             events.count(EV_DELIVERED);
             make_bypass();
+        } else if (run == 3) {
+            // One Bypass per replica of the group (Pipeline::replicate), addressed in egress.
+            meta.out_dst_id = ALL_NEIGHBOURS;
+            make_bypass();
+            meta.to_worker = 0;
+            meta.replica_mc = 1;
+            sm.mcast_grp = meta.mcast_group;
         }
 
         // Next pass, with the original values (see the top of this file). Not after a miss

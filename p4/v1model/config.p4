@@ -25,6 +25,9 @@ const bit<32> INIT_PLAN_TAG         = 0;              // no plan loaded
 /* dst_id of a daemon's start-up probe (an Ack to itself); the switch answers with
  * plan_tag in src_id (sgnn_wire::PROBE_DST). */
 const bit<32> PROBE_DST             = 0xffffffff;
+/* dst_id of a replicated raw vertex's copies: every neighbour of src_id on the receiving
+ * worker (sgnn_wire::ALL_NEIGHBOURS; aggregation.p4's replicate). */
+const bit<32> ALL_NEIGHBOURS        = 0xffffffff;
 
 /* ---- packet replication engine ---- */
 const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id

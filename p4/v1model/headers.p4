@@ -101,6 +101,8 @@ struct metadata_t {
     bit<1>  to_worker;      // send to worker dst_worker (worker_table gives the port)
     bit<1>  originated;     // egress rewrites addresses and ECN, checksum recomputed
     bit<1>  advance_mc;     // block-advance replica: the worker is egress_rid
+    bit<1>  replica_mc;     // replicated raw vertex (replicate): the worker is egress_rid
+    bit<16> mcast_group;    // replicate's multicast group
     bit<16> dst_worker;
 
     /* agg_table action data. */

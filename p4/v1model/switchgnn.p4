@@ -130,6 +130,11 @@ control SgnnEgress(inout headers_t hdr,
                     // replica: the model clears every entry whatever it sends.
                     block_sync_egress.apply(hdr, meta, sm);
                 }
+                if (meta.replica_mc == 1) {
+                    // A replicated raw vertex's copy for worker egress_rid (aggregation.p4).
+                    meta.dst_worker = sm.egress_rid;
+                    events.count(EV_DELIVERED);
+                }
                 switch_frame.apply(hdr, meta, sm, sent);
                 if (sent) {
                     ecn.apply(hdr, meta, sm);

@@ -25,11 +25,12 @@ use crate::stats::{RoundStats, Stats};
 use crate::view::WorkerView;
 use crate::TransportError;
 
+/// `dst_id` of the baseline's feature frames and the switch's replicas: "every neighbour of
+/// `src` on the receiver".
+pub use sgnn_wire::ALL_NEIGHBOURS;
 /// `dst_id` of the start-up probe (an Ack a worker sends to itself through the switch, which
 /// answers with its plan tag in `src_id`).
 pub use sgnn_wire::PROBE_DST;
-/// `dst_id` of the baseline's feature frames: "every neighbour of `src` on the receiver".
-pub const ALL_NEIGHBOURS: u32 = u32::MAX;
 
 /// How vertex features cross the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -176,6 +177,9 @@ struct BlockState {
     cursor: usize,
     /// `dest index * segs + g`.
     cells: Vec<Cell>,
+    /// `raw_in index * segs + g`: replicated raw vertices received.
+    raw_done: Vec<bool>,
+    /// Cells not done plus replicated raw (vertex, segment)s not received.
     incomplete: usize,
     /// Send bitmap, `flat pass index * segs + g`: acknowledged.
     acked: Vec<bool>,
@@ -808,6 +812,21 @@ impl Engine {
             .filter(|&(v, g, _, _)| !cur.raw.contains_key(&(v, g)) && seen.insert((v, g)))
             .take(self.cfg.recovery_window.max(1))
             .collect();
+        // Replicated raw vertices not received: from their owners, for all neighbours.
+        let room = self.cfg.recovery_window.max(1).saturating_sub(wanted.len());
+        let raw: Vec<(u32, u16, u32, u16)> = bs
+            .raw_done
+            .iter()
+            .enumerate()
+            .filter(|(_, done)| !**done)
+            .map(|(k, _)| {
+                let r = block.raw_in[k / s];
+                (r.vertex, (k % s) as u16, ALL_NEIGHBOURS, r.worker)
+            })
+            .take(room)
+            .collect();
+        let mut wanted = wanted;
+        wanted.extend(raw);
         let b = bs.b;
         self.stats.fetch_timeouts += 1;
         self.rate.on_congestion(now);
@@ -868,7 +887,7 @@ impl Engine {
                 (0..block.passes_of(i).len()).flat_map(move |p| (0..s).map(move |g| (src, p, g)))
             })
             .filter(|&(src, p, g)| !bs.acked[(src.pass_start as usize + p) * s + g])
-            .map(|(src, p, g)| (src.vertex, src.pass_len, p as u8, g))
+            .map(|(src, p, g)| (src.vertex, src.pass_len, p as u8 + src.pass_offset, g))
             .take(self.cfg.recovery_window.max(1))
             .collect();
         let b = bs.b;
@@ -914,11 +933,13 @@ impl Engine {
             }
         }
         let acked = vec![false; block.passes.len() * s];
+        let raw_done = vec![false; block.raw_in.len() * s];
         self.phase = Phase::Block(BlockState {
             b,
             cursor: 0,
-            incomplete: cells.len(),
+            incomplete: cells.len() + raw_done.len(),
             cells,
+            raw_done,
             unacked: acked.len(),
             acked,
             fetch_at: now + self.cfg.fetch_timeout_ns,
@@ -1281,6 +1302,7 @@ impl Engine {
             return;
         };
         match self.cfg.mode {
+            Mode::SwitchGnn if s.dst_id == ALL_NEIGHBOURS => self.on_replica(now, s, lanes),
             Mode::SwitchGnn => {
                 // Only remote sources that feed some destination here in some block are ours
                 // to cache (validated against the current block below).
@@ -1379,6 +1401,42 @@ impl Engine {
         }
         self.stats.saturated_lanes += sat as u64;
         self.finish_cell(now, k, &sum, false);
+    }
+
+    /// A replicated raw vertex (the switch's copy, or its owner's answer to a fetch): added
+    /// once per segment into every local neighbour of it.
+    fn on_replica(&mut self, now: u64, s: &Repr, lanes: &[i32; LANES]) {
+        let view = self.view.clone();
+        let segs = self.segs();
+        let Phase::Block(bs) = &mut self.phase else {
+            self.stats.stale += 1;
+            return;
+        };
+        let Some(&i) = view.blocks[bs.b].raw_in_index.get(&s.src_id) else {
+            // Not replicated to this worker in this block: a late copy of an earlier block's
+            // (already added) or a stray frame.
+            self.stats.stale += 1;
+            return;
+        };
+        let k = i as usize * segs + s.segment as usize;
+        if bs.raw_done[k] {
+            self.stats.raw_duplicate += 1;
+            return;
+        }
+        bs.raw_done[k] = true;
+        bs.incomplete -= 1;
+        bs.fetch_at = now + self.cfg.fetch_timeout_ns;
+        bs.fetch_backoff = self.cfg.fetch_timeout_ns;
+        let cur = self.cur.as_mut().expect("round running");
+        let g = s.segment as usize;
+        let mut sat = 0;
+        for &j in &view.host_based.consumers[&s.src_id] {
+            sat += accumulate(&mut cur.acc[j as usize * segs + g], lanes);
+        }
+        self.stats.saturated_lanes += sat as u64;
+        self.stats.replicas_used += 1;
+        self.last_progress = now;
+        self.check_block_done(now);
     }
 
     /// Adds a cell's value (a Result or the sum of its raw contributions, never both) into

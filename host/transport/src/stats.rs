@@ -123,6 +123,9 @@ pub struct Stats {
     pub raw_cached: u64,
     /// Raw contributions already in the cache (duplicates): ignored.
     pub raw_duplicate: u64,
+    /// Replicated raw vertex segments added into their local neighbours (a delivery plan's
+    /// `M`, from the switch or a fetch).
+    pub replicas_used: u64,
     /// Cells completed by a Result.
     pub cells_by_result: u64,
     /// Cells completed from raw contributions.

@@ -26,6 +26,9 @@ pub struct SourceEntry {
     pub pass_start: u32,
     /// Number of passes (in-block destinations), the Data packet's `count`.
     pub pass_len: u32,
+    /// Wire pass of `passes[pass_start]`: 1 for a source the switch replicates first (its
+    /// pass 0 is `replicate`), else 0.
+    pub pass_offset: u8,
 }
 
 /// One recirculation pass of a source: the destination it feeds.
@@ -79,6 +82,11 @@ pub struct BlockView {
     pub feeds: HashMap<u32, Vec<u32>>,
     /// Source vertex -> index into `sources`.
     pub source_index: HashMap<u32, u32>,
+    /// Remote vertices the switch replicates to this worker in this block (a delivery
+    /// plan's `M`): each arrives once per segment as a Bypass for every local neighbour.
+    pub raw_in: Vec<RemoteSource>,
+    /// Vertex -> index into `raw_in`.
+    pub raw_in_index: HashMap<u32, u32>,
 }
 
 impl BlockView {
@@ -291,6 +299,19 @@ impl WorkerView {
                         local,
                         pass_start: start,
                         pass_len: passes.len() as u32,
+                        pass_offset: !plan.replicas(src).is_empty() as u8,
+                    });
+                }
+                if plan.replicas(src).contains(&worker) {
+                    if !host_based.consumers.contains_key(&src) {
+                        return Err(TransportError::Plan(format!(
+                            "block {b}: vertex {src} is replicated to worker {worker}, which holds none of its neighbours; run `switch-ctl plan --verify`"
+                        )));
+                    }
+                    bv.raw_in_index.insert(src, bv.raw_in.len() as u32);
+                    bv.raw_in.push(RemoteSource {
+                        vertex: src,
+                        worker: owner as u16,
                     });
                 }
                 for &row in passes {

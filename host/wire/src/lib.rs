@@ -25,6 +25,10 @@ pub const VERSION: u8 = 1;
 /// (`switch_config`'s `plan_tag`, 0 if none) into its `src_id`, so the daemon can refuse to
 /// run against a switch loaded with another plan (docs/switch-interface.md, "Plan tag").
 pub const PROBE_DST: u32 = u32::MAX;
+/// `dst_id` of a raw feature frame meant for every neighbour of its `src_id` on the receiving
+/// worker: the host-based baseline's frames, and the switch's replicas of a replicated raw
+/// vertex (`replicate` action, docs/switch-interface.md).
+pub const ALL_NEIGHBOURS: u32 = u32::MAX;
 /// `segment` of an Ack that acknowledges every segment of its destination at once: a
 /// receiver acks a destination vertex once, when all its segments are done, instead of once
 /// per segment.

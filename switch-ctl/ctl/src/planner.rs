@@ -274,6 +274,8 @@ pub fn make_plan(
         partition: part,
         blocks,
         partials: Vec::new(),
+        replicate_ptr: Vec::new(),
+        replicate: Vec::new(),
     };
 
     let traffic_bytes = st.run("traffic", None, |_| {

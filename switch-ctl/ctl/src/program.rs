@@ -176,13 +176,34 @@ fn mac_u128(mac: [u8; 6]) -> u128 {
     mac.iter().fold(0u128, |a, &b| a << 8 | b as u128)
 }
 
-/// The `agg_table` entries of block `b`.
-pub fn block_entries(plan: &Plan, b: usize) -> Vec<Entry> {
+/// The `agg_table` entries of block `b` (`groups`: the plan's [`Plan::replica_groups`]). A
+/// replicated source's pass 0 is `replicate(group)`; its aggregators follow from pass 1.
+pub fn block_entries(plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) -> Vec<Entry> {
     let block = &plan.blocks[b];
     let segments = plan.manifest.segments as u128;
     let mut out = Vec::with_capacity(block.fanout.len());
     for (i, &src) in block.sources.iter().enumerate() {
         let passes = block.passes(i);
+        let first = match groups.of_vertex.get(&src) {
+            Some(&group) => {
+                out.push(Entry {
+                    table: "agg_table",
+                    matches: vec![
+                        ("block_id", b as u128),
+                        ("src_id", src as u128),
+                        ("pass", 0),
+                    ],
+                    action: "replicate",
+                    params: vec![
+                        ("group", group as u128),
+                        ("more", !passes.is_empty() as u128),
+                        ("seen_base", i as u128 * segments),
+                    ],
+                });
+                1
+            }
+            None => 0,
+        };
         for (p, &row) in passes.iter().enumerate() {
             let slot = block.aggregators[row as usize];
             out.push(Entry {
@@ -190,7 +211,7 @@ pub fn block_entries(plan: &Plan, b: usize) -> Vec<Entry> {
                 matches: vec![
                     ("block_id", b as u128),
                     ("src_id", src as u128),
-                    ("pass", p as u128),
+                    ("pass", (first + p) as u128),
                 ],
                 action: "aggregate",
                 params: vec![
@@ -301,10 +322,21 @@ pub fn program_for(
             params: vec![("queue", queue as u128)],
         });
     }
-    prog.groups.push(MulticastGroup {
-        id: ADVANCE_GROUP,
-        replicas,
-    });
+    // Replication sets: worker w of a set is reached on its own port, replica id w.
+    let groups = plan.replica_groups();
+    for (i, set) in groups.sets.iter().enumerate() {
+        prog.groups.push(MulticastGroup {
+            id: sgnn_plan::FIRST_REPLICA_GROUP + i as u32,
+            replicas: set.iter().map(|&w| replicas[w as usize]).collect(),
+        });
+    }
+    prog.groups.insert(
+        0,
+        MulticastGroup {
+            id: ADVANCE_GROUP,
+            replicas,
+        },
+    );
     prog.clone_sessions
         .push((RECIRCULATION_SESSION, deployment.recirculation_port));
     let prob = (deployment.drop_probability.clamp(0.0, 1.0) * u32::MAX as f64) as u128;
@@ -342,7 +374,7 @@ pub fn program_for(
         });
     }
     prog.block_entries = (0..plan.blocks.len())
-        .map(|b| block_entries(plan, b))
+        .map(|b| block_entries(plan, b, &groups))
         .collect();
     Ok(prog)
 }

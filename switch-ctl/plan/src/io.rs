@@ -7,7 +7,9 @@
 //! DIR/graph/indices.npy              uint32 [2m]    CSR neighbour lists (both directions)
 //! DIR/partition.npy                  uint32 [n]     worker of every vertex
 //! DIR/partials.npy                   uint32 [P,2]   (destination, sender) of partial k, whose
-//!                                                   block source id is n + k (partials plans)
+//!                                                   block source id is n + k (delivery plans)
+//! DIR/replicate_ptr.npy              uint32 [n+1]   vertex u is replicated raw to the workers
+//! DIR/replicate.npy                  uint32 [K]     replicate[ptr[u]..ptr[u+1]] (delivery plans)
 //! DIR/blocks/NNNNN/sources.npy       uint32 [S]     sources in send order
 //! DIR/blocks/NNNNN/fanout_ptr.npy    uint32 [S+1]   passes of source i: fanout[ptr[i]..ptr[i+1]]
 //! DIR/blocks/NNNNN/fanout.npy        uint32 [F]     aggregator row of each pass
@@ -189,6 +191,19 @@ impl Plan {
                 .collect();
             write_u32(&partials_path, &[self.partials.len(), 2], &flat)?;
         }
+        for (name, data) in [
+            ("replicate_ptr.npy", &self.replicate_ptr),
+            ("replicate.npy", &self.replicate),
+        ] {
+            let path = dir.join(name);
+            if self.replicate.is_empty() {
+                if path.exists() {
+                    fs::remove_file(&path).map_err(|e| PlanError::io(&path, e))?;
+                }
+            } else {
+                write_u32(&path, &[data.len()], data)?;
+            }
+        }
         let blocks_root = dir.join("blocks");
         if blocks_root.exists() {
             fs::remove_dir_all(&blocks_root).map_err(|e| PlanError::io(&blocks_root, e))?;
@@ -242,6 +257,10 @@ impl Plan {
         ];
         if !self.partials.is_empty() {
             rels.push("partials.npy".to_string());
+        }
+        if !self.replicate.is_empty() {
+            rels.push("replicate_ptr.npy".to_string());
+            rels.push("replicate.npy".to_string());
         }
         for b in 0..self.blocks.len() {
             for f in BLOCK_FILES {
@@ -328,9 +347,14 @@ impl Plan {
             ));
         }
         let partition = read_u32(&dir.join("partition.npy"), None)?;
-        let partials = if manifest.config.aggregate == "paper" {
-            Vec::new()
-        } else {
+        // A delivery plan lists its optional arrays in the manifest's digests; a file the
+        // manifest lists must be there, and one it does not list is not read.
+        let listed = |rel: &str| {
+            manifest.config.aggregate != "paper"
+                && (manifest.files.contains_key(rel)
+                    || (manifest.files.is_empty() && dir.join(rel).exists()))
+        };
+        let partials = if listed("partials.npy") {
             check_file(dir, &manifest, "partials.npy")?;
             read_u32(&dir.join("partials.npy"), Some(2))?
                 .chunks_exact(2)
@@ -339,7 +363,32 @@ impl Plan {
                     sender: r[1],
                 })
                 .collect()
+        } else {
+            Vec::new()
         };
+        let (mut replicate_ptr, mut replicate) = (Vec::new(), Vec::new());
+        if listed("replicate.npy") {
+            for rel in ["replicate_ptr.npy", "replicate.npy"] {
+                check_file(dir, &manifest, rel)?;
+            }
+            replicate_ptr = read_u32(&dir.join("replicate_ptr.npy"), None)?;
+            replicate = read_u32(&dir.join("replicate.npy"), None)?;
+            let n = graph.num_vertices();
+            let ok = replicate_ptr.len() == n + 1
+                && replicate_ptr.first() == Some(&0)
+                && replicate_ptr.windows(2).all(|w| w[0] <= w[1])
+                && *replicate_ptr.last().unwrap() as usize == replicate.len();
+            if !ok {
+                return Err(PlanError::format(
+                    dir.join("replicate_ptr.npy"),
+                    format!(
+                        "must hold {} ascending offsets from 0 to {} (replicate.npy's length); re-plan",
+                        n + 1,
+                        replicate.len()
+                    ),
+                ));
+            }
+        }
         let mut blocks = Vec::with_capacity(manifest.blocks.len());
         for (b, summary) in manifest.blocks.iter().enumerate() {
             let bd = block_dir(dir, b);
@@ -372,6 +421,8 @@ impl Plan {
             partition,
             blocks,
             partials,
+            replicate_ptr,
+            replicate,
         })
     }
 

@@ -21,7 +21,8 @@ pub mod verify;
 
 pub use error::PlanError;
 pub use model::{
-    AggSlot, Block, BlockSummary, Manifest, Partial, Plan, PlanConfig, WorkerSchedule,
+    AggSlot, Block, BlockSummary, Manifest, Partial, Plan, PlanConfig, ReplicaGroups,
+    WorkerSchedule, FIRST_REPLICA_GROUP,
 };
 pub use verify::verify;
 

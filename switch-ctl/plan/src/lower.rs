@@ -10,9 +10,11 @@
 //! receiver counts the partial as one contribution (docs/planner.md, "What the hosts and the
 //! switch run").
 //!
-//! `M` and `C` (raw features replicated by the switch's packet replication engine) are planned
-//! and simulated but not yet lowered: a delivery that uses them is refused with an error that
-//! says so.
+//! `M` (and the raw half of `C`) is one new action: a raw vertex's first pass names the
+//! multicast group of the workers it is replicated to ([`Plan::replicas`],
+//! [`Plan::replica_groups`]); the packet replication engine sends each of them a copy (a
+//! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
+//! if any, follow from pass 1 on the recirculation path.
 
 use crate::delivery::Tables;
 use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED};
@@ -26,12 +28,6 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
     let n = plan.graph.num_vertices();
     let m = plan.workers() as usize;
     let seg = plan.manifest.segments;
-    if !tables.mcast.is_empty() {
-        return bad(format!(
-            "--aggregate {aggregate}: {} raw deliveries are replicated by the switch (M or C), which the data plane does not run yet; use --aggregate partials or paper",
-            tables.mcast.len()
-        ));
-    }
     let blocks = tables.blocks.max(1) as usize;
     if blocks > MAX_BLOCKS {
         return bad(format!(
@@ -116,9 +112,9 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
                 } else {
                     let u = s.vertex as usize;
                     let rows = &tables.r_rows[tables.r_off[u]..tables.r_off[u + 1]];
-                    if rows.is_empty() {
+                    if rows.is_empty() && tables.mcast_off[u] == tables.mcast_off[u + 1] {
                         return bad(format!(
-                            "--aggregate {aggregate}: raw vertex {u} feeds no aggregator"
+                            "--aggregate {aggregate}: raw vertex {u} feeds no aggregator and is replicated to no worker"
                         ));
                     }
                     if rows.len() as u32 > plan.manifest.config.max_passes {
@@ -138,13 +134,27 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
         }
         out.push(block);
     }
+    let (replicate_ptr, replicate) = if tables.mcast.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        let ptr: Vec<u32> = tables.mcast_off.iter().map(|&o| o as u32).collect();
+        (ptr, tables.mcast.clone())
+    };
     let mut lowered = Plan {
         manifest: plan.manifest.clone(),
         graph: plan.graph.clone(),
         partition: plan.partition.clone(),
         blocks: out,
         partials,
+        replicate_ptr,
+        replicate,
     };
+    let groups = lowered.replica_groups().sets.len();
+    if groups > (u16::MAX as u32 - crate::model::FIRST_REPLICA_GROUP + 1) as usize {
+        return bad(format!(
+            "--aggregate {aggregate}: raw frames go to {groups} distinct worker sets, more multicast groups than the switch's 16-bit group ids hold; use --aggregate partials"
+        ));
+    }
     lowered.manifest.config.aggregate = aggregate.to_string();
     lowered.manifest.blocks = lowered
         .blocks

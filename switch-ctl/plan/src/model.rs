@@ -145,9 +145,12 @@ impl PlanConfig {
                 2 * self.segments() as u64 * self.agg_bytes as u64
             ));
         }
-        if !matches!(self.aggregate.as_str(), "paper" | "partials") {
+        if !matches!(
+            self.aggregate.as_str(),
+            "paper" | "partials" | "multicast" | "auto"
+        ) {
             return bad(format!(
-                "unknown delivery {:?} in the plan: the runtime executes paper and partials plans",
+                "unknown delivery {:?} in the plan: use paper, partials, multicast or auto",
                 self.aggregate
             ));
         }
@@ -337,6 +340,27 @@ pub struct Plan {
     /// Pre-aggregated partials (empty in paper plans): the `k`-th is the block source id
     /// `num_vertices + k` ([`Plan::owner`], [`Plan::partial_terms`]).
     pub partials: Vec<Partial>,
+    /// Raw features replicated by the switch (`M`, and the raw half of `C`): the workers
+    /// vertex `u`'s raw frame goes to are `replicate[replicate_ptr[u]..replicate_ptr[u + 1]]`
+    /// (ascending); each adds it to all of its own neighbours of `u`. Both empty when no
+    /// vertex is replicated ([`Plan::replicas`]).
+    pub replicate_ptr: Vec<u32>,
+    /// See `replicate_ptr`.
+    pub replicate: Vec<u32>,
+}
+
+/// Multicast group id of the first replication set ([`Plan::replica_groups`]); group 1 is the
+/// block-advance group of every worker.
+pub const FIRST_REPLICA_GROUP: u32 = 2;
+
+/// The distinct worker sets raw frames are replicated to, numbered from
+/// [`FIRST_REPLICA_GROUP`] in the order the blocks first use them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicaGroups {
+    /// Worker set of group `FIRST_REPLICA_GROUP + i`.
+    pub sets: Vec<Vec<u32>>,
+    /// Vertex -> its group id.
+    pub of_vertex: std::collections::HashMap<VertexId, u32>,
 }
 
 impl Plan {
@@ -378,13 +402,52 @@ impl Plan {
             .and_then(|k| self.partials.get(k).copied())
     }
 
-    /// The vertices a partial sums: its sender's own neighbours of its destination, ascending.
+    /// The vertices a partial sums: its sender's own neighbours of its destination that are
+    /// not replicated raw to the destination's worker (those reach it by themselves; the cover
+    /// delivery `C` splits a pair's edges this way), ascending.
     pub fn partial_terms(&self, p: Partial) -> impl Iterator<Item = VertexId> + '_ {
+        let to = self.partition[p.dst as usize];
         self.graph
             .neighbors(p.dst)
             .iter()
             .copied()
-            .filter(move |&u| self.partition[u as usize] == p.sender)
+            .filter(move |&u| {
+                self.partition[u as usize] == p.sender && !self.replicas(u).contains(&to)
+            })
+    }
+
+    /// The workers vertex `u`'s raw frame is replicated to (empty for most plans).
+    pub fn replicas(&self, u: VertexId) -> &[u32] {
+        let u = u as usize;
+        if u + 1 >= self.replicate_ptr.len() {
+            return &[];
+        }
+        let (lo, hi) = (
+            self.replicate_ptr[u] as usize,
+            self.replicate_ptr[u + 1] as usize,
+        );
+        self.replicate.get(lo..hi).unwrap_or(&[])
+    }
+
+    /// The multicast groups the replicated raw frames need.
+    pub fn replica_groups(&self) -> ReplicaGroups {
+        let mut g = ReplicaGroups::default();
+        let mut ids: std::collections::HashMap<&[u32], u32> = std::collections::HashMap::new();
+        for b in &self.blocks {
+            for &u in &b.sources {
+                let set = self.replicas(u);
+                if set.is_empty() {
+                    continue;
+                }
+                let next = FIRST_REPLICA_GROUP + g.sets.len() as u32;
+                let id = *ids.entry(set).or_insert_with(|| {
+                    g.sets.push(set.to_vec());
+                    next
+                });
+                g.of_vertex.insert(u, id);
+            }
+        }
+        g
     }
 
     /// Number of workers.
@@ -440,6 +503,12 @@ impl Plan {
             eat(self.partials.len() as u64);
             for p in &self.partials {
                 eat(((p.dst as u64) << 32) | p.sender as u64);
+            }
+        }
+        if !self.replicate.is_empty() {
+            eat(self.replicate.len() as u64);
+            for &x in self.replicate_ptr.iter().chain(&self.replicate) {
+                eat(x as u64);
             }
         }
         match (h ^ (h >> 32)) as u32 {

@@ -206,15 +206,42 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                 return fail(ctx(format!("fanout_ptr decreases at source {src}")));
             }
             let passes = block.passes(i);
-            if passes.is_empty() {
-                return fail(ctx(format!("source {src} feeds no aggregator")));
-            }
-            if passes.len() as u32 > cfg.max_passes {
+            let replicas = plan.replicas(src);
+            if passes.is_empty() && replicas.is_empty() {
                 return fail(ctx(format!(
-                    "source {src} needs {} passes, more than the limit {}",
-                    passes.len(),
+                    "source {src} feeds no aggregator and is replicated to no worker"
+                )));
+            }
+            // A replicated source's first pass replicates it; its rows follow from pass 1.
+            let wire_passes = passes.len() + !replicas.is_empty() as usize;
+            if wire_passes as u32 > cfg.max_passes {
+                return fail(ctx(format!(
+                    "source {src} needs {wire_passes} passes, more than the limit {}",
                     cfg.max_passes
                 )));
+            }
+            if !replicas.is_empty() {
+                let owner = plan.partition[src as usize];
+                for (k, &p) in replicas.iter().enumerate() {
+                    if p >= workers || p == owner || (k > 0 && replicas[k - 1] >= p) {
+                        return fail(ctx(format!(
+                            "source {src} (worker {owner}) is replicated to {replicas:?}: workers must be ascending, below {workers} and not its own"
+                        )));
+                    }
+                    let before = seen.len();
+                    seen.extend(
+                        plan.graph
+                            .neighbors(src)
+                            .iter()
+                            .filter(|&&v| plan.partition[v as usize] == p)
+                            .map(|&v| ((src as u64) << 32) | v as u64),
+                    );
+                    if seen.len() == before {
+                        return fail(ctx(format!(
+                            "source {src} is replicated to worker {p}, which holds none of its neighbours"
+                        )));
+                    }
+                }
             }
             for &row in passes {
                 let Some(slot) = block.aggregators.get(row as usize) else {

@@ -161,6 +161,11 @@ impl Pipeline {
                             more: p("more", 1)? == 1,
                             seen_base: p("seen_base", 32)? as u32,
                         },
+                        "replicate" => AggAction::Replicate {
+                            group: p("group", 16)? as u16,
+                            more: p("more", 1)? == 1,
+                            seen_base: p("seen_base", 32)? as u32,
+                        },
                         other => return Err(unknown_action(&e.table, other)),
                     })
                 };
@@ -301,6 +306,19 @@ impl Pipeline {
                             &[
                                 ("dst_id", dst_id as u128),
                                 ("dst_worker", dst_worker as u128),
+                                ("more", more as u128),
+                                ("seen_base", seen_base as u128),
+                            ],
+                        ),
+                        AggAction::Replicate {
+                            group,
+                            more,
+                            seen_base,
+                        } => entry(
+                            &m,
+                            "replicate",
+                            &[
+                                ("group", group as u128),
                                 ("more", more as u128),
                                 ("seen_base", seen_base as u128),
                             ],

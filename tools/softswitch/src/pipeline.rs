@@ -13,6 +13,10 @@
 //! names the one pass it is resent for: its aggregator is released (state `bypassed` for this
 //! round and block, so later contributions bypass too) and the values go to the destination's
 //! worker as Bypass; it never recirculates, so a retransmission is never added twice.
+//!
+//! `replicate(group)` (a delivery plan's raw vertex, `M`): the packet replication engine
+//! sends every worker of the multicast group a Bypass copy addressed to all its neighbours of
+//! the source; per-edge aggregators of the same source, if any, follow from pass 1.
 
 use rand::{Rng, SeedableRng};
 use sgnn_wire::frame::FrameRepr;
@@ -473,7 +477,8 @@ impl Pipeline {
             if pass == 0 && !resend {
                 let base = match action {
                     AggAction::Aggregate(p) => p.seen_base,
-                    AggAction::Deliver { seen_base, .. } => seen_base,
+                    AggAction::Deliver { seen_base, .. }
+                    | AggAction::Replicate { seen_base, .. } => seen_base,
                 };
                 let idx = base as u64 + s.segment as u64;
                 if idx >= self.regs.src_seen.len() as u64 {
@@ -502,6 +507,10 @@ impl Pipeline {
                     self.aggregate(&repr, p, resend, &lanes, out);
                     p.more
                 }
+                AggAction::Replicate { group, more, .. } => {
+                    self.replicate(&repr, group, &lanes, out);
+                    more
+                }
             };
             if !more || resend || pass == u8::MAX {
                 return;
@@ -527,6 +536,34 @@ impl Pipeline {
         b.dst_id = dst_id;
         b.pass = 0;
         self.send_to_worker(dst_worker, b, Some(lanes), repr.ip.dscp, out);
+    }
+
+    /// The packet replication engine's copies of a raw contribution: one Bypass per replica
+    /// of `group`, rewritten in egress for worker `rid`, with `dst_id` "every neighbour of the
+    /// source" ([`sgnn_wire::ALL_NEIGHBOURS`]). Each copy counts as `delivered`.
+    fn replicate(
+        &mut self,
+        repr: &FrameRepr,
+        group: u16,
+        lanes: &[i32; LANES],
+        out: &mut Vec<Emitted>,
+    ) {
+        let replicas = self
+            .tables
+            .multicast_groups
+            .get(&group)
+            .cloned()
+            .unwrap_or_default();
+        let mut b = repr.sgnn;
+        b.packet_type = PacketType::Bypass;
+        b.flags.ack = false;
+        b.flags.fetch = false;
+        b.dst_id = sgnn_wire::ALL_NEIGHBOURS;
+        b.pass = 0;
+        for r in replicas {
+            self.counters.delivered += 1;
+            self.egress_to_worker(r.port, r.rid, b, Some(lanes), repr.ip.dscp, out);
+        }
     }
 
     fn aggregate(

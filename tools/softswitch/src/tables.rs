@@ -2,14 +2,15 @@
 //!
 //! | table | key | actions |
 //! |---|---|---|
-//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base)`, `deliver(dst_id, dst_worker, more, seen_base)` |
+//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base)`, `deliver(dst_id, dst_worker, more, seen_base)`, `replicate(group, more, seen_base)` |
 //! | `worker_table` | `worker_id` exact | `set_worker(port)` |
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
 //! | `worker_addr` (egress) | `worker_id` exact | `set_worker_addr(mac, ip)` |
 //!
 //! Plus the packet replication engine's multicast groups (group 1: every worker, replica id =
-//! worker id). Names, ids and widths are those of `docs/switch-interface.md`.
+//! worker id; groups from [`sgnn_plan::FIRST_REPLICA_GROUP`] on: the worker sets raw frames
+//! are replicated to, [`sgnn_plan::Plan::replica_groups`]). Names, ids and widths are those of `docs/switch-interface.md`.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -84,6 +85,17 @@ pub enum AggAction {
         /// First `src_seen` cell of the source in this block.
         seen_base: u32,
     },
+    /// Replicate the raw values to every worker of multicast group `group` (the packet
+    /// replication engine: one Bypass per replica, addressed to "every neighbour of the
+    /// source" on that worker; no aggregator, no recirculation). The plans' `M` delivery.
+    Replicate {
+        /// Multicast group of the workers.
+        group: u16,
+        /// Whether another pass (an aggregator of the same source) follows.
+        more: bool,
+        /// First `src_seen` cell of the source in this block.
+        seen_base: u32,
+    },
 }
 
 /// Where a worker is: its port (`worker_table`) and addresses (`worker_addr`).
@@ -140,8 +152,21 @@ impl Tables {
     /// block-advance multicast group.
     pub fn from_plan(plan: &Plan, workers: &[WorkerPort]) -> Tables {
         let mut t = Tables::for_workers(workers);
+        let groups = plan.replica_groups();
+        for (i, set) in groups.sets.iter().enumerate() {
+            let id = (sgnn_plan::FIRST_REPLICA_GROUP as usize + i) as u16;
+            let replicas = set
+                .iter()
+                .filter_map(|&w| workers.get(w as usize).map(|p| (w, p)))
+                .map(|(w, p)| Replica {
+                    rid: w as u16,
+                    port: p.port,
+                })
+                .collect();
+            t.multicast_groups.insert(id, replicas);
+        }
         for b in 0..plan.blocks.len() {
-            t.install_block(plan, b);
+            t.install_block(plan, b, &groups);
         }
         t
     }
@@ -171,16 +196,31 @@ impl Tables {
         t
     }
 
-    /// Installs block `b`'s `agg_table` entries.
-    pub fn install_block(&mut self, plan: &Plan, b: usize) {
+    /// Installs block `b`'s `agg_table` entries (`groups`: the plan's replica groups). A
+    /// replicated source's pass 0 replicates it; its aggregators follow from pass 1.
+    pub fn install_block(&mut self, plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) {
         let block = &plan.blocks[b];
         let segments = plan.manifest.segments;
         for (i, &src) in block.sources.iter().enumerate() {
             let passes = block.passes(i);
+            let first = match groups.of_vertex.get(&src) {
+                Some(&group) => {
+                    self.agg_table.insert(
+                        (b as u16, src, 0),
+                        AggAction::Replicate {
+                            group: group as u16,
+                            more: !passes.is_empty(),
+                            seen_base: i as u32 * segments,
+                        },
+                    );
+                    1
+                }
+                None => 0,
+            };
             for (p, &row) in passes.iter().enumerate() {
                 let slot = block.aggregators[row as usize];
                 self.agg_table.insert(
-                    (b as u16, src, p as u8),
+                    (b as u16, src, (first + p) as u8),
                     AggAction::Aggregate(AggregateParams {
                         agg_base: slot.base,
                         dst_id: slot.dst,
