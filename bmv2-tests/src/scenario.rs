@@ -428,21 +428,43 @@ pub fn drop_simulator() -> Scenario {
     }
 }
 
+/// A small graph re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`).
+fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u64) -> Plan {
+    let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", workers, mem, 32, 256);
+    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
+    let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
+    let d = sgnn_plan::delivery::plan_delivery(&paper, &idx, mode, &prof);
+    let plan = sgnn_plan::lower::lower(&paper, &d.tables, mode.name()).expect("lowered");
+    sgnn_plan::verify(&plan).expect("delivery plan verifies");
+    plan
+}
+
+/// A multicast plan (`--aggregate multicast`): every source is a raw vertex whose first pass
+/// replicates it to its multicast group (several groups of 1 to 3 of the 4 workers), over two
+/// rounds.
+pub fn replicate_to_groups() -> Scenario {
+    let plan = delivery_plan(sgnn_plan::delivery::AggregateMode::Multicast, 4, 64 * 1024);
+    assert!(
+        plan.replica_groups().sets.iter().any(|s| s.len() >= 2),
+        "a vertex replicated to several workers"
+    );
+    let enc = features(&plan, 4);
+    let mut steps = whole_round(&plan, &enc, 0);
+    steps.extend(whole_round(&plan, &enc, 1));
+    Scenario {
+        name: "replicate_to_groups",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
 /// A partials plan (`switch-ctl plan --aggregate partials`): every source is a host
 /// pre-aggregated partial with its virtual id, summed in its destination's aggregator in the
 /// arrival pass (never recirculated), over several blocks and two rounds.
 pub fn partials_in_one_pass() -> Scenario {
-    let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", 3, 8 * 1024, 32, 256);
-    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
-    let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
-    let d = sgnn_plan::delivery::plan_delivery(
-        &paper,
-        &idx,
-        sgnn_plan::delivery::AggregateMode::Partials,
-        &prof,
-    );
-    let plan = sgnn_plan::lower::lower(&paper, &d.tables, "partials").expect("lowered");
-    sgnn_plan::verify(&plan).expect("partials plan verifies");
+    let plan = delivery_plan(sgnn_plan::delivery::AggregateMode::Partials, 3, 8 * 1024);
     assert!(plan.blocks.len() > 1, "several blocks");
     let enc = features(&plan, 3);
     let mut steps = whole_round(&plan, &enc, 0);
@@ -462,6 +484,7 @@ pub fn all() -> Vec<Scenario> {
         one_block_real_graph(),
         recirculation_and_reuse(),
         partials_in_one_pass(),
+        replicate_to_groups(),
         loss_recovery_paths(),
         forwarding_and_malformed(),
         drop_simulator(),

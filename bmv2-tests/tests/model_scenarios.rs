@@ -32,6 +32,32 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.block_advance as usize, 2 * sc.plan.blocks.len());
                 assert_eq!(m.busy_aggregators(), 0);
             }
+            "replicate_to_groups" => {
+                let segs = sc.plan.manifest.segments as u64;
+                let copies: u64 = sc
+                    .plan
+                    .blocks
+                    .iter()
+                    .flat_map(|b| &b.sources)
+                    .map(|&u| sc.plan.replicas(u).len() as u64)
+                    .sum();
+                assert!(copies > 0);
+                assert_eq!(c.delivered, 2 * copies * segs, "{c:?}");
+                assert_eq!(c.recirculated + c.aggregated, 0, "{c:?}");
+                // Every copy a Bypass for all neighbours, to a worker of the source's set.
+                let mut bypass = 0;
+                for e in &out {
+                    let (r, _) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                    if r.sgnn.packet_type == sgnn_wire::PacketType::Bypass {
+                        assert_eq!(r.sgnn.dst_id, sgnn_wire::ALL_NEIGHBOURS);
+                        let to = sgnn_wire::addressing::worker_ip(e.port);
+                        assert_eq!(r.ip.dst, to);
+                        assert!(sc.plan.replicas(r.sgnn.src_id).contains(&(e.port as u32)));
+                        bypass += 1;
+                    }
+                }
+                assert_eq!(bypass, 2 * copies * segs);
+            }
             "loss_recovery_paths" => {
                 assert!(c.bypassed >= 2, "{c:?}");
                 assert_eq!(c.delivered, 1);

@@ -669,21 +669,62 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
     assert!(fetched > 0, "25% loss needs fetches");
 }
 
-/// [`small_plan`] re-planned with every pair pre-aggregated (`switch-ctl plan --aggregate
-/// partials`), with the same memory: several blocks of destination rows.
-fn partials_plan() -> Plan {
+/// [`small_plan`] re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`), with
+/// the same memory.
+fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode) -> Plan {
     let paper = small_plan();
     let idx = sgnn_plan::delivery::PairIndex::new(&paper);
     let prof = sgnn_plan::profile::SwitchProfile::named("default").unwrap();
-    let d = sgnn_plan::delivery::plan_delivery(
-        &paper,
-        &idx,
-        sgnn_plan::delivery::AggregateMode::Partials,
-        &prof,
-    );
-    let p = sgnn_plan::lower::lower(&paper, &d.tables, "partials").unwrap();
+    let d = sgnn_plan::delivery::plan_delivery(&paper, &idx, mode, &prof);
+    let p = sgnn_plan::lower::lower(&paper, &d.tables, mode.name()).unwrap();
     sgnn_plan::verify(&p).unwrap();
     p
+}
+
+/// Every pair pre-aggregated: several blocks of destination rows.
+fn partials_plan() -> Plan {
+    delivery_plan(sgnn_plan::delivery::AggregateMode::Partials)
+}
+
+#[test]
+fn multicast_and_auto_plans_are_exact_lossless_and_under_loss() {
+    use sgnn_plan::delivery::AggregateMode;
+    for mode in [AggregateMode::Multicast, AggregateMode::Auto] {
+        let p = delivery_plan(mode);
+        assert!(!p.replicate.is_empty(), "{mode:?} replicates");
+        // Replicas each worker must receive per round: its raw_in over all blocks.
+        let want: u64 = (0..p.workers())
+            .map(|w| {
+                let v = WorkerView::new(&p, w, None).unwrap();
+                v.blocks.iter().map(|b| b.raw_in.len() as u64).sum::<u64>()
+            })
+            .sum();
+        assert!(want > 0);
+        let (stats, sim) = run_and_check(p.clone(), quick_cfg(), QUIET, 64, 2);
+        let used: u64 = stats.iter().map(|s| s.replicas_used).sum();
+        assert_eq!(
+            used,
+            want * 2 * 2,
+            "{mode:?}: every replica, 2 segments, 2 rounds"
+        );
+        assert_eq!(
+            stats.iter().map(|s| s.fetches_sent).sum::<u64>(),
+            0,
+            "{mode:?}: nothing lost, nothing fetched"
+        );
+        assert_eq!(sim.sw.counters.delivered, want * 2 * 2);
+        let chan = Channel {
+            drop: 0.05,
+            dup: 0.05,
+            jitter: 30_000,
+            seed: 4,
+        };
+        let (stats, _) = run_and_check(p, quick_cfg(), chan, 64, 2);
+        assert!(
+            stats.iter().map(|s| s.fetches_answered).sum::<u64>() > 0,
+            "{mode:?}: lost replicas are fetched from their owners"
+        );
+    }
 }
 
 #[test]

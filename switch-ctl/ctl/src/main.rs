@@ -190,13 +190,17 @@ struct PlanArgs {
     #[arg(long, value_name = "L", default_value_t = 1)]
     leaves: u32,
 
-    /// How the cross-partition sums are delivered. `paper`: the paper's per-edge aggregation
-    /// through recirculation, multi-level blocks (today's plans, bit for bit). `partials`:
-    /// every sender pre-aggregates its own neighbours of each remote vertex and sends one
-    /// partial per (vertex, sender), summed in the switch in one pass (no recirculation; the
-    /// receiver gets one sum per vertex). `multicast` and `auto` are predicted and simulated
-    /// (see the table this command prints) but need the switch's packet replication for raw
-    /// features, which the data plane does not run yet: asking for them is an error.
+    /// How the cross-partition sums are delivered, per ordered pair of workers (q sends, p
+    /// receives; docs/planner.md, "Capacity-aware delivery"):
+    ///  - `paper`: the paper's per-edge aggregation through recirculation, multi-level blocks
+    ///    (today's plans, bit for bit);
+    ///  - `partials`: q pre-aggregates its neighbours of each vertex of p and sends one partial
+    ///    per (vertex, q), summed in the switch in one pass (no recirculation);
+    ///  - `multicast`: each boundary vertex is sent once and the switch replicates it to every
+    ///    worker that needs it (its packet replication engine; the receivers sum);
+    ///  - `auto`: per pair the fastest mix of those (and per-edge sums or vertex covers) under
+    ///    the --profile, by the cost model printed below.
+    /// The plan records the choice; the software switch, bmv2 and the daemons run every one.
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
 

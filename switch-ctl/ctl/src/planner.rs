@@ -357,10 +357,9 @@ pub fn block_stats(plan: &Plan) -> BlockStats {
 }
 
 /// Re-plans how `plan`'s cross-partition sums are delivered (`switch-ctl plan --aggregate`):
-/// `paper` returns `plan` as it is; `partials` (every pair pre-aggregated on the senders,
-/// summed in the switch in one pass) chooses its delivery under `profile`
-/// ([`sgnn_plan::delivery::plan_delivery`]), lowers it to blocks and partials
-/// ([`sgnn_plan::lower::lower`]) and verifies the result. The report's blocks, traffic and
+/// `paper` returns `plan` as it is; `partials`, `multicast` and `auto` choose the delivery of
+/// every pair under `profile` ([`sgnn_plan::delivery::plan_delivery`]), lower it to blocks,
+/// partials and replication sets ([`sgnn_plan::lower::lower`]) and verify the result. The report's blocks, traffic and
 /// delivery name follow the returned plan.
 pub fn apply_delivery(
     plan: Plan,

@@ -90,7 +90,8 @@ pub struct Report {
     pub partition: PartitionStats,
     /// Blocks.
     pub blocks: BlockStats,
-    /// How the plan delivers the sums (`switch-ctl plan --aggregate`): `paper` or `partials`.
+    /// How the plan delivers the sums (`switch-ctl plan --aggregate`): `paper`, `partials`,
+    /// `multicast` or `auto`.
     /// The `switchgnn` entry of `traffic_bytes` and `blocks` are this delivery's.
     #[serde(default = "paper")]
     pub aggregate: String,

@@ -350,7 +350,7 @@ fn plan_files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 }
 
 #[test]
-fn aggregate_paper_is_todays_plan_byte_for_byte_and_partials_verify() {
+fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
     let graph = "rmat:scale=10,edge_factor=8,seed=2";
     let dir = tempfile::tempdir().unwrap();
     let (a, b, c) = (
@@ -399,19 +399,28 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_partials_verify() {
         "{err}"
     );
 
-    // Deliveries the data plane does not run are refused with the reason.
-    let err = plan_fails(
-        &[
-            "--graph",
-            graph,
-            "--workers",
-            "4",
-            "--aggregate",
-            "multicast",
-        ],
-        dir.path(),
+    // Multicast and auto plans: raw vertices replicated by the switch, verified, and their
+    // replication arrays under the manifest's digests too.
+    for mode in ["multicast", "auto"] {
+        let d = dir.path().join(mode);
+        let out = plan(graph, 4, "32KB", &["--aggregate", mode], &d);
+        assert!(out.contains("plan:"), "{out}");
+        assert!(verify_ok(&d).contains("verified:"));
+        let p = Plan::load(&d).unwrap();
+        assert_eq!(p.manifest.config.aggregate, mode);
+        assert!(!p.replicate.is_empty(), "{mode} replicates raw vertices");
+        assert!(!p.replica_groups().sets.is_empty());
+    }
+    let f = dir.path().join("multicast/replicate.npy");
+    let mut bytes = std::fs::read(&f).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&f, bytes).unwrap();
+    let err = verify_err(&dir.path().join("multicast"));
+    assert!(
+        err.contains("replicate.npy") && err.contains("digest"),
+        "{err}"
     );
-    assert!(err.contains("does not run yet"), "{err}");
     let err = plan_fails(&["--graph", graph, "--aggregate", "bogus"], dir.path());
     assert!(
         err.contains("use auto, paper, multicast or partials"),

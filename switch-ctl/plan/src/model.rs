@@ -41,9 +41,10 @@ pub struct PlanConfig {
     pub leaves: u32,
     /// How the cross-partition sums are delivered (`switch-ctl plan --aggregate`): `paper`
     /// (the paper's per-edge blocks; the default, and what plans written before this field load
-    /// with; left out of the manifest so paper plans stay byte for byte what they were) or
-    /// `partials` (host pre-aggregated partials summed in the switch in one pass, with
-    /// [`Plan::partials`]). docs/planner.md, "What the hosts and the switch run".
+    /// with; left out of the manifest so paper plans stay byte for byte what they were),
+    /// `partials`, `multicast` or `auto` (delivery plans: blocks of destination rows,
+    /// [`Plan::partials`] and [`Plan::replicas`]). docs/planner.md, "What the hosts and the
+    /// switch run".
     #[serde(default = "paper", skip_serializing_if = "is_paper")]
     pub aggregate: String,
 }

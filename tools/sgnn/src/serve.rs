@@ -33,8 +33,8 @@ pub struct ServeArgs {
     /// Switch aggregator memory, e.g. 256KB, 4MB.
     #[arg(long, default_value = "4MB")]
     pub switch_mem: String,
-    /// How the plan delivers the sums in switchgnn mode: paper or partials (as `switch-ctl
-    /// plan --aggregate`).
+    /// How the plan delivers the sums in switchgnn mode: paper, partials, multicast or auto
+    /// (as `switch-ctl plan --aggregate`).
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
     pub aggregate: sgnn_plan::delivery::AggregateMode,
     /// Graph partitioner: metis, random, chunk or g3.

@@ -60,7 +60,7 @@ fn exact_sums_without_loss_and_with_1_and_5_percent_loss() {
 }
 
 #[test]
-fn partials_plans_run_exact_beside_the_paper_plan_under_loss() {
+fn every_delivery_runs_exact_beside_the_paper_plan_under_loss() {
     for loss in ["0", "0.03"] {
         let (ok, last, err, report) = testbed_report(&[
             "--layers",
@@ -68,26 +68,35 @@ fn partials_plans_run_exact_beside_the_paper_plan_under_loss() {
             "--loss",
             loss,
             "--aggregate",
-            "paper,partials",
+            "paper,partials,multicast,auto",
         ]);
         assert!(
             ok && last.starts_with("verified: 4 workers x 2 rounds exact"),
             "loss {loss}: {last}\n{err}"
         );
-        assert!(
-            last.contains("; switchgnn-partials ") && last.contains("; host-based "),
-            "{last}"
-        );
+        for m in ["partials", "multicast", "auto"] {
+            assert!(last.contains(&format!("; switchgnn-{m} ")), "{last}");
+        }
+        assert!(last.contains("; host-based "), "{last}");
         let runs = report["runs"].as_array().unwrap();
         let modes: Vec<&str> = runs.iter().map(|r| r["mode"].as_str().unwrap()).collect();
-        assert_eq!(modes, ["switchgnn", "switchgnn-partials", "host-based"]);
-        // One pass per partial: the switch never recirculates a partials plan.
         assert_eq!(
-            runs[1]["switch"]["recirculated"], 0,
-            "{}",
-            runs[1]["switch"]
+            modes,
+            [
+                "switchgnn",
+                "switchgnn-partials",
+                "switchgnn-multicast",
+                "switchgnn-auto",
+                "host-based"
+            ]
         );
-        assert!(runs[0]["switch"]["recirculated"].as_u64().unwrap() > 0);
+        let sw = |i: usize, k: &str| runs[i]["switch"][k].as_u64().unwrap();
+        assert!(sw(0, "recirculated") > 0);
+        // One pass per partial; multicast replicates in the arrival pass: neither recirculates.
+        assert_eq!(sw(1, "recirculated"), 0, "{}", runs[1]["switch"]);
+        assert_eq!(sw(2, "recirculated"), 0, "{}", runs[2]["switch"]);
+        assert_eq!(sw(2, "aggregated"), 0, "multicast sums on the hosts");
+        assert!(sw(2, "delivered") > 0 && sw(1, "aggregated") > 0);
     }
     let (ok, last, _) = testbed(&["--aggregate", "partials,partials"]);
     assert!(

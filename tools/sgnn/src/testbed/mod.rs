@@ -90,10 +90,12 @@ pub struct TestbedArgs {
     /// with `p4c`; found on PATH or through SIMPLE_SWITCH_GRPC / P4C; implies --net veth).
     #[arg(long, value_enum, default_value = "softswitch")]
     pub switch: SwitchKind,
-    /// How the plan delivers the sums, one run each, side by side (comma-separated):
-    /// `paper` (the paper's per-edge blocks; its run is named `switchgnn`) and `partials`
-    /// (every sender pre-aggregates, one pass per partial in the switch; its run is named
-    /// `switchgnn-partials`). See `switch-ctl plan --help`.
+    /// How the plan delivers the sums, one run each, side by side (comma-separated): `paper`
+    /// (the paper's per-edge blocks; its run is named `switchgnn`), `partials` (senders
+    /// pre-aggregate, one pass per partial), `multicast` (raw vertices replicated by the
+    /// switch, summed by the receivers) and `auto` (the planner's per-pair mix under the
+    /// default switch profile); the others' runs are named `switchgnn-MODE`. See
+    /// `switch-ctl plan --help`.
     #[arg(long, value_name = "MODE[,MODE]", default_value = "paper", value_delimiter = ',', value_parser = parse_aggregate)]
     pub aggregate: Vec<AggregateMode>,
     /// Output directory: plan, logs, sums, stats and report.json.
@@ -239,7 +241,7 @@ fn check_args(a: &TestbedArgs) -> Result<()> {
         bail!("--layers must be at least 1");
     }
     if a.aggregate.is_empty() {
-        bail!("--aggregate needs at least one of paper, partials");
+        bail!("--aggregate needs at least one of paper, partials, multicast, auto");
     }
     for (i, m) in a.aggregate.iter().enumerate() {
         if a.aggregate[..i].contains(m) {

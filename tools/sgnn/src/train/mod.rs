@@ -98,8 +98,9 @@ pub struct TrainArgs {
     #[arg(long, default_value = "4MB")]
     switch_mem: String,
     /// How the plan delivers the sums of `--mode switchgnn`: paper (per-edge aggregation, the
-    /// paper's design) or partials (senders pre-aggregate; one pass per partial), as
-    /// `switch-ctl plan --aggregate`.
+    /// paper's design), partials (senders pre-aggregate; one pass per partial), multicast
+    /// (raw vertices replicated by the switch) or auto (the planner's mix), as `switch-ctl
+    /// plan --aggregate`.
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
     /// Starting send rate of each daemon, Mbit/s.
