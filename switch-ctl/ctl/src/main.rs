@@ -200,6 +200,7 @@ struct PlanArgs {
     ///    worker that needs it (its packet replication engine; the receivers sum);
     ///  - `auto`: per pair the fastest mix of those (and per-edge sums or vertex covers) under
     ///    the --profile, by the cost model printed below.
+    ///
     /// The plan records the choice; the software switch, bmv2 and the daemons run every one.
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
