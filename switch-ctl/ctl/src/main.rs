@@ -201,7 +201,7 @@ struct PlanArgs {
     ///  - `auto`: per pair the fastest mix of those (and per-edge sums or vertex covers) under
     ///    the --profile, by the cost model printed below.
     ///
-    /// The plan records the choice; the software switch, bmv2 and the daemons run every one.
+    /// The plan records the choice; the switch (software or P4) and the daemons run it.
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
 
