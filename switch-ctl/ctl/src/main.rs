@@ -193,16 +193,16 @@ struct PlanArgs {
     /// How the cross-partition sums are delivered, per ordered pair of workers (q sends, p
     /// receives; docs/planner.md, "Capacity-aware delivery"):
     ///  - `paper`: the paper's per-edge aggregation through recirculation, multi-level blocks
-    ///    (today's plans, bit for bit);
+    ///    (the plans of earlier versions, bit for bit);
     ///  - `partials`: q pre-aggregates its neighbours of each vertex of p and sends one partial
     ///    per (vertex, q), summed in the switch in one pass (no recirculation);
     ///  - `multicast`: each boundary vertex is sent once and the switch replicates it to every
     ///    worker that needs it (its packet replication engine; the receivers sum);
-    ///  - `auto`: per pair the fastest mix of those (and per-edge sums or vertex covers) under
-    ///    the --profile, by the cost model printed below.
+    ///  - `auto` (the default): per pair the fastest mix of those (and per-edge sums or vertex
+    ///    covers) under the --profile, by the cost model printed below.
     ///
     /// The plan records the choice; the switch (software or P4) and the daemons run it.
-    #[arg(long, value_name = "MODE", default_value = "paper", value_parser = parse_aggregate)]
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
 
     /// Switch capacity profile for the predicted times: default (100 Gbit/s links, one
@@ -473,6 +473,13 @@ fn plan(a: &PlanArgs) -> Result<()> {
         seconds: write_s,
         summary: format!("{}", out.display()),
     });
+    for n in &report.notes {
+        eprintln!("note: {n}");
+    }
+    println!(
+        "delivery: {} (switch-ctl plan --aggregate; docs/planner.md)",
+        report.aggregate
+    );
     println!(
         "plan: {} blocks in {} levels, peak {} of {} aggregators, {} boundary vertices, {} cross edges",
         report.blocks.count,

@@ -306,6 +306,7 @@ pub fn make_plan(
         partition: pstats,
         blocks,
         aggregate: plan.manifest.config.aggregate.clone(),
+        notes: Vec::new(),
         planning_seconds,
         peak_rss_bytes: peak_rss_bytes(),
         traffic_bytes,
@@ -367,13 +368,24 @@ pub fn apply_delivery(
     mode: sgnn_plan::delivery::AggregateMode,
     profile: &sgnn_plan::profile::SwitchProfile,
 ) -> Result<Plan, PlanningError> {
-    use sgnn_plan::delivery::{plan_delivery, AggregateMode, PairIndex};
+    use sgnn_plan::delivery::{plan_delivery_with, AggregateMode, PairIndex};
     if mode == AggregateMode::Paper {
         return Ok(plan);
     }
     let idx = PairIndex::new(&plan);
-    let d = plan_delivery(&plan, &idx, mode, profile);
-    let lowered = sgnn_plan::lower::lower(&plan, &d.tables, mode.name())?;
+    let d = plan_delivery_with(&plan, &idx, mode, profile, true);
+    let lowered = match sgnn_plan::lower::lower(&plan, &d.tables, mode.name()) {
+        Ok(p) => p,
+        // Per-edge sums (R) that do not fit the pass limit: the best choice without them.
+        Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
+            report.notes.push(format!(
+                "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
+            ));
+            let d = plan_delivery_with(&plan, &idx, mode, profile, false);
+            sgnn_plan::lower::lower(&plan, &d.tables, mode.name())?
+        }
+        Err(e) => return Err(e.into()),
+    };
     sgnn_plan::verify(&lowered)?;
     report.blocks = block_stats(&lowered);
     report.aggregate = mode.name().to_string();

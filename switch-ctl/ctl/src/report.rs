@@ -95,6 +95,9 @@ pub struct Report {
     /// The `switchgnn` entry of `traffic_bytes` and `blocks` are this delivery's.
     #[serde(default = "paper")]
     pub aggregate: String,
+    /// What the planner had to change from the request, in words (printed by `switch-ctl plan`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Seconds per planning stage, and `total`.
     pub planning_seconds: BTreeMap<String, f64>,
     /// Peak resident memory of the planning process, bytes (Linux VmHWM).

@@ -1226,6 +1226,18 @@ pub fn plan_delivery(
     mode: AggregateMode,
     prof: &SwitchProfile,
 ) -> Planned {
+    plan_delivery_with(plan, idx, mode, prof, true)
+}
+
+/// [`plan_delivery`], with `allow_r = false` keeping `auto` from per-edge sums (`R`): what a
+/// plan falls back to when its `R` choice does not fit the switch's pass limit.
+pub fn plan_delivery_with(
+    plan: &Plan,
+    idx: &PairIndex,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+    allow_r: bool,
+) -> Planned {
     let sizes = Sizes::of(plan);
     let owner = &plan.partition;
     let mut r = match mode {
@@ -1248,7 +1260,11 @@ pub fn plan_delivery(
             owner,
             prof,
             sizes,
-            &[Delivery::M, Delivery::A, Delivery::C, Delivery::R],
+            if allow_r {
+                &[Delivery::M, Delivery::A, Delivery::C, Delivery::R]
+            } else {
+                &[Delivery::M, Delivery::A, Delivery::C]
+            },
             64,
         ),
     };

@@ -94,9 +94,9 @@ pub struct TestbedArgs {
     /// (the paper's per-edge blocks; its run is named `switchgnn`), `partials` (senders
     /// pre-aggregate, one pass per partial), `multicast` (raw vertices replicated by the
     /// switch, summed by the receivers) and `auto` (the planner's per-pair mix under the
-    /// default switch profile); the others' runs are named `switchgnn-MODE`. See
-    /// `switch-ctl plan --help`.
-    #[arg(long, value_name = "MODE[,MODE]", default_value = "paper", value_delimiter = ',', value_parser = parse_aggregate)]
+    /// default switch profile); the others' runs are named `switchgnn-MODE`, and the
+    /// host-based baseline runs on the first one's partition. See `switch-ctl plan --help`.
+    #[arg(long, value_name = "MODE[,MODE]", default_value = "paper,auto", value_delimiter = ',', value_parser = parse_aggregate)]
     pub aggregate: Vec<AggregateMode>,
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]
