@@ -28,6 +28,7 @@ use crate::TransportError;
 /// `dst_id` of the baseline's feature frames and the switch's replicas: "every neighbour of
 /// `src` on the receiver".
 pub use sgnn_wire::ALL_NEIGHBOURS;
+use sgnn_wire::PEER_HELLO;
 /// `dst_id` of the start-up probe (an Ack a worker sends to itself through the switch, which
 /// answers with its plan tag in `src_id`).
 pub use sgnn_wire::PROBE_DST;
@@ -106,6 +107,10 @@ pub struct EngineConfig {
     pub probe: bool,
     /// Interval between probe attempts (ns).
     pub probe_interval_ns: u64,
+    /// After the switch answered the probe, hear from every peer daemon (a hello through the
+    /// switch, `sgnn_wire::PEER_HELLO`) before sending any data: the start barrier, so no
+    /// frame of the first round goes to a daemon that is not running or whose port is not up.
+    pub peer_barrier: bool,
     /// Most fetch requests, and most resent frames, one timer firing sends. A timeout on a
     /// loaded machine is more often a slow peer than a loss: requesting everything missing
     /// at once duplicates what is still in flight, loads the peers further and feeds a
@@ -133,6 +138,7 @@ impl Default for EngineConfig {
             stall_timeout_ns: 30_000_000_000,
             probe: true,
             probe_interval_ns: 100_000_000,
+            peer_barrier: true,
             recovery_window: 256,
             early_buffer_frames: 1 << 16,
             switch_mac: SWITCH_MAC,
@@ -221,7 +227,14 @@ enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Probe {
     Off,
-    Pending { next_at: u64 },
+    /// Waiting for the switch to answer the start-up probe.
+    Pending {
+        next_at: u64,
+    },
+    /// The start barrier: waiting to hear from every peer (`Engine::heard`).
+    Peers {
+        next_at: u64,
+    },
     Done,
 }
 
@@ -255,6 +268,8 @@ pub struct Engine {
     sums: Option<Vec<f32>>,
     last_progress: u64,
     last_heard: Vec<Option<u64>>,
+    /// Start barrier: which workers this one heard a hello from (itself included).
+    heard: Vec<bool>,
     fatal: Option<TransportError>,
 }
 
@@ -293,6 +308,7 @@ impl Engine {
             sums: None,
             last_progress: now,
             last_heard: vec![None; workers],
+            heard: (0..workers).map(|p| p == w as usize).collect(),
             fatal: None,
             cfg,
             view,
@@ -336,9 +352,21 @@ impl Engine {
         }
     }
 
-    /// Whether the start-up probe came back (or is disabled).
+    /// Whether the switch answered the start-up probe (or the probe is disabled). Data waits
+    /// for the start barrier too ([`Engine::peers_ready`]).
     pub fn connected(&self) -> bool {
         !matches!(self.probe, Probe::Pending { .. })
+    }
+
+    /// Whether the start barrier is over: every peer daemon was heard from (or the barrier
+    /// or the probe is disabled).
+    pub fn peers_ready(&self) -> bool {
+        !self.probing()
+    }
+
+    /// Before the start checks are done only Control frames leave.
+    fn probing(&self) -> bool {
+        matches!(self.probe, Probe::Pending { .. } | Probe::Peers { .. })
     }
 
     /// Whether a round is running.
@@ -346,7 +374,7 @@ impl Engine {
         matches!(
             self.phase,
             Phase::Block(_) | Phase::Host(_) | Phase::Finishing { .. }
-        ) || matches!(self.probe, Probe::Pending { .. })
+        ) || self.probing()
     }
 
     /// A fatal error, once: the worker cannot go on.
@@ -559,6 +587,18 @@ impl Engine {
                 };
             }
         }
+        if let Probe::Peers { next_at } = self.probe {
+            if now >= next_at {
+                for w in 0..self.view.workers {
+                    if !self.heard[w as usize] {
+                        self.send_hello(w, false);
+                    }
+                }
+                self.probe = Probe::Peers {
+                    next_at: now + self.cfg.probe_interval_ns,
+                };
+            }
+        }
         for class in TrafficClass::ALL {
             if class == TrafficClass::Data {
                 break;
@@ -566,8 +606,9 @@ impl Engine {
             let Some(len) = self.queues[class.index()].front().map(|f| f.len()) else {
                 continue;
             };
-            if matches!(self.probe, Probe::Pending { .. }) {
-                // Until the switch answered, only the probe leaves (a Control frame).
+            if self.probing() {
+                // Until the switch answered and every peer was heard from, only the probe and
+                // the hellos leave (Control frames).
                 if class != TrafficClass::Control {
                     return None;
                 }
@@ -581,7 +622,7 @@ impl Engine {
             self.stats.sent.get_mut(class).add(f.len());
             return Some((class, f));
         }
-        if matches!(self.probe, Probe::Pending { .. }) {
+        if self.probing() {
             return None;
         }
         if self.queues[TrafficClass::Data.index()].is_empty() {
@@ -682,11 +723,11 @@ impl Engine {
     pub fn poll_timeout(&self, now: u64) -> Option<u64> {
         let mut t: Option<u64> = None;
         let mut at = |x: u64| t = Some(t.map_or(x, |y: u64| y.min(x)));
-        if let Probe::Pending { next_at } = self.probe {
+        if let Probe::Pending { next_at } | Probe::Peers { next_at } = self.probe {
             at(next_at);
         }
         // The next frame to send.
-        let probing = matches!(self.probe, Probe::Pending { .. });
+        let probing = self.probing();
         let next_len = TrafficClass::ALL
             .iter()
             .filter(|c| !probing || **c == TrafficClass::Control)
@@ -1129,6 +1170,9 @@ impl Engine {
         if s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST {
             return self.handle_probe(now, &s);
         }
+        if s.packet_type == PacketType::Ack && s.dst_id == PEER_HELLO {
+            return self.handle_hello(now, &s);
+        }
         if s.packet_type == PacketType::BlockAdvance
             && self.cfg.mode == Mode::HostBased
             && matches!(self.phase, Phase::Finishing { .. })
@@ -1216,12 +1260,56 @@ impl Engine {
             return;
         }
         if matches!(self.probe, Probe::Pending { .. }) {
-            self.probe = Probe::Done;
+            self.probe = if self.cfg.peer_barrier {
+                Probe::Peers { next_at: now }
+            } else {
+                Probe::Done
+            };
             self.last_progress = now;
             self.queues[TrafficClass::Control.index()].retain(|f| {
                 !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PROBE_DST && r.sgnn.packet_type == PacketType::Ack)
             });
+            self.check_peers(now);
         }
+    }
+
+    /// A peer's hello (segment 0, answered) or its answer (segment 1): the peer is up.
+    fn handle_hello(&mut self, now: u64, s: &Repr) {
+        let w = s.worker_id as usize;
+        if w >= self.heard.len() || w == self.view.worker as usize {
+            self.stats.unexpected += 1;
+            return;
+        }
+        self.stats.peer_hellos += 1;
+        if s.segment == 0 {
+            // Always answered, also after our own barrier: a peer that starts late must hear
+            // from us.
+            self.send_hello(w as u16, true);
+        }
+        if !self.heard[w] {
+            self.heard[w] = true;
+            self.check_peers(now);
+        }
+    }
+
+    /// Ends the start barrier once every peer was heard from.
+    fn check_peers(&mut self, now: u64) {
+        if matches!(self.probe, Probe::Peers { .. }) && self.heard.iter().all(|&h| h) {
+            self.probe = Probe::Done;
+            self.last_progress = now;
+            self.queues[TrafficClass::Control.index()].retain(|f| {
+                !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PEER_HELLO && r.sgnn.packet_type == PacketType::Ack && r.sgnn.segment == 0)
+            });
+        }
+    }
+
+    fn send_hello(&mut self, to: u16, answer: bool) {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = self.view.worker;
+        s.dst_id = PEER_HELLO;
+        s.src_id = to as u32;
+        s.segment = answer as u16;
+        self.emit(TrafficClass::Control, worker_ip(to), s, None);
     }
 
     fn dispatch(&mut self, now: u64, s: &Repr, lanes: Option<&[i32; LANES]>) {
@@ -1589,6 +1677,20 @@ impl Engine {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        if matches!(self.probe, Probe::Peers { .. }) {
+            let missing: Vec<String> = (0..self.heard.len())
+                .filter(|&p| !self.heard[p])
+                .map(|p| p.to_string())
+                .collect();
+            let who = if missing.len() == 1 {
+                format!("worker {}", missing[0])
+            } else {
+                format!("workers {}", missing.join(", "))
+            };
+            return format!(
+                "worker {w}: the switch answered, but {who} never answered this daemon's start hello for {secs:.1} s (not running, or its port is down): start every daemon of the plan (one per worker id), and check that the switch forwards between their ports",
+            );
+        }
         if matches!(self.probe, Probe::Pending { .. }) {
             return format!(
                 "worker {w}: no answer from the switch to the start-up probe for {secs:.1} s: check that the switch is running and that this daemon is its port {w} (UDP: --switch is the switch's listen address and its worker list has this daemon's address as worker {w}; AF_PACKET or DPDK: this daemon's interface or ethdev leads to the switch's port {w})"

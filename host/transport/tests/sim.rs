@@ -88,6 +88,11 @@ struct Sim {
     drop_advances_to: Option<(u16, usize)>,
     /// Frames injected (from nowhere: forged or stray) when this round starts.
     inject: Option<(usize, Vec<Injected>)>,
+    /// Worker w's daemon starts at this virtual time: before it, it is not polled and frames
+    /// to it are lost (a port that is not up yet).
+    start_at: Vec<u64>,
+    /// Types of the frames lost that way.
+    lost_before_start: Vec<PacketType>,
 }
 
 impl Sim {
@@ -130,7 +135,13 @@ impl Sim {
             now: 0,
             drop_advances_to: None,
             inject: None,
+            start_at: vec![0; workers as usize],
+            lost_before_start: Vec::new(),
         }
+    }
+
+    fn up(&self, w: usize) -> bool {
+        self.alive[w] && self.now >= self.start_at[w]
     }
 
     fn send(&mut self, to: To, frame: Vec<u8>) {
@@ -161,7 +172,7 @@ impl Sim {
         loop {
             // Transmit and fire timers at `now`.
             for w in 0..self.engines.len() {
-                if !self.alive[w] {
+                if !self.up(w) {
                     continue;
                 }
                 if let Err(e) = self.engines[w].handle_timeout(self.now) {
@@ -179,10 +190,13 @@ impl Sim {
             }
             let mut next = self.heap.peek().map(|Reverse((t, ..))| *t);
             for w in 0..self.engines.len() {
-                if self.alive[w] {
+                if self.up(w) {
                     if let Some(t) = self.engines[w].poll_timeout(self.now) {
                         next = Some(next.map_or(t, |n: u64| n.min(t)));
                     }
+                } else if self.alive[w] {
+                    let t = self.start_at[w];
+                    next = Some(next.map_or(t, |n: u64| n.min(t)));
                 }
             }
             let next = next.expect("something to wait for");
@@ -214,8 +228,12 @@ impl Sim {
                         }
                     }
                     To::Host(w) => {
-                        if self.alive[w as usize] {
+                        if self.up(w as usize) {
                             self.engines[w as usize].handle_frame(self.now, &frame);
+                        } else if self.alive[w as usize] {
+                            if let Ok((r, _)) = FrameRepr::parse(&frame) {
+                                self.lost_before_start.push(r.sgnn.packet_type);
+                            }
                         }
                     }
                 }
@@ -766,4 +784,36 @@ fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
             "5% loss must need recovery, and fetched partials are answered by their senders"
         );
     }
+}
+
+#[test]
+fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
+    // Worker 2 starts 30 ms after the others (its port is down until then).
+    let run = |cfg: EngineConfig| {
+        run_and_check_with(small_plan(), cfg, QUIET, 64, 2, |sim| {
+            sim.start_at[2] = 30_000_000;
+        })
+    };
+    // With the barrier only hellos reach the dead port, and nothing needs recovery.
+    let (stats, sim) = run(quick_cfg());
+    assert!(
+        !sim.lost_before_start.is_empty()
+            && sim.lost_before_start.iter().all(|&t| t == PacketType::Ack),
+        "{:?}",
+        sim.lost_before_start
+    );
+    assert!(stats
+        .iter()
+        .all(|s| s.fetches_sent == 0 && s.peer_hellos >= 3));
+    // Without it the others exchange into the dead port, and round 0 must recover.
+    let (stats, sim) = run(EngineConfig {
+        peer_barrier: false,
+        ..quick_cfg()
+    });
+    assert!(
+        sim.lost_before_start.iter().any(|&t| t != PacketType::Ack),
+        "{:?}",
+        sim.lost_before_start
+    );
+    assert!(stats.iter().map(|s| s.fetches_sent).sum::<u64>() > 0);
 }

@@ -25,6 +25,10 @@ pub const VERSION: u8 = 1;
 /// (`switch_config`'s `plan_tag`, 0 if none) into its `src_id`, so the daemon can refuse to
 /// run against a switch loaded with another plan (docs/switch-interface.md, "Plan tag").
 pub const PROBE_DST: u32 = u32::MAX;
+/// `dst_id` of a daemon's start barrier hello: an Ack to a peer worker (forwarded by IP like
+/// any Ack), `segment` 0 for a hello, 1 for the answer. A daemon sends no data before it heard
+/// from every peer, so no frame of round 0 goes to a daemon whose port is not up yet.
+pub const PEER_HELLO: u32 = u32::MAX - 1;
 /// `dst_id` of a raw feature frame meant for every neighbour of its `src_id` on the receiving
 /// worker: the host-based baseline's frames, and the switch's replicas of a replicated raw
 /// vertex (`replicate` action, docs/switch-interface.md).

@@ -106,6 +106,40 @@ fn every_delivery_runs_exact_beside_the_paper_plan_under_loss() {
 }
 
 #[test]
+fn rounds_report_memory_and_no_busy_aggregator_at_the_end() {
+    let (ok, last, err, report) = testbed_report(&[
+        "--rounds",
+        "6",
+        "--loss",
+        "0.01",
+        "--aggregate",
+        "paper,auto",
+        "--no-baseline",
+    ]);
+    assert!(
+        ok && last.starts_with("verified: 4 workers x 6 rounds exact"),
+        "{last}\n{err}"
+    );
+    assert!(err.contains("memory MiB"), "{err}");
+    for run in report["runs"].as_array().unwrap() {
+        let rss = run["rss_kib"].as_array().unwrap();
+        let names: Vec<&str> = rss.iter().map(|r| r["process"].as_str().unwrap()).collect();
+        assert_eq!(names, ["switch", "w0", "w1", "w2", "w3"]);
+        for r in rss {
+            let (l, m) = (r["last"].as_u64().unwrap(), r["max"].as_u64().unwrap());
+            assert!(l > 0 && m >= l, "{r}");
+        }
+        assert_eq!(run["switch"]["busy_aggregators"], 0, "{}", run["switch"]);
+        assert!(run["switch"]["stale_aggregators"].is_u64());
+    }
+    let (ok, last, _) = testbed(&["--rounds", "5"]);
+    assert!(
+        !ok && last.contains("--rounds 5: must be a positive even number"),
+        "{last}"
+    );
+}
+
+#[test]
 fn exact_sums_under_duplication_and_reordering() {
     let (ok, last, err) = testbed(&[
         "--layers",

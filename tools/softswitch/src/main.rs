@@ -402,6 +402,11 @@ fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) ->
             .collect::<serde_json::Map<_, _>>()
             .into();
     }
+    // Aggregators holding a sum of the block being exchanged, and ones left holding an
+    // older round's or block's (a leftover of loss, reclaimed on their next use).
+    let (busy, stale) = p.aggregators_in_use();
+    v["busy_aggregators"] = busy.into();
+    v["stale_aggregators"] = stale.into();
     v["tx_errors"] = dp.tx_errors.into();
     v["queue_drops"] = dp.queue_drops.into();
     v["max_queue_depth"] = dp.max_queue_depth.into();

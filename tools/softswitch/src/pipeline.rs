@@ -298,6 +298,24 @@ impl Pipeline {
             .count()
     }
 
+    /// Aggregators not free, as (busy, stale): busy ones belong to the round and block being
+    /// exchanged; stale ones were left active or bypassed by an earlier round or block (a
+    /// contribution lost for good, its sum recovered by the hosts) and are reclaimed when the
+    /// plan uses them again. A finished run leaves no busy aggregator.
+    pub fn aggregators_in_use(&self) -> (usize, usize) {
+        let now = tag(self.regs.sync_round, self.regs.sync_block);
+        let mut busy = 0;
+        let mut stale = 0;
+        for (&s, &t) in self.regs.agg_state.iter().zip(&self.regs.agg_tag) {
+            match s {
+                agg_state::FREE => {}
+                _ if t == now => busy += 1,
+                _ => stale += 1,
+            }
+        }
+        (busy, stale)
+    }
+
     fn drop_simulated(&mut self) -> bool {
         self.regs.drop_seen = self.regs.drop_seen.wrapping_add(1);
         if self.config.drop_every > 0 && self.regs.drop_seen as u64 >= self.config.drop_every {

@@ -286,6 +286,11 @@ impl Cluster {
 
     /// Stops the switch (the software switch writes its counters as it exits; bmv2's are read
     /// over P4Runtime), removes the fabric, and returns the switch's counters.
+    /// The switch's process index in the supervisor (bmv2 or the software switch).
+    pub fn switch_process(&self) -> usize {
+        self.switch_index
+    }
+
     pub fn stop(mut self, sup: &Supervisor) -> Result<Value> {
         let workers = self.spec.workers;
         let counters = match self.spec.switch {

@@ -45,6 +45,11 @@ pub struct TestbedArgs {
     /// Layers: L forward rounds, then L backward rounds.
     #[arg(long, default_value_t = 2)]
     pub layers: u32,
+    /// Rounds instead of layers (even: N/2 forward, then N/2 backward), e.g. `--rounds 1000
+    /// --loss 0.01` for a soak run; the report adds every process's memory over the run and
+    /// the switch's aggregators left in use.
+    #[arg(long, value_name = "N", conflicts_with = "layers")]
+    pub rounds: Option<u32>,
     /// Switch aggregator memory, e.g. 256KB, 10MB.
     #[arg(long, default_value = "4MB")]
     pub switch_mem: String,
@@ -137,6 +142,8 @@ pub enum SwitchKind {
 struct ModeRun {
     mode: String,
     seconds: f64,
+    /// Resident memory per process (switch, w0, w1, ...): first, last and largest sample, KiB.
+    rss: Vec<(String, u64, u64, u64)>,
     round_seconds: Vec<f64>,
     switch: Value,
     workers: Vec<Value>,
@@ -239,6 +246,11 @@ fn check_args(a: &TestbedArgs) -> Result<()> {
     }
     if a.layers == 0 {
         bail!("--layers must be at least 1");
+    }
+    if let Some(r) = a.rounds {
+        if r == 0 || r % 2 == 1 {
+            bail!("--rounds {r}: must be a positive even number (N/2 forward rounds, then N/2 backward)");
+        }
     }
     if a.aggregate.is_empty() {
         bail!("--aggregate needs at least one of paper, partials, multicast, auto");
@@ -343,6 +355,11 @@ fn count_rounds(log: &Path) -> usize {
 }
 
 impl TestbedArgs {
+    /// Layers run: `--layers`, or half of `--rounds`.
+    pub fn layer_count(&self) -> u32 {
+        self.rounds.map_or(self.layers, |r| r / 2)
+    }
+
     /// Where and how the cluster runs.
     pub fn cluster_spec(&self) -> ClusterSpec {
         ClusterSpec {
@@ -370,14 +387,14 @@ fn run_mode(
 ) -> Result<ModeRun> {
     std::fs::create_dir_all(out.join("sums"))?;
     let workers = a.workers as usize;
-    let rounds = 2 * a.layers as usize;
+    let rounds = 2 * a.layer_count() as usize;
     let cluster = Cluster::start(&a.cluster_spec(), sup, plan_dir, label, out)?;
     let started = Instant::now();
-    let mut ws = Vec::new();
+    let mut ws: Vec<(usize, PathBuf)> = Vec::new();
     for w in 0..workers {
         let extra: Vec<String> = vec![
             "--layers".into(),
-            a.layers.to_string(),
+            a.layer_count().to_string(),
             "--feature-dim".into(),
             a.feature_dim.to_string(),
             "--seed".into(),
@@ -401,7 +418,36 @@ fn run_mode(
     let mut killed = false;
     let limit = Duration::from_secs_f64(a.timeout * (rounds as f64 + 2.0) + 30.0);
     let mut failures = Vec::new();
+    // Memory of every process, sampled every half second: (first, last, max) KiB.
+    let mut watched: Vec<(String, u32)> =
+        vec![("switch".into(), sup.pid(cluster.switch_process()))];
+    watched.extend(
+        ws.iter()
+            .enumerate()
+            .map(|(w, (i, _))| (format!("w{w}"), sup.pid(*i))),
+    );
+    let mut rss: Vec<Option<(u64, u64, u64)>> = vec![None; watched.len()];
+    let mut next_sample = Instant::now();
+    let mut warm_seen = vec![false; watched.len()];
     loop {
+        if Instant::now() >= next_sample {
+            next_sample += Duration::from_millis(500);
+            // The first sample that counts is the first after a second of running (the
+            // processes have loaded the plan and started exchanging by then), unless the run
+            // is shorter.
+            let warm = started.elapsed() >= Duration::from_secs(1);
+            for (k, (_, pid)) in watched.iter().enumerate() {
+                if let Some(kib) = procs::rss_kib(*pid) {
+                    let e = rss[k].get_or_insert((kib, kib, kib));
+                    if warm && !warm_seen[k] {
+                        warm_seen[k] = true;
+                        *e = (kib, kib, kib);
+                    }
+                    e.1 = kib;
+                    e.2 = e.2.max(kib);
+                }
+            }
+        }
         if INTERRUPTED.load(Ordering::SeqCst) {
             bar.abandon();
             bail!("interrupted (Ctrl-C); every process was stopped");
@@ -478,9 +524,15 @@ fn run_mode(
             }
         }
     }
+    let rss = watched
+        .iter()
+        .zip(rss)
+        .filter_map(|((name, _), r)| r.map(|(f, l, m)| (name.clone(), f, l, m)))
+        .collect();
     Ok(ModeRun {
         mode: label.to_string(),
         seconds,
+        rss,
         round_seconds,
         switch,
         workers: workers_json,
@@ -557,7 +609,7 @@ fn verify(plan: &Plan, a: &TestbedArgs, out: &Path) -> Result<u64> {
     let mut round = 0usize;
     for (seed, _) in [(a.seed, "forward"), (a.seed.wrapping_add(1), "backward")] {
         let mut x = Features::random(n, dim, seed).data;
-        for _ in 0..a.layers {
+        for _ in 0..a.layer_count() {
             let want = reference_sums(&plan.graph, fixed, dim, &x);
             for w in 0..a.workers {
                 let vp = out.join(format!("sums/w{w:03}_vertices.npy"));
@@ -669,6 +721,7 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
             "fetches": r.worker_sum("fetches_sent"),
             "ecn_marks": r.worker_sum("ecn_marks"),
             "switch": r.switch,
+            "rss_kib": r.rss.iter().map(|(n, f, l, m)| json!({"process": n, "first": f, "last": l, "max": m})).collect::<Vec<_>>(),
         }));
     }
     eprintln!("\n{table}");
@@ -680,11 +733,37 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
             .collect();
         eprintln!("{} links: {}", r.mode, links.join(", "));
     }
+    for r in &runs {
+        let mem: Vec<String> = r
+            .rss
+            .iter()
+            .map(|(n, f, l, m)| {
+                format!(
+                    "{n} {:.1}->{:.1} (max {:.1})",
+                    *f as f64 / 1024.0,
+                    *l as f64 / 1024.0,
+                    *m as f64 / 1024.0
+                )
+            })
+            .collect();
+        let aggs = match (
+            r.switch["busy_aggregators"].as_u64(),
+            r.switch["stale_aggregators"].as_u64(),
+        ) {
+            (Some(b), Some(s)) => format!("; aggregators left busy {b}, stale {s}"),
+            _ => String::new(),
+        };
+        eprintln!(
+            "{} memory MiB (after 1 s -> at the end): {}{aggs}",
+            r.mode,
+            mem.join(", ")
+        );
+    }
     let report = json!({
         "graph": a.graph,
         "workers": a.workers,
         "feature_dim": a.feature_dim,
-        "layers": a.layers,
+        "layers": a.layer_count(),
         "blocks": plan.blocks.len(),
         "loss": a.loss, "reorder": a.reorder, "duplicate": a.duplicate,
         "values_checked": checked,
@@ -703,7 +782,7 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     let mut summary = format!(
         "{} workers x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
         a.workers,
-        2 * a.layers,
+        2 * a.layer_count(),
         checked,
         sg.mode,
         per_layer(sg),

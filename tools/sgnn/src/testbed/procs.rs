@@ -69,6 +69,11 @@ impl Supervisor {
             .flatten()
     }
 
+    /// Process `i`'s operating-system process id.
+    pub fn pid(&self, i: usize) -> u32 {
+        self.procs.lock().unwrap()[i].child.id()
+    }
+
     /// Closes process `i`'s stdin (the software switch exits on that).
     pub fn close_stdin(&self, i: usize) {
         self.procs.lock().unwrap()[i].child.stdin.take();
@@ -163,4 +168,13 @@ pub fn binary(name: &str, env: &str) -> anyhow::Result<PathBuf> {
         "cannot find `{name}` next to {}; build the workspace first (`cargo build --release --workspace`) or set {env}",
         exe.display()
     )
+}
+
+/// Resident memory of process `pid` in KiB (`VmRSS` of /proc/PID/status), if it is running.
+pub fn rss_kib(pid: u32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
 }
