@@ -817,3 +817,31 @@ fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
     );
     assert!(stats.iter().map(|s| s.fetches_sent).sum::<u64>() > 0);
 }
+
+/// A property over random fault schedules: for every seed, a random loss, duplication and
+/// reordering rate, the paper's plan and the auto plan end exact (checked by
+/// `run_and_check`) and leave no aggregator busy with the block the switch is at.
+#[test]
+fn random_fault_schedules_end_exact_with_no_busy_aggregator() {
+    let plans = [
+        small_plan(),
+        delivery_plan(sgnn_plan::delivery::AggregateMode::Auto),
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    for seed in 1..=12u64 {
+        let chan = Channel {
+            drop: rng.gen_range(0.0..0.2),
+            dup: rng.gen_range(0.0..0.1),
+            jitter: rng.gen_range(0..100_000),
+            seed,
+        };
+        let p = plans[seed as usize % 2].clone();
+        let (_, sim) = run_and_check(p, quick_cfg(), chan, 40, 2);
+        let (busy, _stale) = sim.sw.aggregators_in_use();
+        assert_eq!(
+            busy, 0,
+            "seed {seed}: drop {:.3}, dup {:.3}, jitter {}",
+            chan.drop, chan.dup, chan.jitter
+        );
+    }
+}
