@@ -348,10 +348,17 @@ pub fn block_stats(plan: &Plan) -> BlockStats {
             .map(|b| b.max_passes())
             .max()
             .unwrap_or(0),
+        // Every pass after a source's first; a replicated vertex's first pass replicates it
+        // and its per-edge rows follow (a replicated vertex may have none).
         recirculations: plan
             .blocks
             .iter()
-            .map(|b| b.num_contributions() - b.sources.len() as u64)
+            .flat_map(|b| {
+                (0..b.sources.len()).map(move |i| {
+                    let wire = b.passes(i).len() + !plan.replicas(b.sources[i]).is_empty() as usize;
+                    wire.saturating_sub(1) as u64
+                })
+            })
             .sum(),
         uploads: plan.blocks.iter().map(|b| b.sources.len() as u64).sum(),
     }

@@ -1,0 +1,54 @@
+//! Fuzzes the software switch's `Pipeline` with a loaded plan (the paper's or `auto`):
+//! arbitrary sequences of frames from any port, built from fuzzer-chosen header fields. It
+//! must never panic, never count more aggregators in use than it has, and every frame it
+//! emits must parse.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
+use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+
+#[path = "common.rs"]
+mod common;
+
+fuzz_target!(|input: (bool, Vec<common::Op>)| {
+    let (which, ops) = input;
+    let plan = &common::plans()[which as usize];
+    let workers = plan.workers() as u16;
+    let ports: Vec<WorkerPort> = (0..workers)
+        .map(|w| WorkerPort {
+            port: w,
+            mac: worker_mac(w),
+            ip: worker_ip(w),
+        })
+        .collect();
+    let mut sw = Pipeline::new(
+        SwitchConfig {
+            aggregators: plan.manifest.aggregators as u32,
+            workers,
+            blocks_per_round: plan.blocks.len() as u16,
+            plan_tag: plan.tag(),
+            mac: SWITCH_MAC,
+            ip: SWITCH_IP,
+            ..SwitchConfig::default()
+        },
+        Tables::from_plan(plan, &ports),
+    );
+    let mut out = Vec::new();
+    for op in ops.iter().take(512) {
+        let from = op.port as u16 % (workers + 1);
+        let to = worker_ip((op.dst % workers as u32) as u16);
+        let frame = op.frame(plan, Some(from), if op.kind & 0x80 != 0 { to } else { SWITCH_IP });
+        out.clear();
+        sw.process(from, &frame, &mut out);
+        for e in &out {
+            assert!(e.port < workers + 1, "emitted on port {}", e.port);
+            if e.frame.len() > 14 + 20 && e.frame[14 + 9] == sgnn_wire::IP_PROTO_SWITCHGNN {
+                sgnn_wire::FrameRepr::parse(&e.frame).expect("an emitted frame parses");
+            }
+        }
+    }
+    let (busy, stale) = sw.aggregators_in_use();
+    assert!(busy + stale <= plan.manifest.aggregators as usize);
+    assert_eq!(sw.counters.rx, ops.len().min(512) as u64);
+});
