@@ -3,7 +3,7 @@
 //! time steps. It must never panic, and every frame it then sends must parse.
 #![no_main]
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
@@ -16,7 +16,14 @@ mod common;
 fuzz_target!(|input: (bool, bool, Vec<common::Op>)| {
     let (which, host_based, ops) = input;
     let plan = &common::plans()[which as usize];
-    let view = Arc::new(WorkerView::new(plan, 1, None).expect("view"));
+    // Worker 1's view of each plan, built once.
+    static VIEWS: OnceLock<[Arc<WorkerView>; 2]> = OnceLock::new();
+    let views = VIEWS.get_or_init(|| {
+        let p = common::plans();
+        let v = |p: &sgnn_plan::Plan| Arc::new(WorkerView::new(p, 1, None).expect("view"));
+        [v(&p[0]), v(&p[1])]
+    });
+    let view = views[which as usize].clone();
     let cfg = EngineConfig {
         mode: if host_based {
             Mode::HostBased
@@ -38,8 +45,9 @@ fuzz_target!(|input: (bool, bool, Vec<common::Op>)| {
         } else {
             Some((op.port as u16 / 2) % 3)
         };
-        let frame = op.frame(plan, from, worker_ip(1));
-        e.handle_frame(now, &frame);
+        if let Some(frame) = op.frame(plan, from, worker_ip(1)) {
+            e.handle_frame(now, &frame);
+        }
         let _ = e.handle_timeout(now);
         while let Some((_, f)) = e.poll_transmit(now) {
             sgnn_wire::FrameRepr::parse(&f).expect("a sent frame parses");
