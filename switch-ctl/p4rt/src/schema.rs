@@ -190,11 +190,6 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
             ],
         ),
         action(3, "set_worker", &[("port", 9)]),
-        action(
-            8,
-            "replicate",
-            &[("group", 16), ("more", 1), ("seen_base", 32)],
-        ),
         action(4, "forward", &[("port", 9)]),
         action(5, "set_priority", &[("queue", 3)]),
         action(6, "set_worker_addr", &[("mac", 48), ("ip", 32)]),
@@ -211,6 +206,11 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
                 ("switch_ip", 32),
                 ("plan_tag", 32),
             ],
+        ),
+        action(
+            8,
+            "replicate",
+            &[("group", 16), ("more", 1), ("seen_base", 32)],
         ),
         cfg::Action {
             preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
