@@ -431,10 +431,8 @@ pub fn drop_simulator() -> Scenario {
 /// A small graph re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`).
 fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u64) -> Plan {
     let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", workers, mem, 32, 256);
-    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
     let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
-    let d = sgnn_plan::delivery::plan_delivery(&paper, &idx, mode, &prof);
-    let plan = sgnn_plan::lower::lower(&paper, &d.tables, mode.name()).expect("lowered");
+    let (plan, _) = sgnn_plan::lower::deliver(&paper, mode, &prof).expect("lowered");
     sgnn_plan::verify(&plan).expect("delivery plan verifies");
     plan
 }

@@ -690,11 +690,8 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
 /// [`small_plan`] re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`), with
 /// the same memory.
 fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode) -> Plan {
-    let paper = small_plan();
-    let idx = sgnn_plan::delivery::PairIndex::new(&paper);
     let prof = sgnn_plan::profile::SwitchProfile::named("default").unwrap();
-    let d = sgnn_plan::delivery::plan_delivery(&paper, &idx, mode, &prof);
-    let p = sgnn_plan::lower::lower(&paper, &d.tables, mode.name()).unwrap();
+    let (p, _) = sgnn_plan::lower::deliver(&small_plan(), mode, &prof).unwrap();
     sgnn_plan::verify(&p).unwrap();
     p
 }

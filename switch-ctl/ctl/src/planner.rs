@@ -366,33 +366,20 @@ pub fn block_stats(plan: &Plan) -> BlockStats {
 
 /// Re-plans how `plan`'s cross-partition sums are delivered (`switch-ctl plan --aggregate`):
 /// `paper` returns `plan` as it is; `partials`, `multicast` and `auto` choose the delivery of
-/// every pair under `profile` ([`sgnn_plan::delivery::plan_delivery`]), lower it to blocks,
-/// partials and replication sets ([`sgnn_plan::lower::lower`]) and verify the result. The report's blocks, traffic and
-/// delivery name follow the returned plan.
+/// every pair under `profile` and lower it to blocks, partials and replication sets
+/// ([`sgnn_plan::lower::deliver`]), then verify the result. The report's blocks, traffic,
+/// notes and delivery name follow the returned plan.
 pub fn apply_delivery(
     plan: Plan,
     report: &mut Report,
     mode: sgnn_plan::delivery::AggregateMode,
     profile: &sgnn_plan::profile::SwitchProfile,
 ) -> Result<Plan, PlanningError> {
-    use sgnn_plan::delivery::{plan_delivery_with, AggregateMode, PairIndex};
-    if mode == AggregateMode::Paper {
+    if mode == sgnn_plan::delivery::AggregateMode::Paper {
         return Ok(plan);
     }
-    let idx = PairIndex::new(&plan);
-    let d = plan_delivery_with(&plan, &idx, mode, profile, true);
-    let lowered = match sgnn_plan::lower::lower(&plan, &d.tables, mode.name()) {
-        Ok(p) => p,
-        // Per-edge sums (R) that do not fit the pass limit: the best choice without them.
-        Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
-            report.notes.push(format!(
-                "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
-            ));
-            let d = plan_delivery_with(&plan, &idx, mode, profile, false);
-            sgnn_plan::lower::lower(&plan, &d.tables, mode.name())?
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let (lowered, note) = sgnn_plan::lower::deliver(&plan, mode, profile)?;
+    report.notes.extend(note);
     sgnn_plan::verify(&lowered)?;
     report.blocks = block_stats(&lowered);
     report.aggregate = mode.name().to_string();

@@ -16,9 +16,38 @@
 //! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
 //! if any, follow from pass 1 on the recirculation path.
 
-use crate::delivery::Tables;
+use crate::delivery::{plan_delivery_with, AggregateMode, PairIndex, Tables};
 use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED};
+use crate::profile::SwitchProfile;
 use crate::PlanError;
+
+/// `plan` (a paper plan) re-planned with delivery `mode` under `prof` and lowered: the plan the
+/// switch and the daemons run for `switch-ctl plan --aggregate MODE`. `paper` is `plan` itself.
+/// When `auto`'s per-edge sums (R) do not fit the pass limit, the best choice without them,
+/// with a note saying so.
+pub fn deliver(
+    plan: &Plan,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+) -> Result<(Plan, Option<String>), PlanError> {
+    if mode == AggregateMode::Paper {
+        return Ok((plan.clone(), None));
+    }
+    let idx = PairIndex::new(plan);
+    let d = plan_delivery_with(plan, &idx, mode, prof, true);
+    match lower(plan, &d.tables, mode.name()) {
+        Ok(p) => Ok((p, None)),
+        Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
+            let d = plan_delivery_with(plan, &idx, mode, prof, false);
+            let p = lower(plan, &d.tables, mode.name())?;
+            let note = format!(
+                "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
+            );
+            Ok((p, Some(note)))
+        }
+        Err(e) => Err(e),
+    }
+}
 
 /// The plan that runs `tables` (computed for `plan`'s graph and partition), with the delivery
 /// name `aggregate` recorded in its configuration. Blocks, partials and block summaries are
