@@ -13,26 +13,34 @@ use std::path::Path;
 use sgnn_p4rt::proto::p4::config::v1 as cfg;
 use sgnn_p4rt::schema;
 
-fn p4_dir() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../p4/v1model"))
+fn p4_root() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../p4"))
 }
 
-/// The program's text without comments, file by file.
-fn sources() -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = std::fs::read_dir(p4_dir())
-        .unwrap()
+/// The text without comments, file by file, of `p4/common` (the constants every
+/// architecture shares) and of one architecture's directory (`v1model`, `tna`).
+fn sources_of(arch: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = ["common", arch]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(p4_root().join(d)).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "p4"))
         .map(|p| {
             let text = std::fs::read_to_string(&p).unwrap();
+            let dir = p.parent().unwrap().file_name().unwrap().to_string_lossy();
             (
-                p.file_name().unwrap().to_string_lossy().into_owned(),
+                format!("{dir}/{}", p.file_name().unwrap().to_string_lossy()),
                 strip_comments(&text),
             )
         })
         .collect();
     v.sort();
     v
+}
+
+/// The v1model program (bmv2), which the Rust side's P4Info describes.
+fn sources() -> Vec<(String, String)> {
+    sources_of("v1model")
 }
 
 fn strip_comments(s: &str) -> String {
@@ -80,6 +88,10 @@ fn constants(srcs: &[(String, String)]) -> BTreeMap<String, u64> {
             let value = value.trim();
             let n = if let Some(h) = value.strip_prefix("0x") {
                 u64::from_str_radix(h, 16).unwrap()
+            } else if value.chars().all(|c| c.is_ascii_uppercase() || c == '_') {
+                // A size the compiler command line may set (`-DSGNN_AGGREGATORS=N`, TNA):
+                // the `#else` branch's number follows.
+                continue;
             } else {
                 value
                     .parse()
@@ -158,7 +170,28 @@ fn objects(
             let id: u32 = r[..r.find(')').unwrap()].parse().unwrap();
             let decl = r[r.find(')').unwrap() + 1..].trim_start();
             let decl_at = text.len() - decl.len();
-            let obj = if let Some(d) = decl.strip_prefix("register<") {
+            let obj = if let Some(d) = decl.strip_prefix("Register<") {
+                // TNA: Register<T, I>(size) with T bit<W> or int<W>.
+                let t = &d[..d.find(',').unwrap()];
+                let width = width_of(&t.replace("int<", "bit<"));
+                let open = decl_at + "Register".len() + 1 + d.find(">(").unwrap() + 1;
+                Object::Register {
+                    width,
+                    size: size_of(block(text, open), consts),
+                }
+            } else if let Some(d) = decl.strip_prefix("Counter<") {
+                // TNA: Counter<W, I>(size, CounterType_t.UNIT).
+                let open = decl_at + "Counter".len() + 1 + d.find(">(").unwrap() + 1;
+                let args = block(text, open);
+                let (size, unit) = args.split_once(',').unwrap();
+                Object::Counter {
+                    size: size_of(size, consts),
+                    unit: unit
+                        .trim()
+                        .trim_start_matches("CounterType_t.")
+                        .to_lowercase(),
+                }
+            } else if let Some(d) = decl.strip_prefix("register<") {
                 let ty_end = d.find(">>").unwrap();
                 let width = width_of(&format!("{}>", &d[..ty_end]));
                 let open = decl_at + "register<".len() + ty_end + 2;
@@ -415,4 +448,109 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         "P4 and Rust disagree:\n{}",
         diffs.join("\n")
     );
+}
+
+/// What the TNA program (`p4/tna`, Tofino) may declare differently from the v1model one,
+/// object by object, and why (docs/tofino.md, "Design"). Everything else must be equal:
+/// every table with its match fields, every action with its parameters and widths, every
+/// register with its width, every counter with its unit, all under the same name and id.
+/// Sizes may differ where a Tofino's memory is not a bmv2's (`TNA_SIZED`).
+const TNA_DIFFERS: &[(&str, &str)] = &[
+    (
+        "register src_seen",
+        "32 bits, ~(round ++ block): a Tofino register is 8, 16 or 32 bits wide",
+    ),
+    (
+        "register sync_done",
+        "32 bits, ~(round ++ block) of the last report instead of a flag that egress clears",
+    ),
+    (
+        "counter egress_events",
+        "TNA only: a counter belongs to one gress, so egress counts its events here",
+    ),
+];
+const TNA_SIZED: &[&str] = &[
+    "table agg_table",
+    "register src_seen",
+    "register agg_count",
+    "register agg_state",
+    "register agg_tag",
+    "register agg_ecn",
+];
+
+fn without_size(o: &Object) -> Object {
+    match o.clone() {
+        Object::Table { fields, .. } => Object::Table { size: 0, fields },
+        Object::Register { width, .. } => Object::Register { width, size: 0 },
+        other => other,
+    }
+}
+
+#[test]
+fn the_tna_program_declares_what_the_v1model_program_declares() {
+    let v1 = sources_of("v1model");
+    let tna = sources_of("tna");
+    let a = objects(&v1, &constants(&v1));
+    let b = objects(&tna, &constants(&tna));
+    assert!(b.len() > 50, "{} TNA objects parsed", b.len());
+    let differs = |n: &str| TNA_DIFFERS.iter().any(|(k, _)| *k == n);
+    let sized = |n: &str| TNA_SIZED.contains(&n) || n.starts_with("register agg_value_");
+    let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let mut diffs = Vec::new();
+    for n in names {
+        if differs(n) {
+            continue;
+        }
+        match (a.get(n), b.get(n)) {
+            (Some((ia, oa)), Some((ib, ob))) => {
+                let same = if sized(n) {
+                    without_size(oa) == without_size(ob)
+                } else {
+                    oa == ob
+                };
+                if ia != ib || !same {
+                    diffs.push(format!("{n}: v1model @id({ia}) {oa:?}, TNA @id({ib}) {ob:?}"));
+                }
+            }
+            (Some(_), None) => diffs.push(format!("{n}: in the v1model program only")),
+            (None, Some(_)) => diffs.push(format!("{n}: in the TNA program only")),
+            (None, None) => unreachable!(),
+        }
+    }
+    // The listed differences must still exist (or the list is stale).
+    for (n, why) in TNA_DIFFERS {
+        let (x, y) = (a.get(*n), b.get(*n));
+        if x.is_some() && y.is_some() && x == y {
+            diffs.push(format!("{n}: listed as differing ({why}) but equal"));
+        }
+        if y.is_none() {
+            diffs.push(format!("{n}: listed as differing ({why}) but not in the TNA program"));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "the v1model and TNA programs disagree:\n{}",
+        diffs.join("\n")
+    );
+}
+
+#[test]
+fn the_tna_program_shares_the_v1model_constants() {
+    let v1 = constants(&sources_of("v1model"));
+    let tna = constants(&sources_of("tna"));
+    // Everything in p4/common is shared by construction; these must not be redefined.
+    let mut diffs = Vec::new();
+    for name in ["MAX_WORKERS", "EVENT_COUNTERS", "PORTS", "ADVANCE_MCAST_GROUP"] {
+        if v1.get(name) != tna.get(name) {
+            diffs.push(format!("{name}: v1model {:?}, TNA {:?}", v1.get(name), tna.get(name)));
+        }
+    }
+    for (name, v) in &v1 {
+        if name.starts_with("EV_") || name.starts_with("TYPE_") || name.starts_with("INIT_") {
+            if tna.get(name) != Some(v) {
+                diffs.push(format!("{name}: v1model {v}, TNA {:?}", tna.get(name)));
+            }
+        }
+    }
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

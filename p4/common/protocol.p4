@@ -1,0 +1,93 @@
+/* protocol.p4: the constants every SwitchGNN data plane shares (v1model for bmv2 in
+ * p4/v1model, TNA for Tofino in p4/tna): the wire protocol's code points, switch_config's
+ * initial values, the shared table sizes, the aggregator states and the event counter order.
+ * Each architecture's config.p4 includes this file and adds what only it has (the aggregator
+ * count and table sizes its memory allows, clone sessions, recirculation ports).
+ * bmv2-tests/tests/p4_source.rs checks every value here against the Rust side. */
+#ifndef SGNN_PROTOCOL_P4
+#define SGNN_PROTOCOL_P4
+
+/* ---- sizes every architecture shares (docs/switch-interface.md, "config.p4 sizes") ---- */
+const bit<32> MAX_WORKERS    = 256;     // sync_done slots, worker_table / worker_addr entries
+const bit<32> IPV4_FORWARD_SIZE  = 1024;
+const bit<32> DSCP_PRIORITY_SIZE = 64;
+const bit<32> EVENT_COUNTERS = 32;      // events[] (26 used, below)
+const bit<32> PORTS          = 512;     // port_rx / port_tx (every 9-bit port)
+
+/* ---- switch_config: the initial default action (docs/switch-interface.md, table 6) ---- */
+const bit<16> INIT_WORKERS          = 0;
+const bit<16> INIT_BLOCKS_PER_ROUND = 1;
+const bit<32> INIT_ECN_THRESHOLD    = 0xffffffff;   // never marks
+const bit<32> INIT_DROP_EVERY       = 0;            // off
+const bit<32> INIT_DROP_PROB        = 0;            // off
+const bit<48> INIT_SWITCH_MAC       = 0x02000000fffe; // 02:00:00:00:ff:fe
+const bit<32> INIT_SWITCH_IP        = 0x0a0000fe;     // 10.0.0.254
+const bit<32> INIT_PLAN_TAG         = 0;              // no plan loaded
+/* dst_id of a daemon's start-up probe (an Ack to itself); the switch answers with
+ * plan_tag in src_id (sgnn_wire::PROBE_DST). */
+const bit<32> PROBE_DST             = 0xffffffff;
+/* dst_id of a replicated raw vertex's copies: every neighbour of src_id on the receiving
+ * worker (sgnn_wire::ALL_NEIGHBOURS; aggregation.p4's replicate). */
+const bit<32> ALL_NEIGHBOURS        = 0xffffffff;
+
+/* ---- packet replication engine ---- */
+const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id
+
+/* ---- wire protocol (docs/protocol.md) ---- */
+const bit<16> ETHERTYPE_IPV4     = 0x0800;
+const bit<8>  IP_PROTO_SWITCHGNN = 253;
+const bit<4>  SGNN_VERSION       = 1;
+const bit<8>  MAX_FRAC_BITS      = 30;
+const bit<16> SGNN_HEADER_LEN    = 24;   // IPv4 payload of a packet without lanes
+const bit<16> SGNN_LANES_LEN     = 152;  // 24 + 32 lanes * 4 bytes
+const bit<16> IPV4_HEADER_LEN    = 20;
+const bit<32> ETHERNET_HEADER_LEN = 14;
+
+typedef bit<4> sgnn_type_t;
+const sgnn_type_t TYPE_DATA          = 0;
+const sgnn_type_t TYPE_RESULT        = 1;
+const sgnn_type_t TYPE_ACK           = 2;
+const sgnn_type_t TYPE_FETCH_REQ     = 3;
+const sgnn_type_t TYPE_BYPASS        = 4;
+const sgnn_type_t TYPE_BLOCK_DONE    = 5;
+const sgnn_type_t TYPE_BLOCK_ADVANCE = 6;
+
+/* ---- agg_state values ---- */
+const bit<8> AGG_FREE     = 0;
+const bit<8> AGG_ACTIVE   = 1;
+const bit<8> AGG_BYPASSED = 2;
+
+/* ---- switch-originated IPv4 header (softswitch::Pipeline::send_to_worker) ---- */
+const bit<8> SWITCH_TTL      = 64;
+const bit<3> IPV4_FLAGS_DF   = 2;   // reserved, DF, MF
+const bit<2> ECN_CE          = 3;
+
+/* ---- events[] indices, in the order of softswitch::Counters (docs/switch-interface.md) ---- */
+const bit<32> EV_RX                   = 0;
+const bit<32> EV_TX                   = 1;
+const bit<32> EV_DATA                 = 2;
+const bit<32> EV_AGGREGATED           = 3;
+const bit<32> EV_RESULTS              = 4;
+const bit<32> EV_RECIRCULATED         = 5;
+const bit<32> EV_BYPASSED             = 6;
+const bit<32> EV_DELIVERED            = 7;
+const bit<32> EV_RECLAIMED            = 8;
+const bit<32> EV_FORWARDED            = 9;
+const bit<32> EV_BLOCK_DONE           = 10;
+const bit<32> EV_BLOCK_DONE_DUPLICATE = 11;
+const bit<32> EV_BLOCK_DONE_STALE     = 12;
+const bit<32> EV_BLOCK_ADVANCE        = 13;
+const bit<32> EV_ECN_MARKED           = 14;
+const bit<32> EV_DROP_SIMULATED       = 15;
+const bit<32> EV_DROP_NOT_IPV4        = 16;
+const bit<32> EV_DROP_NO_ROUTE        = 17;
+const bit<32> EV_DROP_MALFORMED       = 18;
+const bit<32> EV_DROP_UNEXPECTED      = 19;
+const bit<32> EV_DROP_STALE           = 20;
+const bit<32> EV_DROP_NO_ENTRY        = 21;
+const bit<32> EV_DROP_BAD_INDEX       = 22;
+const bit<32> EV_DROP_UNKNOWN_WORKER  = 23;
+const bit<32> EV_SATURATED            = 24;   // contributions with at least one saturated lane
+const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (source, segment)
+
+#endif

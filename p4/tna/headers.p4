@@ -1,0 +1,186 @@
+/* headers.p4: the bytes of a SwitchGNN frame (docs/protocol.md, the same as
+ * ../v1model/headers.p4), the bridge and mirror headers that carry state from ingress to
+ * egress, and the metadata of each gress. */
+#ifndef SGNN_TNA_HEADERS_P4
+#define SGNN_TNA_HEADERS_P4
+
+header ethernet_h {
+    bit<48> dst_addr;
+    bit<48> src_addr;
+    bit<16> ether_type;
+}
+
+header ipv4_h {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<6>  dscp;
+    bit<2>  ecn;
+    bit<16> total_len;
+    bit<16> identification;
+    bit<3>  flags;          // reserved, DF, MF
+    bit<13> frag_offset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdr_checksum;
+    bit<32> src_addr;
+    bit<32> dst_addr;
+}
+
+/* The 24-byte SwitchGNN header, field for field as host/wire/src/sgnn.rs. */
+header sgnn_h {
+    bit<4>  version;
+    bit<4>  pkt_type;
+    bit<1>  ack;
+    bit<1>  fetch;
+    bit<1>  ecn;
+    bit<1>  resend;
+    bit<4>  flags_rsvd;     // 0 on the wire; the kind of a recirculated pass (config.p4)
+    bit<16> worker_id;
+    bit<32> src_id;
+    bit<32> dst_id;
+    bit<16> block_id;
+    bit<16> count;
+    bit<16> round;
+    bit<16> segment;
+    bit<8>  pass;
+    bit<8>  frac_bits;
+    bit<16> reserved;
+}
+
+header lanes_h {
+    bit<32> v0;  bit<32> v1;  bit<32> v2;  bit<32> v3;
+    bit<32> v4;  bit<32> v5;  bit<32> v6;  bit<32> v7;
+    bit<32> v8;  bit<32> v9;  bit<32> v10; bit<32> v11;
+    bit<32> v12; bit<32> v13; bit<32> v14; bit<32> v15;
+    bit<32> v16; bit<32> v17; bit<32> v18; bit<32> v19;
+    bit<32> v20; bit<32> v21; bit<32> v22; bit<32> v23;
+    bit<32> v24; bit<32> v25; bit<32> v26; bit<32> v27;
+    bit<32> v28; bit<32> v29; bit<32> v30; bit<32> v31;
+}
+
+/* Ingress -> egress, in front of Ethernet (never on the wire): what egress needs of
+ * switch_config and of this pass. */
+header bridge_h {
+    bit<8>  kind;           // EG_BRIDGED
+    bit<48> switch_mac;
+    bit<32> switch_ip;
+    bit<32> ecn_threshold;
+    bit<16> dst_worker;
+    bit<32> agg_idx;        // the aggregator of this pass (agg_ecn, agg_state)
+    bit<3>  lane_op;        // LANE_* applied to the lanes, applied by egress to agg_ecn
+    bit<1>  fresh;          // the aggregator belonged to another round or block
+    bit<1>  originated;     // a frame the switch builds: egress addresses it
+    bit<1>  advance_mc;     // a block-advance replica: the worker is egress_rid
+    bit<1>  replica_mc;     // a replicated raw vertex's copy: the worker is egress_rid
+    bit<1>  result;         // a Result: its ECN flag is agg_ecn's sticky bit
+    @padding bit<6> _pad;
+}
+
+/* The NEXT_PASS_SESSION copy's header: what ingress changed in the frame that the next
+ * pass (or the harvest pass) needs back. */
+header mirror_h {
+    bit<8>  kind;           // EG_MIRROR
+    bit<4>  next_kind;      // PASS_NEXT or PASS_HARVEST
+    @padding bit<4> _pad;
+    bit<32> dst_id;         // the Data frame's own dst_id
+    bit<8>  pass;           // the pass the copy runs next
+    bit<1>  ecn;
+    bit<1>  resend;
+    @padding bit<6> _pad2;
+}
+
+struct headers_t {
+    bridge_h   bridge;
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    sgnn_h     sgnn;
+    lanes_h    lanes;
+}
+
+/* Egress parses no lanes: the sums were written in ingress and ride as payload. */
+struct eg_headers_t {
+    bridge_h   bridge;
+    mirror_h   mirror;
+    ethernet_h ethernet;
+    ipv4_h     ipv4;
+    sgnn_h     sgnn;
+}
+
+/* switch_config's settings (set_config's parameters), loaded in every ingress pass. */
+struct config_t {
+    bit<16> workers;
+    bit<16> blocks_per_round;
+    bit<32> ecn_threshold;
+    bit<32> drop_every;
+    bit<32> drop_prob;
+    bit<48> switch_mac;
+    bit<32> switch_ip;
+    bit<32> plan_tag;
+    bit<32> drop_every_m1;  // drop_every - 1 (0xffffffff when off)
+    bit<16> workers_m1;
+}
+
+struct ig_metadata_t {
+    config_t cfg;
+
+    /* Parser. */
+    bool    from_host;      // not a recirculated pass
+    bit<4>  pass_kind;      // PASS_* of a recirculated pass
+    bool    csum_ok;
+
+    /* Frame checks. */
+    bool    ipv4_ok;
+    bool    sgnn_ok;
+
+    /* Output of the ingress controls. */
+    bit<1>  to_worker;
+    bit<1>  to_recirc;
+    bit<16> dst_worker;
+    bit<16> mcast_group;
+
+    /* agg_table action data and what follows from it. */
+    bit<32> agg_base;
+    bit<32> out_dst_id;
+    bit<16> expected;
+    bit<16> expected_m1;
+    bit<1>  more;
+    bit<32> seen_base;
+    bit<32> agg_idx;
+    bit<32> seen_cell;
+    bit<32> tag;            // round ++ block
+    bit<32> seen_mark;      // ~(round ++ block): a cell never holds it before its block
+    bit<1>  done_now;       // expected <= 1: the first contribution completes
+
+    bit<1>  duplicate;
+    bit<1>  fresh;
+    bit<2>  agg_op;         // OP_*
+    bit<3>  lane_op;        // LANE_*
+
+    /* The pass's copy for its next pass (mirror). */
+    bit<1>  mirror_next;
+    bit<4>  mirror_kind;
+    bit<32> mirror_dst_id;
+    bit<8>  mirror_pass;
+    bit<1>  mirror_ecn;
+    bit<1>  mirror_resend;
+
+    /* Block sync. */
+    bit<16> sync_round;
+    bit<16> sync_block;
+
+    /* The event this pass counts in events (one per pass: docs/tofino.md). */
+    bit<1>  count_event;
+    bit<32> event;
+}
+
+struct eg_metadata_t {
+    bit<16> dst_worker;
+    bit<48> worker_mac;
+    bit<32> worker_ip;
+    bit<1>  result_ecn;
+    bit<8>  state_out;
+    bit<1>  count_event;
+    bit<32> event;
+}
+
+#endif

@@ -1,0 +1,203 @@
+/* parser.p4: the parsers and deparsers of both gresses, and CheckFrame.
+ *
+ * Ingress extracts as ../v1model/parser.p4 does and never rejects; the IPv4 checksum is
+ * verified by the parser's checksum engine on SwitchGNN frames. A frame from the
+ * recirculation port is one of the switch's own passes: flags_rsvd says which (config.p4).
+ * Egress parses the bridge or mirror header ingress put in front of Ethernet, and the
+ * headers up to the SwitchGNN header (the lanes ride as payload: egress never reads them). */
+#ifndef SGNN_TNA_PARSER_P4
+#define SGNN_TNA_PARSER_P4
+
+parser SgnnIngressParser(packet_in pkt,
+                         out headers_t hdr,
+                         out ig_metadata_t meta,
+                         out ingress_intrinsic_metadata_t ig_intr_md) {
+    Checksum() ipv4_csum;
+
+    state start {
+        pkt.extract(ig_intr_md);
+        pkt.advance(PORT_METADATA_SIZE);
+        meta.from_host = ig_intr_md.ingress_port != RECIRC_PORT;
+        meta.pass_kind = PASS_NEXT;
+        meta.csum_ok = false;
+        meta.ipv4_ok = false;
+        meta.sgnn_ok = false;
+        meta.to_worker = 0;
+        meta.to_recirc = 0;
+        meta.duplicate = 0;
+        meta.fresh = 0;
+        meta.mirror_next = 0;
+        meta.count_event = 0;
+        meta.more = 0;
+        transition parse_ethernet;
+    }
+
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        ipv4_csum.add(hdr.ipv4);
+        meta.csum_ok = ipv4_csum.verify();
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (4, 5, IP_PROTO_SWITCHGNN): parse_sgnn;
+            default: accept;
+        }
+    }
+
+    state parse_sgnn {
+        pkt.extract(hdr.sgnn);
+        transition select(ig_intr_md.ingress_port) {
+            RECIRC_PORT: parse_own_pass;
+            default: parse_payload;
+        }
+    }
+
+    state parse_own_pass {
+        meta.pass_kind = hdr.sgnn.flags_rsvd;
+        transition parse_payload;
+    }
+
+    state parse_payload {
+        transition select(hdr.sgnn.pkt_type) {
+            TYPE_DATA: parse_lanes;
+            TYPE_RESULT: parse_lanes;
+            TYPE_BYPASS: parse_lanes;
+            default: accept;
+        }
+    }
+
+    state parse_lanes {
+        pkt.extract(hdr.lanes);
+        transition accept;
+    }
+}
+
+/* What sgnn_wire accepts (../v1model/parser.p4's CheckFrame), less the check of the
+ * frame's length against the bytes received: a Tofino ingress does not know the packet
+ * length. A frame shorter than its headers fails extraction instead (the lanes header is
+ * then invalid, which the length rule below catches for Data). */
+control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
+    apply {
+        meta.ipv4_ok = hdr.ipv4.isValid()
+            && hdr.ipv4.version == 4
+            && hdr.ipv4.ihl == 5
+            && hdr.ipv4.total_len >= IPV4_HEADER_LEN;
+
+        bit<16> expected_len = SGNN_HEADER_LEN;
+        if (hdr.lanes.isValid()) {
+            expected_len = SGNN_LANES_LEN;
+        }
+        meta.sgnn_ok = meta.ipv4_ok
+            && hdr.ipv4.protocol == IP_PROTO_SWITCHGNN
+            && meta.csum_ok
+            && hdr.ipv4.flags[0:0] == 0 && hdr.ipv4.frag_offset == 0
+            && hdr.sgnn.isValid()
+            && hdr.sgnn.version == SGNN_VERSION
+            && hdr.sgnn.pkt_type <= TYPE_BLOCK_ADVANCE
+            && (hdr.sgnn.flags_rsvd == 0 || !meta.from_host)
+            && hdr.sgnn.reserved == 0
+            && (hdr.sgnn.ack == 1) == (hdr.sgnn.pkt_type == TYPE_ACK)
+            && (hdr.sgnn.fetch == 1) == (hdr.sgnn.pkt_type == TYPE_FETCH_REQ)
+            && hdr.sgnn.frac_bits <= MAX_FRAC_BITS
+            && hdr.ipv4.total_len - IPV4_HEADER_LEN == expected_len;
+    }
+}
+
+control SgnnIngressDeparser(packet_out pkt,
+                            inout headers_t hdr,
+                            in ig_metadata_t meta,
+                            in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Mirror() mirror;
+
+    apply {
+        if (ig_dprsr_md.mirror_type == MIRROR_NEXT_PASS) {
+            mirror.emit<mirror_h>(NEXT_PASS_SESSION,
+                {EG_MIRROR, meta.mirror_kind, 0, meta.mirror_dst_id, meta.mirror_pass,
+                 meta.mirror_ecn, meta.mirror_resend, 0});
+        }
+        pkt.emit(hdr);
+    }
+}
+
+parser SgnnEgressParser(packet_in pkt,
+                        out eg_headers_t hdr,
+                        out eg_metadata_t meta,
+                        out egress_intrinsic_metadata_t eg_intr_md) {
+    state start {
+        pkt.extract(eg_intr_md);
+        meta.dst_worker = 0;
+        meta.result_ecn = 0;
+        meta.state_out = AGG_FREE;
+        meta.count_event = 0;
+        transition select(pkt.lookahead<bit<8>>()) {
+            EG_MIRROR: parse_mirror;
+            default: parse_bridge;
+        }
+    }
+
+    /* Whether a mirror copy holds the bridge header ingress emitted is the Tofino's
+     * business: both are parsed. */
+    state parse_mirror {
+        pkt.extract(hdr.mirror);
+        transition select(pkt.lookahead<bit<8>>()) {
+            EG_BRIDGED: parse_bridge;
+            default: parse_ethernet;
+        }
+    }
+
+    state parse_bridge {
+        pkt.extract(hdr.bridge);
+        transition parse_ethernet;
+    }
+
+    state parse_ethernet {
+        pkt.extract(hdr.ethernet);
+        transition select(hdr.ethernet.ether_type) {
+            ETHERTYPE_IPV4: parse_ipv4;
+            default: accept;
+        }
+    }
+
+    state parse_ipv4 {
+        pkt.extract(hdr.ipv4);
+        transition select(hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.protocol) {
+            (4, 5, IP_PROTO_SWITCHGNN): parse_sgnn;
+            default: accept;
+        }
+    }
+
+    state parse_sgnn {
+        pkt.extract(hdr.sgnn);
+        transition accept;
+    }
+}
+
+/* Frames the switch builds get a fresh IPv4 checksum (addresses rewritten in egress);
+ * forwarded frames and recirculated passes keep their bytes. */
+control SgnnEgressDeparser(packet_out pkt,
+                           inout eg_headers_t hdr,
+                           in eg_metadata_t meta,
+                           in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
+    Checksum() ipv4_csum;
+
+    apply {
+        if (hdr.bridge.originated == 1) {
+            hdr.ipv4.hdr_checksum = ipv4_csum.update({
+                hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
+                hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
+                hdr.ipv4.frag_offset, hdr.ipv4.ttl, hdr.ipv4.protocol,
+                hdr.ipv4.src_addr, hdr.ipv4.dst_addr });
+        }
+        pkt.emit(hdr.ethernet);
+        pkt.emit(hdr.ipv4);
+        pkt.emit(hdr.sgnn);
+    }
+}
+
+#endif

@@ -1,0 +1,40 @@
+/* switch_config.p4: the control plane's settings, as the default action of the keyless
+ * table switch_config (docs/switch-interface.md, table 6, action 7), as in
+ * ../v1model/switch_config.p4. Applied first in every ingress pass; egress gets what it
+ * needs (addresses, ECN threshold) in the bridge header. */
+#ifndef SGNN_TNA_SWITCH_CONFIG_P4
+#define SGNN_TNA_SWITCH_CONFIG_P4
+
+control SwitchConfig(inout ig_metadata_t meta) {
+    @name(".set_config") @id(7)
+    action set_config(bit<16> workers, bit<16> blocks_per_round, bit<32> ecn_threshold,
+                      bit<32> drop_every, bit<32> drop_prob, bit<48> switch_mac,
+                      bit<32> switch_ip, bit<32> plan_tag) {
+        meta.cfg.workers = workers;
+        meta.cfg.blocks_per_round = blocks_per_round;
+        meta.cfg.ecn_threshold = ecn_threshold;
+        meta.cfg.drop_every = drop_every;
+        meta.cfg.drop_prob = drop_prob;
+        meta.cfg.switch_mac = switch_mac;
+        meta.cfg.switch_ip = switch_ip;
+        meta.cfg.plan_tag = plan_tag;
+        // For the stateful ALUs, which compare a register with a field, not a sum.
+        meta.cfg.drop_every_m1 = drop_every - 1;
+        meta.cfg.workers_m1 = workers - 1;
+    }
+
+    @name(".switch_config") @id(6)
+    table switch_config {
+        actions = { @defaultonly set_config; }
+        default_action = set_config(INIT_WORKERS, INIT_BLOCKS_PER_ROUND, INIT_ECN_THRESHOLD,
+                                    INIT_DROP_EVERY, INIT_DROP_PROB, INIT_SWITCH_MAC,
+                                    INIT_SWITCH_IP, INIT_PLAN_TAG);
+        size = 1;
+    }
+
+    apply {
+        switch_config.apply();
+    }
+}
+
+#endif
