@@ -509,7 +509,9 @@ fn the_tna_program_declares_what_the_v1model_program_declares() {
                     oa == ob
                 };
                 if ia != ib || !same {
-                    diffs.push(format!("{n}: v1model @id({ia}) {oa:?}, TNA @id({ib}) {ob:?}"));
+                    diffs.push(format!(
+                        "{n}: v1model @id({ia}) {oa:?}, TNA @id({ib}) {ob:?}"
+                    ));
                 }
             }
             (Some(_), None) => diffs.push(format!("{n}: in the v1model program only")),
@@ -524,7 +526,9 @@ fn the_tna_program_declares_what_the_v1model_program_declares() {
             diffs.push(format!("{n}: listed as differing ({why}) but equal"));
         }
         if y.is_none() {
-            diffs.push(format!("{n}: listed as differing ({why}) but not in the TNA program"));
+            diffs.push(format!(
+                "{n}: listed as differing ({why}) but not in the TNA program"
+            ));
         }
     }
     assert!(
@@ -540,9 +544,18 @@ fn the_tna_program_shares_the_v1model_constants() {
     let tna = constants(&sources_of("tna"));
     // Everything in p4/common is shared by construction; these must not be redefined.
     let mut diffs = Vec::new();
-    for name in ["MAX_WORKERS", "EVENT_COUNTERS", "PORTS", "ADVANCE_MCAST_GROUP"] {
+    for name in [
+        "MAX_WORKERS",
+        "EVENT_COUNTERS",
+        "PORTS",
+        "ADVANCE_MCAST_GROUP",
+    ] {
         if v1.get(name) != tna.get(name) {
-            diffs.push(format!("{name}: v1model {:?}, TNA {:?}", v1.get(name), tna.get(name)));
+            diffs.push(format!(
+                "{name}: v1model {:?}, TNA {:?}",
+                v1.get(name),
+                tna.get(name)
+            ));
         }
     }
     for (name, v) in &v1 {

@@ -146,9 +146,11 @@ struct PlanArgs {
     #[arg(long, short = 'm', value_name = "M", default_value_t = 4)]
     workers: u32,
 
-    /// Switch memory for aggregators, e.g. 10MB (x1000) or 16MiB (x1024).
-    #[arg(long, value_name = "BYTES", default_value = "10MB", value_parser = parse_bytes)]
-    switch_mem: u64,
+    /// Switch memory for aggregators, e.g. 10MB (x1000) or 16MiB (x1024). Default: the
+    /// --switch profile's (10 MB for `default`; for tofino1/tofino2 what the compiled TNA
+    /// program holds, docs/tofino.md).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes)]
+    switch_mem: Option<u64>,
 
     /// Partitioner: metis (min edge cut), random, chunk (contiguous id ranges) or g3
     /// (METIS + G3's remote-vertex balancing).
@@ -205,11 +207,18 @@ struct PlanArgs {
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
 
-    /// Switch capacity profile for the predicted times: default (100 Gbit/s links, one
-    /// recirculation port at link rate), tofino1 or tofino2 (public figures; see
-    /// docs/planner.md, "Capacity-aware delivery"). The flags below override its values.
-    #[arg(long, value_name = "NAME", default_value = "default")]
-    profile: String,
+    /// The switch: a capacity profile for the cost model and the default --switch-mem.
+    /// `default` (100 Gbit/s links, one recirculation port at link rate, 10 MB), `tofino1`
+    /// or `tofino2` (aggregator memory measured with the Tofino compiler, docs/tofino.md;
+    /// link and recirculation rates from public figures), or a profile file (JSON,
+    /// docs/formats.md "Switch profile"). The flags below override its values.
+    #[arg(
+        long,
+        alias = "profile",
+        value_name = "NAME|FILE",
+        default_value = "default"
+    )]
+    switch: String,
 
     /// Host link rate, Gbit/s (overrides the profile's).
     #[arg(long, value_name = "GBPS")]
@@ -374,7 +383,7 @@ fn load_graph(spec: &str, progress: &mut Progress) -> Result<sgnn_graph::LoadedG
 /// The switch profile of `plan`'s flags: the named profile with the overrides applied, and the
 /// switch memory of `--switch-mem`.
 fn profile_of(a: &PlanArgs) -> Result<sgnn_plan::profile::SwitchProfile> {
-    let mut p = sgnn_plan::profile::SwitchProfile::named(&a.profile)?;
+    let mut p = sgnn_plan::profile::SwitchProfile::load(&a.switch)?;
     let mut custom = false;
     if let Some(v) = a.link_gbps {
         p.link_gbps = v;
@@ -388,7 +397,9 @@ fn profile_of(a: &PlanArgs) -> Result<sgnn_plan::profile::SwitchProfile> {
         p.delay_us = v;
         custom = true;
     }
-    p.agg_mem_bytes = a.switch_mem;
+    if let Some(m) = a.switch_mem {
+        p.agg_mem_bytes = m;
+    }
     if custom {
         p.name = format!("{}+flags", p.name);
     }
@@ -404,10 +415,12 @@ fn plan(a: &PlanArgs) -> Result<()> {
     let spec = a.graph.as_deref().unwrap();
     let out = a.out.as_deref().unwrap();
     let agg_bytes = u32::try_from(a.agg_bytes).context("--agg-bytes is too large")?;
+    let profile = profile_of(a)?;
+    let switch_mem = profile.agg_mem_bytes;
     let config = PlanConfig {
         workers: a.workers,
         partitioner: a.partitioner.clone(),
-        switch_mem_bytes: a.switch_mem,
+        switch_mem_bytes: switch_mem,
         agg_bytes,
         feature_dim: a.feature_dim,
         order: a.order.clone(),
@@ -417,7 +430,6 @@ fn plan(a: &PlanArgs) -> Result<()> {
         aggregate: "paper".into(),
     };
     config.validate()?;
-    let profile = profile_of(a)?;
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
         eprintln!(
             "note: --agg-bytes {agg_bytes} differs from the wire format's {} B payload; this plan is for modelling only",
@@ -426,14 +438,19 @@ fn plan(a: &PlanArgs) -> Result<()> {
     }
     let mut progress = Progress::new(a.quiet);
     eprintln!(
-        "planning {spec} for {} workers{}, {} of switch memory",
+        "planning {spec} for {} workers{}, {} of switch memory ({})",
         a.workers,
         if a.leaves > 1 {
             format!(" on {} leaves", a.leaves)
         } else {
             String::new()
         },
-        fmt_bytes(a.switch_mem)
+        fmt_bytes(switch_mem),
+        if a.switch_mem.is_some() {
+            "--switch-mem".to_string()
+        } else {
+            format!("switch {}", profile.name)
+        }
     );
     let loaded = load_graph(spec, &mut progress)?;
     let req = PlanRequest {

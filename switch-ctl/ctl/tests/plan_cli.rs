@@ -469,3 +469,44 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
         "{err}"
     );
 }
+
+#[test]
+fn the_switch_profile_sets_the_memory_unless_switch_mem_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let prof = tmp.path().join("lab.json");
+    std::fs::write(
+        &prof,
+        r#"{"name": "lab", "link_gbps": 100.0, "ports": 32, "recirc_gbps": 100.0,
+            "lanes_per_pass": 32, "agg_mem_bytes": 64000, "multicast_groups": 65536,
+            "delay_us": 2.0}"#,
+    )
+    .unwrap();
+    let run = |args: &[&str], out: &Path| {
+        let o = bin()
+            .args(["plan", "--quiet", "--graph", "rmat:scale=9,edge_factor=8"])
+            .args(["--workers", "4", "--feature-dim", "64"])
+            .args(args)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        (Plan::load(out).unwrap(), err)
+    };
+    let p = prof.to_str().unwrap();
+    let (plan, err) = run(&["--switch", p], &tmp.path().join("a"));
+    assert_eq!(plan.manifest.config.switch_mem_bytes, 64_000);
+    assert!(err.contains("(switch lab)"), "{err}");
+    let (plan, err) = run(
+        &["--switch", p, "--switch-mem", "32KB"],
+        &tmp.path().join("b"),
+    );
+    assert_eq!(plan.manifest.config.switch_mem_bytes, 32_000);
+    assert!(err.contains("(--switch-mem)"), "{err}");
+    // --profile is the older name of --switch.
+    let (plan, _) = run(&["--profile", p], &tmp.path().join("c"));
+    assert_eq!(plan.manifest.config.switch_mem_bytes, 64_000);
+    let (plan, _) = run(&[], &tmp.path().join("d"));
+    assert_eq!(plan.manifest.config.switch_mem_bytes, 10_000_000);
+}

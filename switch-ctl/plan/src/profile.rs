@@ -89,6 +89,28 @@ impl SwitchProfile {
         Ok(p)
     }
 
+    /// A named profile, or a profile file: JSON with every field of [`SwitchProfile`]
+    /// (`docs/formats.md`, "Switch profile"), for a switch none of the names describes.
+    pub fn load(spec: &str) -> Result<SwitchProfile, PlanError> {
+        if PROFILES.contains(&spec) || !(spec.ends_with(".json") || spec.contains('/')) {
+            return Self::named(spec);
+        }
+        let text = std::fs::read_to_string(spec)
+            .map_err(|e| PlanError::Config(format!("switch profile {spec}: {e}")))?;
+        let p: SwitchProfile = serde_json::from_str(&text).map_err(|e| {
+            PlanError::Config(format!(
+                "switch profile {spec}, line {} column {}: {e} (a profile file has the fields \
+                 name, link_gbps, ports, recirc_gbps, lanes_per_pass, agg_mem_bytes, \
+                 multicast_groups, delay_us: docs/formats.md)",
+                e.line(),
+                e.column()
+            ))
+        })?;
+        p.validate()
+            .map_err(|e| PlanError::Config(format!("switch profile {spec}: {e}")))?;
+        Ok(p)
+    }
+
     /// Time of one data frame (one feature segment) on a host link, microseconds.
     pub fn data_frame_us(&self) -> f64 {
         wire_bytes(DATA_FRAME_LEN) as f64 * 8.0 / (self.link_gbps * 1e3)
@@ -180,6 +202,37 @@ mod tests {
         }
         let e = SwitchProfile::named("tofino9").unwrap_err().to_string();
         assert!(e.contains("default, tofino1, tofino2"), "{e}");
+    }
+
+    #[test]
+    fn a_profile_file_loads_and_a_bad_one_says_where() {
+        let dir = std::env::temp_dir().join(format!("sgnn-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut p = SwitchProfile::named("tofino1").unwrap();
+        p.name = "lab-switch".into();
+        p.agg_mem_bytes = 1_234_567;
+        let good = dir.join("lab.json");
+        std::fs::write(&good, serde_json::to_string_pretty(&p).unwrap()).unwrap();
+        assert_eq!(SwitchProfile::load(good.to_str().unwrap()).unwrap(), p);
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, "{\n  \"name\": \"x\",\n  \"link_gbps\": \"fast\"\n}").unwrap();
+        let e = SwitchProfile::load(bad.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bad.json, line 3"), "{e}");
+        let mut neg = p.clone();
+        neg.link_gbps = -1.0;
+        std::fs::write(&bad, serde_json::to_string(&neg).unwrap()).unwrap();
+        let e = SwitchProfile::load(bad.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--link-gbps must be positive"), "{e}");
+        let e = SwitchProfile::load("/nonexistent/p.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent/p.json"), "{e}");
+        assert_eq!(SwitchProfile::load("tofino2").unwrap().name, "tofino2");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

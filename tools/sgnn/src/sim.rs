@@ -49,9 +49,16 @@ pub struct SimArgs {
     /// host links always run at --link-gbps).
     #[arg(long)]
     fabric_gbps: Option<f64>,
+    /// The switch: `default`, `tofino1`, `tofino2` (aggregator memory measured with the
+    /// Tofino compiler, docs/tofino.md) or a profile file (JSON, docs/formats.md "Switch
+    /// profile"). Its memory, link rate, recirculation rate and delay become the defaults of
+    /// --switch-mem, --link-gbps, --recirc-gbps and --delay-us; those flags still override.
+    #[arg(long, value_name = "NAME|FILE")]
+    switch: Option<String>,
     /// Switch memory for aggregators (B, KB, MB, GB = x1000; KiB, MiB, GiB = x1024).
-    #[arg(long, default_value = "100MB")]
-    switch_mem: String,
+    /// Default: the --switch profile's, else 100MB.
+    #[arg(long)]
+    switch_mem: Option<String>,
     /// Feature vector length (values) of the layer.
     #[arg(long, default_value_t = 128)]
     feature_dim: u32,
@@ -78,19 +85,21 @@ pub struct SimArgs {
     #[arg(long, default_value = "both", value_name = "svg|png|both|none")]
     plots: Formats,
     /// Bandwidth of every host link (and, unless --fabric-gbps, every leaf-spine link), each
-    /// direction, in Gbit/s.
-    #[arg(long, default_value_t = 100.0)]
-    link_gbps: f64,
-    /// Propagation delay of every link (host and fabric), in microseconds.
-    #[arg(long, default_value_t = 2.0)]
-    delay_us: f64,
+    /// direction, in Gbit/s. Default: the --switch profile's, else 100.
+    #[arg(long)]
+    link_gbps: Option<f64>,
+    /// Propagation delay of every link (host and fabric), in microseconds. Default: the
+    /// --switch profile's, else 2.
+    #[arg(long)]
+    delay_us: Option<f64>,
     /// Buffer of each switch egress port (all priority queues together), bytes with unit.
     #[arg(long, default_value = "32MB")]
     buffer: String,
     /// Queue length at or above which the switch ECN-marks a packet, bytes with unit.
     #[arg(long, default_value = "100KB")]
     ecn_threshold: String,
-    /// Bandwidth of each switch's recirculation path in Gbit/s (default: --link-gbps).
+    /// Bandwidth of each switch's recirculation path in Gbit/s (default: the --switch
+    /// profile's, else --link-gbps).
     #[arg(long)]
     recirc_gbps: Option<f64>,
     /// Host pacing rate in Gbit/s (default: the link rate).
@@ -244,7 +253,27 @@ fn leaf_spine_shape(workers: u32, leaves: u32, spines: u32) -> Result<()> {
     Ok(())
 }
 
-fn run(a: SimArgs) -> Result<()> {
+fn run(mut a: SimArgs) -> Result<()> {
+    // The --switch profile fills in what the flags leave open.
+    let profile = a
+        .switch
+        .as_deref()
+        .map(sgnn_plan::profile::SwitchProfile::load)
+        .transpose()?;
+    let link_gbps = a
+        .link_gbps
+        .or(profile.as_ref().map(|p| p.link_gbps))
+        .unwrap_or(100.0);
+    let delay_us = a
+        .delay_us
+        .or(profile.as_ref().map(|p| p.delay_us))
+        .unwrap_or(2.0);
+    a.recirc_gbps = a.recirc_gbps.or(profile.as_ref().map(|p| p.recirc_gbps));
+    let switch_mem_bytes = match (&a.switch_mem, &profile) {
+        (Some(m), _) => parse_bytes(m).map_err(|e| anyhow!("--switch-mem: {e}"))?,
+        (None, Some(p)) => p.agg_mem_bytes,
+        (None, None) => 100_000_000,
+    };
     let strategies: Vec<Strategy> = a
         .strategies
         .split(',')
@@ -254,7 +283,7 @@ fn run(a: SimArgs) -> Result<()> {
                 .map_err(|e: SimError| anyhow!("--strategies: {e}"))
         })
         .collect::<Result<_>>()?;
-    let link_bps = bps(a.link_gbps, "--link-gbps")?;
+    let link_bps = bps(link_gbps, "--link-gbps")?;
     let fabric_bps = a
         .fabric_gbps
         .map(|g| bps(g, "--fabric-gbps"))
@@ -274,13 +303,10 @@ fn run(a: SimArgs) -> Result<()> {
         }
         t => bail!("--topology {t}: use star or leaf-spine"),
     };
-    if !(a.delay_us.is_finite() && a.delay_us >= 0.0) {
-        bail!(
-            "--delay-us must be a non-negative number, got {}",
-            a.delay_us
-        );
+    if !(delay_us.is_finite() && delay_us >= 0.0) {
+        bail!("--delay-us must be a non-negative number, got {delay_us}");
     }
-    let delay = (a.delay_us * PS_PER_US as f64).round() as u64;
+    let delay = (delay_us * PS_PER_US as f64).round() as u64;
     let us = |v: f64, name: &str| -> Result<u64> {
         if !(v.is_finite() && v >= 0.0) {
             bail!("{name} must be a non-negative number of microseconds, got {v}");
@@ -379,7 +405,7 @@ fn run(a: SimArgs) -> Result<()> {
     let base = PlanConfig {
         workers: a.workers,
         partitioner: a.partitioner.clone(),
-        switch_mem_bytes: parse_bytes(&a.switch_mem).map_err(|e| anyhow!("--switch-mem: {e}"))?,
+        switch_mem_bytes,
         agg_bytes: 128,
         feature_dim: a.feature_dim,
         order: a.order.clone(),
@@ -471,13 +497,21 @@ fn run(a: SimArgs) -> Result<()> {
         plan.graph.num_edges(),
         plan.workers(),
         topo_desc,
-        a.link_gbps,
-        a.delay_us,
+        link_gbps,
+        delay_us,
         cfg.net.buffer_bytes,
         cfg.net.ecn_threshold_bytes,
         cfg.recirc_bps as f64 / GBPS,
         load_secs
     );
+    if let Some(p) = &profile {
+        header.push_str(&format!(
+            "\nswitch profile {}: {} of aggregator memory, {} lanes per pass",
+            p.name,
+            fmt_mem(p.agg_mem_bytes),
+            p.lanes_per_pass
+        ));
+    }
     header.push_str(&format!(
         "\nhosts: recovery timeout {}, background load {}{}",
         if timeout > 0 {
@@ -687,4 +721,13 @@ fn run(a: SimArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Bytes as the flags take them (10 MB, 12.5 MB).
+fn fmt_mem(b: u64) -> String {
+    if b % 1_000_000 == 0 {
+        format!("{} MB", b / 1_000_000)
+    } else {
+        format!("{:.2} MB", b as f64 / 1e6)
+    }
 }

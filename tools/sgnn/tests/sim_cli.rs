@@ -387,3 +387,71 @@ fn sim_places_partitions_on_leaves_unless_told_not_to() {
         "{random}"
     );
 }
+
+#[test]
+fn sim_takes_its_switch_from_a_profile_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let prof = dir.path().join("lab.json");
+    std::fs::write(
+        &prof,
+        r#"{"name": "lab", "link_gbps": 25.0, "ports": 32, "recirc_gbps": 50.0,
+            "lanes_per_pass": 32, "agg_mem_bytes": 2000000, "multicast_groups": 65536,
+            "delay_us": 1.0}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let o = sgnn()
+            .args([
+                "sim",
+                "--graph",
+                "rmat:scale=9,edge_factor=8",
+                "--workers",
+                "4",
+            ])
+            .args([
+                "--feature-dim",
+                "64",
+                "--strategies",
+                "switchgnn",
+                "--plots",
+                "none",
+            ])
+            .arg("--switch")
+            .arg(&prof)
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let s = run(&[]);
+    assert!(s.contains("25 Gbit/s links, 1 us delay"), "{s}");
+    assert!(s.contains("recirculation 50 Gbit/s"), "{s}");
+    assert!(
+        s.contains("switch profile lab: 2 MB of aggregator memory"),
+        "{s}"
+    );
+    let s = run(&["--link-gbps", "10", "--recirc-gbps", "20"]);
+    assert!(s.contains("10 Gbit/s links, 1 us delay"), "{s}");
+    assert!(s.contains("recirculation 20 Gbit/s"), "{s}");
+
+    let o = sgnn()
+        .args([
+            "sim",
+            "--graph",
+            "rmat:scale=8,edge_factor=8",
+            "--switch",
+            "tofino9",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("x"))
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && e.contains("default, tofino1, tofino2"),
+        "{e}"
+    );
+}
