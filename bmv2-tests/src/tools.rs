@@ -101,3 +101,90 @@ impl Tools {
         Ok(c)
     }
 }
+
+/// The Tofino compiler (`bf-p4c` from p4lang/p4c built with `ENABLE_TOFINO=ON`), found on
+/// `PATH` or named by `BF_P4C`. Outside the repository; docs/tofino.md says how to build it.
+#[derive(Debug, Clone)]
+pub struct TofinoCompiler {
+    /// The `bf-p4c` driver.
+    pub bf_p4c: PathBuf,
+}
+
+/// What `bf-p4c` wrote for one architecture.
+#[derive(Debug, Clone)]
+pub struct TofinoBuild {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// P4Info in text format (`--p4runtime-files`).
+    pub p4info_txt: PathBuf,
+    /// BfRt schema (`bf-rt.json`).
+    pub bfrt_json: PathBuf,
+    /// The compiler's resource summary (`pipe/logs/resources.json`, written with `-g`).
+    pub resources_json: PathBuf,
+    /// The binary the driver loads (`pipe/tofino.bin` or `pipe/tofino2.bin`).
+    pub binary: PathBuf,
+}
+
+impl TofinoCompiler {
+    /// Finds `bf-p4c`, or says how to provide it.
+    pub fn find() -> Result<TofinoCompiler, String> {
+        Ok(TofinoCompiler {
+            bf_p4c: find("BF_P4C", "bf-p4c")?,
+        })
+    }
+
+    /// Compiles `main_p4` for `tofino` (TNA) or `tofino2` (T2NA) into `out_dir`, with `-g`
+    /// (resource logs) and the given `-D` definitions.
+    pub fn compile(
+        &self,
+        main_p4: &Path,
+        target: &str,
+        defines: &[(&str, u64)],
+        out_dir: &Path,
+    ) -> Result<TofinoBuild, String> {
+        let arch = match target {
+            "tofino" => "tna",
+            "tofino2" => "t2na",
+            t => return Err(format!("unknown Tofino target {t}: use tofino or tofino2")),
+        };
+        std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+        let p4info_txt = out_dir.join("switchgnn.p4info.txtpb");
+        let mut cmd = Command::new(&self.bf_p4c);
+        cmd.args([
+            "--target",
+            target,
+            "--arch",
+            arch,
+            "-g",
+            "--p4runtime-files",
+        ])
+        .arg(&p4info_txt)
+        .args(["--p4runtime-format", "text", "--bf-rt-schema"])
+        .arg(out_dir.join("bf-rt.json"));
+        for (k, v) in defines {
+            cmd.arg(format!("-D{k}={v}"));
+        }
+        let out = cmd
+            .arg("-o")
+            .arg(out_dir)
+            .arg(main_p4)
+            .output()
+            .map_err(|e| format!("running {}: {e}", self.bf_p4c.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "bf-p4c --target {target} failed on {}:\n{}{}",
+                main_p4.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let pipe = out_dir.join("pipe");
+        Ok(TofinoBuild {
+            dir: out_dir.to_path_buf(),
+            p4info_txt,
+            bfrt_json: out_dir.join("bf-rt.json"),
+            resources_json: pipe.join("logs").join("resources.json"),
+            binary: pipe.join(format!("{target}.bin")),
+        })
+    }
+}

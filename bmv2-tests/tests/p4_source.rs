@@ -565,5 +565,18 @@ fn the_tna_program_shares_the_v1model_constants() {
             }
         }
     }
+    // The TNA sizes the control plane expects (sgnn_p4rt::schema::switchgnn_p4info_for).
+    for (name, want) in [
+        ("AGGREGATORS", schema::TNA_AGGREGATORS),
+        ("AGG_TABLE_SIZE", schema::TNA_AGG_TABLE_SIZE),
+        ("SEEN_CELLS", schema::TNA_SEEN_CELLS),
+    ] {
+        if tna.get(name) != Some(&(want as u64)) {
+            diffs.push(format!(
+                "{name}: TNA config.p4 {:?}, Rust {want}",
+                tna.get(name)
+            ));
+        }
+    }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

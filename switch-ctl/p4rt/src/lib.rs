@@ -2,6 +2,7 @@
 //!
 //! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
 //!   wire-compatible subset of the specification's `.proto` files.
+//! - [`bfrt`]: the BfRt schema (`bf-rt.json`) of a Tofino program, by name and id.
 //! - [`client`]: [`P4RuntimeClient`], a P4Runtime client: arbitration, pipeline, batched writes,
 //!   reads.
 //! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
@@ -12,6 +13,7 @@
 //!   backends (P4Runtime, in-memory, fault-injecting).
 #![warn(missing_docs)]
 
+pub mod bfrt;
 pub mod client;
 pub mod p4info;
 pub mod schema;
@@ -22,7 +24,7 @@ pub use client::{ClientError, ClientOptions, P4RuntimeClient, WriteFailure};
 pub use p4info::P4InfoIndex;
 pub use target::{Target, TargetError};
 
-/// The generated P4Runtime messages, client and server, in the specification's packages.
+/// The generated P4Runtime and BfRuntime messages, clients and servers, in their packages.
 #[allow(clippy::all)]
 pub mod proto {
     /// `google.rpc`: the gRPC error model.
@@ -31,6 +33,11 @@ pub mod proto {
         pub mod rpc {
             include!(concat!(env!("OUT_DIR"), "/google.rpc.rs"));
         }
+    }
+    /// `bfrt_proto`: the BfRuntime service (a Tofino's bf_switchd) and its messages.
+    #[allow(missing_docs)]
+    pub mod bfrt_proto {
+        include!(concat!(env!("OUT_DIR"), "/bfrt_proto.rs"));
     }
     /// `p4.v1` and `p4.config.v1`.
     pub mod p4 {

@@ -162,9 +162,66 @@ fn counter(n: u32, name: &str, unit: cfg::counter_spec::Unit, size: i64) -> cfg:
     }
 }
 
+/// Which of the SwitchGNN P4 programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    /// `p4/v1model` (bmv2, and what the software switch serves).
+    V1model,
+    /// `p4/tna` (Tofino 1; Tofino 2 with the same control-plane objects).
+    Tna,
+}
+
+/// `p4/tna/config.p4`: aggregators of the TNA program (cells of every `agg_*` register).
+pub const TNA_AGGREGATORS: u32 = 16384;
+/// `p4/tna/config.p4`: size of the TNA program's `agg_table`.
+pub const TNA_AGG_TABLE_SIZE: u32 = 65536;
+/// `p4/tna/config.p4`: cells of the TNA program's `src_seen`.
+pub const TNA_SEEN_CELLS: u32 = 65536;
+
 /// The P4Info of the SwitchGNN P4 program (v1model), as `docs/switch-interface.md` specifies
 /// it: every name, id (`prefix << 24 | @id`), width, size, match kind and action reference.
 pub fn switchgnn_p4info() -> cfg::P4Info {
+    switchgnn_p4info_for(Arch::V1model)
+}
+
+/// The control-plane objects of the SwitchGNN program for `arch`. This is the one place where
+/// the TNA program's objects differ from the v1model program's (`docs/tofino.md`, "Names and
+/// widths"): `src_seen` and `sync_done` are 32 bits wide, the counter `egress_events` exists,
+/// the sizes are those of `p4/tna/config.p4`, and the architecture is `tna`. The control plane
+/// programs either through the same names.
+pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
+    let mut p = v1model_p4info();
+    if arch == Arch::Tna {
+        use cfg::counter_spec::Unit;
+        if let Some(i) = p.pkg_info.as_mut() {
+            i.arch = "tna".to_string();
+        }
+        for t in &mut p.tables {
+            if name_of(&t.preamble) == "agg_table" {
+                t.size = TNA_AGG_TABLE_SIZE as i64;
+            }
+        }
+        for r in &mut p.registers {
+            let name = name_of(&r.preamble).to_string();
+            let id = id_of(&r.preamble) & 0x00ff_ffff;
+            let w = match register_cell(r) {
+                crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w as i32,
+                crate::p4info::CellType::Other => 0,
+            };
+            *r = match name.as_str() {
+                "src_seen" => register(id, &name, 32, TNA_SEEN_CELLS),
+                "sync_done" => register(id, &name, 32, MAX_WORKERS),
+                n if n.starts_with("agg_") => register(id, n, w, TNA_AGGREGATORS),
+                _ => r.clone(),
+            };
+        }
+        p.counters
+            .push(counter(4, "egress_events", Unit::Packets, EVENTS_SIZE));
+    }
+    p
+}
+
+fn v1model_p4info() -> cfg::P4Info {
     use cfg::counter_spec::Unit;
     let actions = vec![
         action(
