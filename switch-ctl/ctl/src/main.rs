@@ -66,9 +66,14 @@ enum Command {
 
 #[derive(Args, Clone)]
 struct TargetArgs {
-    /// P4Runtime address of the switch: host:port, or unix:/path.
+    /// The switch: a P4Runtime address (host:port, or unix:/path: bmv2, the software switch,
+    /// a Tofino with P4Runtime), or bfrt://host:port for a Tofino's BfRuntime server
+    /// (bf_switchd, usually port 50052; runs p4/tna, docs/tofino.md).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9559")]
     target: String,
+    /// BfRuntime client id (bfrt:// targets).
+    #[arg(long, default_value_t = 0)]
+    client_id: u32,
     /// P4Runtime device id.
     #[arg(long, default_value_t = 0)]
     device_id: u64,
@@ -830,14 +835,25 @@ fn bench(a: &BenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn connect(t: &TargetArgs) -> Result<sgnn_p4rt::target::P4RuntimeTarget> {
-    let expected = sgnn_p4rt::schema::switchgnn_p4info();
-    Ok(sgnn_p4rt::target::P4RuntimeTarget::connect(
+/// The switch of `--target`: over BfRuntime for `bfrt://` (checked against the TNA program's
+/// objects), else over P4Runtime (checked against the v1model program's P4Info).
+fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
+    use sgnn_p4rt::schema::{switchgnn_p4info, switchgnn_p4info_for, Arch};
+    if let Some(addr) = t.target.strip_prefix("bfrt://") {
+        let device = u32::try_from(t.device_id).context("--device-id is too large for BfRt")?;
+        return Ok(Box::new(sgnn_p4rt::target::BfrtTarget::connect(
+            addr,
+            device,
+            t.client_id,
+            &switchgnn_p4info_for(Arch::Tna),
+        )?));
+    }
+    Ok(Box::new(sgnn_p4rt::target::P4RuntimeTarget::connect(
         &t.target,
         t.device_id,
         t.election_id,
-        &expected,
-    )?)
+        &switchgnn_p4info(),
+    )?))
 }
 
 fn load(a: &LoadArgs) -> Result<()> {
@@ -846,7 +862,10 @@ fn load(a: &LoadArgs) -> Result<()> {
     use switch_ctl::program::{program_for, Deployment};
     let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
     let t = &a.target;
-    let mut target = match (&a.p4info, &a.device_config) {
+    let mut target: Box<dyn sgnn_p4rt::Target> = match (&a.p4info, &a.device_config) {
+        (Some(_), Some(_)) if t.target.starts_with("bfrt://") => bail!(
+            "--p4info/--device-config push a pipeline over P4Runtime; a bfrt:// switch loads its program with bf_switchd (docs/tofino.md)"
+        ),
         (Some(info), Some(cfg)) => {
             let p4info = sgnn_p4rt::p4info::load_p4info(info)?;
             let diffs =
@@ -865,14 +884,14 @@ fn load(a: &LoadArgs) -> Result<()> {
                 cfg.display(),
                 t.target
             );
-            P4RuntimeTarget::connect_and_install(
+            Box::new(P4RuntimeTarget::connect_and_install(
                 &t.target,
                 t.device_id,
                 t.election_id,
                 Default::default(),
                 &p4info,
                 bytes,
-            )?
+            )?)
         }
         _ => connect(t)?,
     };
@@ -893,7 +912,7 @@ fn load(a: &LoadArgs) -> Result<()> {
         bail!("--drop-prob is a probability in 0..1, got {}", a.drop_prob);
     }
     dep.drop_probability = a.drop_prob;
-    let sizes = sizes_of(&target)?;
+    let sizes = sizes_of(target.as_ref())?;
     let prog = program_for(&plan, &dep, &sizes)?;
     let bar = if a.quiet {
         ProgressBar::hidden()
@@ -905,7 +924,7 @@ fn load(a: &LoadArgs) -> Result<()> {
             .unwrap(),
         )
     };
-    let report = install(&mut target, &prog, a.batch, &mut |done, total| {
+    let report = install(target.as_mut(), &prog, a.batch, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })?;
@@ -933,7 +952,6 @@ fn load(a: &LoadArgs) -> Result<()> {
 }
 
 fn dump(a: &DumpArgs) -> Result<()> {
-    use sgnn_p4rt::Target;
     let mut target = connect(&a.target)?;
     let mut tables = serde_json::Map::new();
     for t in switch_ctl::install::TABLES {
@@ -952,7 +970,17 @@ fn dump(a: &DumpArgs) -> Result<()> {
     let group = target
         .read_multicast_group(switch_ctl::program::ADVANCE_GROUP)?
         .unwrap_or_default();
-    let events = target.read_counters("events")?;
+    let mut events = target.read_counters("events")?;
+    // A Tofino counts egress events in a counter of their own (docs/tofino.md).
+    if target.index().counter("egress_events").is_ok() {
+        for (e, x) in events
+            .iter_mut()
+            .zip(target.read_counters("egress_events")?)
+        {
+            e.packets += x.packets;
+            e.bytes += x.bytes;
+        }
+    }
     let mut ev = serde_json::Map::new();
     for (i, name) in sgnn_p4rt::schema::EVENTS.iter().enumerate() {
         ev.insert(
@@ -1047,7 +1075,7 @@ fn dump(a: &DumpArgs) -> Result<()> {
 
 fn clear(t: &TargetArgs) -> Result<()> {
     let mut target = connect(t)?;
-    let n = switch_ctl::install::clear(&mut target)?;
+    let n = switch_ctl::install::clear(target.as_mut())?;
     println!(
         "cleared {n} entries and restored the initial settings on {}",
         t.target

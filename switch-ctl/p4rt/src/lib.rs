@@ -3,6 +3,8 @@
 //! - [`proto`]: the P4Runtime messages, client and server, generated from this crate's own
 //!   wire-compatible subset of the specification's `.proto` files.
 //! - [`bfrt`]: the BfRt schema (`bf-rt.json`) of a Tofino program, by name and id.
+//! - [`bfrt_double`]: an in-process BfRuntime server that checks every request against a
+//!   `bf-rt.json`, for testing the BfRt backend without a Tofino.
 //! - [`client`]: [`P4RuntimeClient`], a P4Runtime client: arbitration, pipeline, batched writes,
 //!   reads.
 //! - [`p4info`]: [`P4InfoIndex`], names to ids and widths; the canonical binary strings; loading
@@ -14,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod bfrt;
+pub mod bfrt_double;
 pub mod client;
 pub mod p4info;
 pub mod schema;

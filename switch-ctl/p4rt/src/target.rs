@@ -2,6 +2,7 @@
 //! switch is; and its backends.
 //!
 //! - [`P4RuntimeTarget`]: a real switch (bmv2's simple_switch_grpc, Tofino) over P4Runtime.
+//! - [`BfrtTarget`]: a Tofino over BfRuntime gRPC (the SDE's bf_switchd without P4Runtime).
 //! - [`MemoryTarget`]: an in-memory switch state, for tests and as the reference behaviour.
 //! - [`ChaosTarget`]: wraps any target and injects faults (failed writes, delays, a dropped
 //!   connection), for testing what the control plane does when the switch misbehaves.
@@ -17,11 +18,13 @@ use std::ops::Range;
 use crate::client::ClientError;
 use crate::p4info::{P4InfoError, P4InfoIndex};
 
+pub mod bfrt;
 pub mod chaos;
 pub mod convert;
 pub mod memory;
 pub mod p4runtime;
 
+pub use bfrt::BfrtTarget;
 pub use chaos::{ChaosConfig, ChaosTarget};
 pub use memory::MemoryTarget;
 pub use p4runtime::P4RuntimeTarget;
