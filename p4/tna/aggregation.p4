@@ -511,8 +511,8 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
         }
     };
     action e_acc()   { ecn_acc.execute(hdr.bridge.agg_idx); }
-    action e_emit()  { meta.result_ecn = ecn_emit.execute(hdr.bridge.agg_idx)[0:0]; }
-    action e_take()  { meta.result_ecn = ecn_take.execute(hdr.bridge.agg_idx)[0:0]; }
+    action e_emit()  { meta.result_ecn = ecn_emit.execute(hdr.bridge.agg_idx); }
+    action e_take()  { meta.result_ecn = ecn_take.execute(hdr.bridge.agg_idx); }
     action e_clear() { ecn_take.execute(hdr.bridge.agg_idx); }
     @hidden table ecn_table {
         key = { hdr.bridge.lane_op: exact; }
@@ -556,7 +556,7 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
         ecn_table.apply();
         state_table.apply();
         if (hdr.bridge.result == 1) {
-            hdr.sgnn.ecn = meta.result_ecn;
+            hdr.sgnn.ecn = meta.result_ecn[0:0];
         }
     }
 }

@@ -73,7 +73,6 @@ header bridge_h {
     bit<1>  advance_mc;     // a block-advance replica: the worker is egress_rid
     bit<1>  replica_mc;     // a replicated raw vertex's copy: the worker is egress_rid
     bit<1>  result;         // a Result: its ECN flag is agg_ecn's sticky bit
-    @padding bit<6> _pad;
 }
 
 /* The NEXT_PASS_SESSION copy's header: what ingress changed in the frame that the next
@@ -177,7 +176,7 @@ struct eg_metadata_t {
     bit<16> dst_worker;
     bit<48> worker_mac;
     bit<32> worker_ip;
-    bit<1>  result_ecn;
+    bit<8>  result_ecn;     // agg_ecn's sticky value (bit 0)
     bit<8>  state_out;
     bit<1>  count_event;
     bit<32> event;

@@ -17,7 +17,23 @@ parser SgnnIngressParser(packet_in pkt,
     state start {
         pkt.extract(ig_intr_md);
         pkt.advance(PORT_METADATA_SIZE);
-        meta.from_host = ig_intr_md.ingress_port != RECIRC_PORT;
+        transition select(ig_intr_md.ingress_port) {
+            RECIRC_PORT: start_own_pass;
+            default: start_from_host;
+        }
+    }
+
+    state start_own_pass {
+        meta.from_host = false;
+        transition init_metadata;
+    }
+
+    state start_from_host {
+        meta.from_host = true;
+        transition init_metadata;
+    }
+
+    state init_metadata {
         meta.pass_kind = PASS_NEXT;
         meta.csum_ok = false;
         meta.ipv4_ok = false;

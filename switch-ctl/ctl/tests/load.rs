@@ -191,3 +191,54 @@ fn a_plan_for_more_workers_than_the_switch_has_ports_is_refused_at_load() {
     assert!(!ok, "{out}");
     assert!(err.contains("this switch has 2 host ports"), "{err}");
 }
+
+/// `switch-ctl load`, `dump` and `clear` over BfRuntime (`--target bfrt://`), against the
+/// BfRuntime double serving the compiler's BfRt schema of the TNA program: every request is
+/// checked against that schema, so a load that succeeds is one a Tofino would accept.
+#[test]
+fn load_dump_clear_a_tofino_over_bfruntime() {
+    let schema = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../p4rt/tests/data/switchgnn-tna.bf-rt.json"
+    ))
+    .unwrap();
+    let d = sgnn_p4rt::bfrt_double::BfrtDouble::start("switchgnn", &schema).unwrap();
+    let target = format!("bfrt://{}", d.addr());
+    let (dir, plan) = plan_dir(64 * 1024, 64);
+    let p = dir.path().to_str().unwrap();
+    let (ok, out, err) = ctl(&[
+        "load",
+        "--plan",
+        p,
+        "--target",
+        &target,
+        "--quiet",
+        "--worker-port",
+        "0,4,8,12",
+        "--recirculation-port",
+        "68",
+    ]);
+    assert!(ok, "{out}{err}");
+    assert!(out.starts_with(&format!("loaded {p}: 4 workers")), "{out}");
+    let contributions: u64 = plan.blocks.iter().map(|b| b.num_contributions()).sum();
+    assert_eq!(d.entries("agg_table") as u64, contributions);
+    assert_eq!(d.entries("worker_table"), 4);
+    assert_eq!(d.requests_rejected(), 0);
+    let (ok, out, err) = ctl(&["dump", "--target", &target, "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tables"]["agg_table"].as_u64().unwrap(), contributions);
+    assert_eq!(v["settings"]["workers"], 4);
+    let group = v["advance_group"].as_array().unwrap();
+    assert_eq!(group.len(), 4);
+    assert_eq!(group[1]["port"], 4);
+    let (ok, out, err) = ctl(&["clear", "--target", &target]);
+    assert!(ok, "{err}");
+    assert!(out.starts_with("cleared "), "{out}");
+    assert_eq!(d.entries("agg_table"), 0);
+    // The v1model program's pipeline push has no BfRt equivalent: a clear error.
+    let (ok, _, err) = ctl(&[
+        "load", "--plan", p, "--target", &target, "--p4info", "x", "--device-config", "y",
+    ]);
+    assert!(!ok && err.contains("bf_switchd"), "{err}");
+}

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::proto::p4::config::v1::P4Info;
+
 /// A schema that cannot be read or does not have what the control plane needs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BfrtError {
@@ -327,6 +329,100 @@ impl BfrtInfo {
     pub fn by_id(&self) -> BTreeMap<u32, &Table> {
         self.tables.iter().map(|t| (t.id, t)).collect()
     }
+}
+
+/// Every object of the contract `expected` (a P4Info: tables with their key fields, actions
+/// with their parameters, registers, counters) that `info` lacks or has with another width or
+/// kind, one sentence each. Sizes do not count (a Tofino's are the compiled program's).
+pub fn compare_schema(expected: &P4Info, info: &BfrtInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    let actions: std::collections::BTreeMap<u32, &crate::proto::p4::config::v1::Action> = expected
+        .actions
+        .iter()
+        .map(|a| (a.preamble.as_ref().map_or(0, |p| p.id), a))
+        .collect();
+    for t in &expected.tables {
+        let name = t.preamble.as_ref().map_or("", |p| p.name.as_str());
+        let bt = match info.table(name) {
+            Ok(bt) => bt,
+            Err(e) => {
+                out.push(e.to_string());
+                continue;
+            }
+        };
+        for m in &t.match_fields {
+            match bt.key(&m.name) {
+                Ok(k) if k.ty.width() != m.bitwidth as u32 => out.push(format!(
+                    "table `{name}` key `{}`: {} bits on the switch, expected {}",
+                    m.name,
+                    k.ty.width(),
+                    m.bitwidth
+                )),
+                Ok(_) => {}
+                Err(e) => out.push(e.to_string()),
+            }
+        }
+        for r in &t.action_refs {
+            let Some(a) = actions.get(&r.id) else {
+                continue;
+            };
+            let an = a.preamble.as_ref().map_or("", |p| p.name.as_str());
+            if an == crate::schema::NO_ACTION {
+                continue;
+            }
+            match bt.action(an) {
+                Ok(ba) => {
+                    for p in &a.params {
+                        match ba.param(&p.name) {
+                            Ok(f) if f.ty.width() != p.bitwidth as u32 => out.push(format!(
+                                "action `{an}` param `{}`: {} bits on the switch, expected {}",
+                                p.name,
+                                f.ty.width(),
+                                p.bitwidth
+                            )),
+                            Ok(_) => {}
+                            Err(e) => out.push(e.to_string()),
+                        }
+                    }
+                }
+                Err(e) => out.push(e.to_string()),
+            }
+        }
+    }
+    for r in &expected.registers {
+        let name = r.preamble.as_ref().map_or("", |p| p.name.as_str());
+        let want = match crate::p4info::register_cell(r) {
+            crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w,
+            crate::p4info::CellType::Other => 0,
+        };
+        match info.table(name) {
+            Ok(bt) if bt.table_type != "Register" => out.push(format!(
+                "register `{name}` is a {} on the switch",
+                bt.table_type
+            )),
+            Ok(bt) => match bt.data.first() {
+                Some(f) if f.ty.width() == want => {}
+                Some(f) => out.push(format!(
+                    "register `{name}`: {} bits on the switch, expected {want}",
+                    f.ty.width()
+                )),
+                None => out.push(format!("register `{name}` has no data field on the switch")),
+            },
+            Err(e) => out.push(e.to_string()),
+        }
+    }
+    for c in &expected.counters {
+        let name = c.preamble.as_ref().map_or("", |p| p.name.as_str());
+        match info.table(name) {
+            Ok(bt) if bt.table_type != "Counter" => out.push(format!(
+                "counter `{name}` is a {} on the switch",
+                bt.table_type
+            )),
+            Ok(_) => {}
+            Err(e) => out.push(e.to_string()),
+        }
+    }
+    out
 }
 
 /// `value` as the big-endian byte string of a `width`-bit field (`ceil(width / 8)` bytes), or

@@ -182,7 +182,7 @@ impl BfrtTarget {
             ))
             .map_err(|s| rejected(&addr, "SetForwardingPipelineConfig (BIND)", s))?;
 
-        let differences = compare_schema(expected, &info);
+        let differences = crate::bfrt::compare_schema(expected, &info);
         if !differences.is_empty() {
             return Err(TargetError::Mismatch { differences });
         }
@@ -438,98 +438,6 @@ fn numbers(fields: &[bf::DataField], id: u32) -> Vec<u128> {
             Some(V::IntArrVal(a)) => out.extend(a.val.iter().map(|&x| x as u128)),
             Some(V::BoolVal(b)) => out.push(*b as u128),
             _ => {}
-        }
-    }
-    out
-}
-
-/// The contract's objects missing from the switch's schema or of other widths.
-fn compare_schema(expected: &P4Info, info: &BfrtInfo) -> Vec<String> {
-    let mut out = Vec::new();
-    let actions: std::collections::BTreeMap<u32, &crate::proto::p4::config::v1::Action> = expected
-        .actions
-        .iter()
-        .map(|a| (a.preamble.as_ref().map_or(0, |p| p.id), a))
-        .collect();
-    for t in &expected.tables {
-        let name = t.preamble.as_ref().map_or("", |p| p.name.as_str());
-        let bt = match info.table(name) {
-            Ok(bt) => bt,
-            Err(e) => {
-                out.push(e.to_string());
-                continue;
-            }
-        };
-        for m in &t.match_fields {
-            match bt.key(&m.name) {
-                Ok(k) if k.ty.width() != m.bitwidth as u32 => out.push(format!(
-                    "table `{name}` key `{}`: {} bits on the switch, expected {}",
-                    m.name,
-                    k.ty.width(),
-                    m.bitwidth
-                )),
-                Ok(_) => {}
-                Err(e) => out.push(e.to_string()),
-            }
-        }
-        for r in &t.action_refs {
-            let Some(a) = actions.get(&r.id) else {
-                continue;
-            };
-            let an = a.preamble.as_ref().map_or("", |p| p.name.as_str());
-            if an == crate::schema::NO_ACTION {
-                continue;
-            }
-            match bt.action(an) {
-                Ok(ba) => {
-                    for p in &a.params {
-                        match ba.param(&p.name) {
-                            Ok(f) if f.ty.width() != p.bitwidth as u32 => out.push(format!(
-                                "action `{an}` param `{}`: {} bits on the switch, expected {}",
-                                p.name,
-                                f.ty.width(),
-                                p.bitwidth
-                            )),
-                            Ok(_) => {}
-                            Err(e) => out.push(e.to_string()),
-                        }
-                    }
-                }
-                Err(e) => out.push(e.to_string()),
-            }
-        }
-    }
-    for r in &expected.registers {
-        let name = r.preamble.as_ref().map_or("", |p| p.name.as_str());
-        let want = match crate::p4info::register_cell(r) {
-            crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w,
-            crate::p4info::CellType::Other => 0,
-        };
-        match info.table(name) {
-            Ok(bt) if bt.table_type != "Register" => out.push(format!(
-                "register `{name}` is a {} on the switch",
-                bt.table_type
-            )),
-            Ok(bt) => match bt.data.first() {
-                Some(f) if f.ty.width() == want => {}
-                Some(f) => out.push(format!(
-                    "register `{name}`: {} bits on the switch, expected {want}",
-                    f.ty.width()
-                )),
-                None => out.push(format!("register `{name}` has no data field on the switch")),
-            },
-            Err(e) => out.push(e.to_string()),
-        }
-    }
-    for c in &expected.counters {
-        let name = c.preamble.as_ref().map_or("", |p| p.name.as_str());
-        match info.table(name) {
-            Ok(bt) if bt.table_type != "Counter" => out.push(format!(
-                "counter `{name}` is a {} on the switch",
-                bt.table_type
-            )),
-            Ok(_) => {}
-            Err(e) => out.push(e.to_string()),
         }
     }
     out
