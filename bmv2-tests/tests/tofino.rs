@@ -41,7 +41,11 @@ fn compile_and_check(target: &str) {
     let b = c
         .compile(&tna_main(), target, &[], dir.path())
         .unwrap_or_else(|e| panic!("{e}"));
-    assert!(b.binary.is_file(), "no {} after compiling", b.binary.display());
+    assert!(
+        b.binary.is_file(),
+        "no {} after compiling",
+        b.binary.display()
+    );
     let json = std::fs::read(&b.bfrt_json).unwrap();
     let info = BfrtInfo::parse(&json).unwrap();
     let diffs = compare_schema(&switchgnn_p4info_for(Arch::Tna), &info);

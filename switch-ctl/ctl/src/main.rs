@@ -848,12 +848,23 @@ fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
             &switchgnn_p4info_for(Arch::Tna),
         )?));
     }
-    Ok(Box::new(sgnn_p4rt::target::P4RuntimeTarget::connect(
-        &t.target,
-        t.device_id,
-        t.election_id,
-        &switchgnn_p4info(),
-    )?))
+    let open = |expected| {
+        sgnn_p4rt::target::P4RuntimeTarget::connect(
+            &t.target,
+            t.device_id,
+            t.election_id,
+            &expected,
+        )
+    };
+    // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
+    match open(switchgnn_p4info()) {
+        Err(sgnn_p4rt::TargetError::Mismatch { differences })
+            if differences.iter().any(|d| d.contains("architecture is `t")) =>
+        {
+            Ok(Box::new(open(switchgnn_p4info_for(Arch::Tna))?))
+        }
+        other => Ok(Box::new(other?)),
+    }
 }
 
 fn load(a: &LoadArgs) -> Result<()> {
@@ -868,8 +879,8 @@ fn load(a: &LoadArgs) -> Result<()> {
         ),
         (Some(info), Some(cfg)) => {
             let p4info = sgnn_p4rt::p4info::load_p4info(info)?;
-            let diffs =
-                sgnn_p4rt::schema::compare_p4info(&sgnn_p4rt::schema::switchgnn_p4info(), &p4info);
+            let expected = sgnn_p4rt::schema::switchgnn_p4info_for(sgnn_p4rt::schema::arch_of(&p4info));
+            let diffs = sgnn_p4rt::schema::compare_p4info(&expected, &p4info);
             if !diffs.is_empty() {
                 bail!(
                     "{} is not the SwitchGNN program's P4Info (docs/switch-interface.md):\n  {}",

@@ -698,3 +698,84 @@ impl BfRuntime for Svc {
         )))
     }
 }
+
+/// A BfRt schema for the program a contract P4Info describes, in `bf-p4c`'s conventions:
+/// every table as `MatchAction_Direct` with its exact keys and its actions' parameters as
+/// `bytes` fields, every register as a `Register` table (`$REGISTER_INDEX`, one repeated data
+/// field `<name>.f1`), every counter as a `Counter` table (`$COUNTER_INDEX`,
+/// `$COUNTER_SPEC_PKTS`, `$COUNTER_SPEC_BYTES`). Names are `pipe.SwitchGNN.<name>`, ids
+/// follow the P4Info's. For tests where no compiler-made `bf-rt.json` is at hand; a compiled
+/// program's schema is the authority.
+pub fn schema_for_contract(p4info: &crate::proto::p4::config::v1::P4Info) -> Vec<u8> {
+    use serde_json::json;
+    let name = |p: &Option<crate::proto::p4::config::v1::Preamble>| {
+        p.as_ref().map_or(String::new(), |p| p.name.clone())
+    };
+    let id = |p: &Option<crate::proto::p4::config::v1::Preamble>| p.as_ref().map_or(0, |p| p.id);
+    let actions: BTreeMap<u32, &crate::proto::p4::config::v1::Action> = p4info
+        .actions
+        .iter()
+        .map(|a| (id(&a.preamble), a))
+        .collect();
+    let bytes = |w: i32| json!({"type": "bytes", "width": w});
+    let mut tables = Vec::new();
+    for t in &p4info.tables {
+        let specs: Vec<Value> = t
+            .action_refs
+            .iter()
+            .filter_map(|r| actions.get(&r.id))
+            .filter(|a| name(&a.preamble) != crate::schema::NO_ACTION)
+            .map(|a| {
+                json!({
+                    "id": id(&a.preamble),
+                    "name": format!("SwitchGNN.{}", name(&a.preamble)),
+                    "data": a.params.iter().map(|p| json!({
+                        "id": p.id, "name": p.name, "mandatory": true, "type": bytes(p.bitwidth)
+                    })).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        tables.push(json!({
+            "name": format!("pipe.SwitchGNN.{}", name(&t.preamble)),
+            "id": id(&t.preamble),
+            "table_type": "MatchAction_Direct",
+            "size": t.size,
+            "key": t.match_fields.iter().map(|m| json!({
+                "id": m.id, "name": m.name, "match_type": "Exact", "type": bytes(m.bitwidth)
+            })).collect::<Vec<_>>(),
+            "action_specs": specs,
+            "data": []
+        }));
+    }
+    for r in &p4info.registers {
+        let n = name(&r.preamble);
+        let w = match crate::p4info::register_cell(r) {
+            crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w as i32,
+            crate::p4info::CellType::Other => 32,
+        };
+        tables.push(json!({
+            "name": format!("pipe.SwitchGNN.{n}"),
+            "id": id(&r.preamble),
+            "table_type": "Register",
+            "size": r.size,
+            "key": [{"id": 65556, "name": "$REGISTER_INDEX", "match_type": "Exact", "type": {"type": "uint32"}}],
+            "data": [{"mandatory": false, "singleton": {
+                "id": 1, "name": format!("SwitchGNN.{n}.f1"), "repeated": true, "type": bytes(w)}}]
+        }));
+    }
+    for c in &p4info.counters {
+        tables.push(json!({
+            "name": format!("pipe.SwitchGNN.{}", name(&c.preamble)),
+            "id": id(&c.preamble),
+            "table_type": "Counter",
+            "size": c.size,
+            "key": [{"id": 65555, "name": "$COUNTER_INDEX", "match_type": "Exact", "type": {"type": "uint32"}}],
+            "data": [
+                {"mandatory": false, "singleton": {"id": 65553, "name": "$COUNTER_SPEC_BYTES", "repeated": false, "type": {"type": "uint64"}}},
+                {"mandatory": false, "singleton": {"id": 65554, "name": "$COUNTER_SPEC_PKTS", "repeated": false, "type": {"type": "uint64"}}}
+            ]
+        }));
+    }
+    serde_json::to_vec_pretty(&json!({"schema_version": "1.0.0", "tables": tables}))
+        .expect("JSON of a JSON value")
+}

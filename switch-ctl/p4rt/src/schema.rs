@@ -221,6 +221,15 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
     p
 }
 
+/// The program a P4Info belongs to, by its architecture (`tna` and `t2na` are the TNA program,
+/// anything else the v1model one).
+pub fn arch_of(p4info: &cfg::P4Info) -> Arch {
+    match p4info.pkg_info.as_ref().map(|i| i.arch.as_str()) {
+        Some("tna") | Some("t2na") => Arch::Tna,
+        _ => Arch::V1model,
+    }
+}
+
 fn v1model_p4info() -> cfg::P4Info {
     use cfg::counter_spec::Unit;
     let actions = vec![

@@ -9,12 +9,24 @@ use sgnn_p4rt::proto::bfrt_proto as bf;
 use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch, TNA_AGGREGATORS};
 use sgnn_p4rt::target::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
 
+/// The compiler's BfRt schema of `p4/tna` where one is committed, else the schema the double
+/// derives from the contract in `bf-p4c`'s conventions (said loudly: the compiler's is the
+/// authority, and `bmv2-tests/tests/tofino.rs` checks the committed one against it).
 fn schema() -> Vec<u8> {
-    std::fs::read(concat!(
+    let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/switchgnn-tna.bf-rt.json"
-    ))
-    .unwrap()
+    );
+    match std::fs::read(path) {
+        Ok(b) => b,
+        Err(_) => {
+            eprintln!(
+                "NOTE: {path} is absent (no Tofino compiler has made it yet); using the schema \
+                 derived from the contract (bfrt_double::schema_for_contract)"
+            );
+            sgnn_p4rt::bfrt_double::schema_for_contract(&switchgnn_p4info_for(Arch::Tna))
+        }
+    }
 }
 
 fn connect(d: &BfrtDouble) -> BfrtTarget {
@@ -59,11 +71,26 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
     ])
     .unwrap();
     let mut got = t.read_table("agg_table").unwrap();
-    got.sort_by_key(|e| e.matches.clone().into_iter().map(|(_, m)| format!("{m:?}")).collect::<Vec<_>>());
+    got.sort_by_key(|e| {
+        e.matches
+            .clone()
+            .into_iter()
+            .map(|(_, m)| format!("{m:?}"))
+            .collect::<Vec<_>>()
+    });
     assert_eq!(got, vec![a.clone(), b.clone()]);
     assert_eq!(d.entries("agg_table"), 2);
     let e = t.insert_table_entry(a.clone()).unwrap_err();
-    assert!(matches!(e.root(), TargetError::Rejected { code: Code::AlreadyExists, .. }), "{e}");
+    assert!(
+        matches!(
+            e.root(),
+            TargetError::Rejected {
+                code: Code::AlreadyExists,
+                ..
+            }
+        ),
+        "{e}"
+    );
     t.delete_table_entry(a.clone()).unwrap();
     assert_eq!(t.read_table("agg_table").unwrap(), vec![b.clone()]);
 
@@ -77,15 +104,21 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .param("switch_mac", 0x02_00_00_00_ff_fe)
         .param("switch_ip", 0x0a00_00fe)
         .param("plan_tag", 0xdead_beef);
-    t.apply(&[sgnn_p4rt::target::Op::SetDefault(cfg.clone())]).unwrap();
+    t.apply(&[sgnn_p4rt::target::Op::SetDefault(cfg.clone())])
+        .unwrap();
     assert_eq!(t.read_default("switch_config").unwrap(), Some(cfg));
 
     // Register cells (the double reports two pipes; one holds the value).
     t.write_register("agg_count", 5, 3).unwrap();
     t.write_register("sync_done", 2, 0xffff_fffe).unwrap();
-    assert_eq!(t.read_register_range("agg_count", 4..7).unwrap(), vec![0, 3, 0]);
+    assert_eq!(
+        t.read_register_range("agg_count", 4..7).unwrap(),
+        vec![0, 3, 0]
+    );
     assert_eq!(t.read_register("sync_done", 2).unwrap(), 0xffff_fffe);
-    let e = t.write_register("agg_count", TNA_AGGREGATORS as u64, 1).unwrap_err();
+    let e = t
+        .write_register("agg_count", TNA_AGGREGATORS as u64, 1)
+        .unwrap_err();
     assert!(matches!(e, TargetError::InvalidArgument(_)), "{e}");
 
     // Counters (never written: zero), in both gresses.
@@ -94,20 +127,51 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
 
     // The packet replication engine and the mirror session.
     let reps = vec![
-        Replica { port: 0, instance: 0 },
-        Replica { port: 4, instance: 1 },
-        Replica { port: 8, instance: 2 },
+        Replica {
+            port: 0,
+            instance: 0,
+        },
+        Replica {
+            port: 4,
+            instance: 1,
+        },
+        Replica {
+            port: 8,
+            instance: 2,
+        },
     ];
     t.set_multicast_group(1, &reps).unwrap();
     assert_eq!(t.read_multicast_group(1).unwrap(), Some(reps));
     assert_eq!(t.read_multicast_group(9).unwrap(), None);
-    t.set_clone_session(100, &[Replica { port: 68, instance: 0 }]).unwrap();
+    t.set_clone_session(
+        100,
+        &[Replica {
+            port: 68,
+            instance: 0,
+        }],
+    )
+    .unwrap();
     assert_eq!(
         t.read_clone_session(100).unwrap(),
-        Some(vec![Replica { port: 68, instance: 0 }])
+        Some(vec![Replica {
+            port: 68,
+            instance: 0
+        }])
     );
     let e = t
-        .set_clone_session(101, &[Replica { port: 1, instance: 0 }, Replica { port: 2, instance: 0 }])
+        .set_clone_session(
+            101,
+            &[
+                Replica {
+                    port: 1,
+                    instance: 0,
+                },
+                Replica {
+                    port: 2,
+                    instance: 0,
+                },
+            ],
+        )
         .unwrap_err();
     assert!(e.to_string().contains("one copy to one port"), "{e}");
 
@@ -140,7 +204,14 @@ fn the_double_refuses_what_a_strict_switch_would() {
                 .map(|k| bf::KeyField {
                     field_id: k.id,
                     match_type: Some(bf::key_field::MatchType::Exact(bf::key_field::Exact {
-                        value: vec![0; if k.name.ends_with("block_id") { w } else { k.ty.width().div_ceil(8) as usize }],
+                        value: vec![
+                            0;
+                            if k.name.ends_with("block_id") {
+                                w
+                            } else {
+                                k.ty.width().div_ceil(8) as usize
+                            }
+                        ],
                     })),
                 })
                 .collect(),
@@ -166,7 +237,9 @@ fn the_double_refuses_what_a_strict_switch_would() {
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         tx.send(bf::StreamMessageRequest {
             client_id: 7,
-            update: Some(bf::stream_message_request::Update::Subscribe(Default::default())),
+            update: Some(bf::stream_message_request::Update::Subscribe(
+                Default::default(),
+            )),
         })
         .await
         .unwrap();

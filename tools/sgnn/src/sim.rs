@@ -725,7 +725,7 @@ fn run(mut a: SimArgs) -> Result<()> {
 
 /// Bytes as the flags take them (10 MB, 12.5 MB).
 fn fmt_mem(b: u64) -> String {
-    if b % 1_000_000 == 0 {
+    if b.is_multiple_of(1_000_000) {
         format!("{} MB", b / 1_000_000)
     } else {
         format!("{:.2} MB", b as f64 / 1e6)
