@@ -14,16 +14,12 @@ use sgnn_bmv2_tests::tools::TofinoCompiler;
 use sgnn_p4rt::bfrt::{compare_schema, BfrtInfo};
 use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch};
 
-fn compiler() -> Option<TofinoCompiler> {
-    match TofinoCompiler::find() {
-        Ok(c) => Some(c),
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: the Tofino compiler is absent ({e}); docs/tofino.md says how to build it"
-            );
-            None
-        }
-    }
+fn compiler(target: &str) -> Option<TofinoCompiler> {
+    sgnn_testkit::require(
+        &format!("Tofino compile test ({target})"),
+        TofinoCompiler::find(),
+        sgnn_testkit::HOW_TOFINO,
+    )
 }
 
 fn tna_main() -> PathBuf {
@@ -36,7 +32,7 @@ pub fn committed_bfrt() -> PathBuf {
 }
 
 fn compile_and_check(target: &str) {
-    let Some(c) = compiler() else { return };
+    let Some(c) = compiler(target) else { return };
     let dir = tempfile::tempdir().unwrap();
     let b = c
         .compile(&tna_main(), target, &[], dir.path())

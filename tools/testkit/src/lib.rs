@@ -30,6 +30,10 @@ pub const HOW_DPDK: &str = "apt-get install libdpdk-dev pkg-config libclang-dev,
 pub const HOW_BMV2: &str =
     "build p4c and simple_switch_grpc outside the repository and put them on PATH or in P4C / SIMPLE_SWITCH_GRPC (bmv2-tests/README.md)";
 
+/// How to enable the Tofino compile tests.
+pub const HOW_TOFINO: &str =
+    "build p4lang/p4c with ENABLE_TOFINO=ON outside the repository and put bf-p4c on PATH or in BF_P4C (docs/tofino.md)";
+
 /// Prints `SKIPPED <what> (<why>, <how>)` on the real standard error.
 pub fn skipped(what: &str, why: impl Display, how: &str) {
     let why = why.to_string();
