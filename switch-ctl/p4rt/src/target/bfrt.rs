@@ -386,6 +386,17 @@ fn exact(f: &Field, v: u128) -> Result<bf::KeyField, TargetError> {
     })
 }
 
+/// The entry of `table_id` whose one exact key field `key` holds `v`.
+fn keyed(table_id: u32, key: &Field, v: u128) -> Result<bf::TableEntry, TargetError> {
+    Ok(bf::TableEntry {
+        table_id,
+        value: Some(bf::table_entry::Value::Key(bf::TableKey {
+            fields: vec![exact(key, v)?],
+        })),
+        ..Default::default()
+    })
+}
+
 /// A data field of value `v` (a number).
 fn data(f: &Field, v: u128) -> Result<bf::DataField, TargetError> {
     use bf::data_field::Value as V;
@@ -854,13 +865,7 @@ impl Target for BfrtTarget {
         let ids = mgid_t
             .data_field("$MULTICAST_NODE_ID")
             .map_err(schema_error)?;
-        let got = match self.read(vec![bf::TableEntry {
-            table_id: mgid_t.id,
-            value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                fields: vec![exact(key, group as u128)?],
-            })),
-            ..Default::default()
-        }]) {
+        let got = match self.read(vec![keyed(mgid_t.id, key, group as u128)?]) {
             Ok(g) => g,
             Err(s) if s.code() == Code::NotFound => return Ok(None),
             Err(s) => {
@@ -884,13 +889,7 @@ impl Target for BfrtTarget {
         let mut out = Vec::new();
         for n in nodes {
             let got = self.read_or(
-                vec![bf::TableEntry {
-                    table_id: node_t.id,
-                    value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                        fields: vec![exact(nk, n)?],
-                    })),
-                    ..Default::default()
-                }],
+                vec![keyed(node_t.id, nk, n)?],
                 &format!("multicast node {n}"),
             )?;
             for e in got {
@@ -912,13 +911,7 @@ impl Target for BfrtTarget {
         let t = self.table("$mirror.cfg")?.clone();
         let key = t.key("$sid").map_err(schema_error)?;
         let port = t.data_field("$ucast_egress_port").map_err(schema_error)?;
-        let got = match self.read(vec![bf::TableEntry {
-            table_id: t.id,
-            value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                fields: vec![exact(key, session as u128)?],
-            })),
-            ..Default::default()
-        }]) {
+        let got = match self.read(vec![keyed(t.id, key, session as u128)?]) {
             Ok(g) => g,
             Err(s) if s.code() == Code::NotFound => return Ok(None),
             Err(s) => {
