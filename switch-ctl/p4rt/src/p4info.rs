@@ -238,12 +238,14 @@ pub enum P4InfoError {
     },
     /// The P4Info has objects this crate's protos do not carry; using it would silently drop them
     /// (for example from a pipeline pushed to a switch).
-    #[error("{path} describes {objects} which sgnn-p4rt does not model (only tables, actions, counters and registers); a pipeline built from it would lose them")]
+    #[error("{path} describes {objects} which sgnn-p4rt does not model (only tables, actions, counters and registers); a pipeline built from it would lose them{hint}")]
     Unmodelled {
         /// The file.
         path: PathBuf,
         /// The kinds of objects, e.g. "meters".
         objects: String,
+        /// What to do about it, when something can be done (empty otherwise).
+        hint: &'static str,
     },
 }
 
@@ -809,6 +811,21 @@ pub fn unmodelled_objects(bytes: &[u8]) -> Vec<&'static str> {
     found
 }
 
+/// The error for a P4Info with objects this crate does not carry. bf-p4c describes a TNA
+/// program's registers and counters as Tofino `externs` unless told to use the standard
+/// messages; say so, since that is the one case a user can fix with a flag.
+fn unmodelled_error(path: &Path, objects: &[&str]) -> P4InfoError {
+    P4InfoError::Unmodelled {
+        path: path.to_path_buf(),
+        objects: objects.join(", "),
+        hint: if objects.contains(&"externs") {
+            " (bf-p4c writes Tofino registers and counters as externs: compile with --p4runtime-force-std-externs, docs/tofino.md)"
+        } else {
+            ""
+        },
+    }
+}
+
 /// Decodes a binary P4Info, refusing one that has objects this crate cannot carry.
 pub fn decode_p4info(bytes: &[u8], path: &Path) -> Result<cfg::P4Info, P4InfoError> {
     let unmodelled = unmodelled_objects(bytes);
@@ -817,10 +834,7 @@ pub fn decode_p4info(bytes: &[u8], path: &Path) -> Result<cfg::P4Info, P4InfoErr
         source,
     })?;
     if !unmodelled.is_empty() {
-        return Err(P4InfoError::Unmodelled {
-            path: path.to_path_buf(),
-            objects: unmodelled.join(", "),
-        });
+        return Err(unmodelled_error(path, &unmodelled));
     }
     Ok(p4info)
 }
@@ -840,10 +854,7 @@ pub fn parse_p4info_text(text: &str, path: &Path) -> Result<cfg::P4Info, P4InfoE
             column,
             message,
         },
-        crate::textformat::TextError::Unmodelled(objects) => P4InfoError::Unmodelled {
-            path: path.to_path_buf(),
-            objects: objects.join(", "),
-        },
+        crate::textformat::TextError::Unmodelled(objects) => unmodelled_error(path, &objects),
     })
 }
 

@@ -241,6 +241,22 @@ type_info {
     std::fs::write(&with_meters, &bytes).unwrap();
     let err = load_p4info(&with_meters).unwrap_err();
     assert!(err.to_string().contains("meters"), "{err}");
+    assert!(!err.to_string().contains("force-std"), "{err}");
+
+    // bf-p4c's default for a TNA program: registers as Tofino externs. The error says which
+    // compiler flag gives the standard messages instead.
+    let tofino = dir.path().join("tofino.p4info.txtpb");
+    std::fs::write(
+        &tofino,
+        "pkg_info {\n  arch: \"tna\"\n}\nexterns {\n  extern_type_id: 132\n  extern_type_name: \"Register\"\n}\n",
+    )
+    .unwrap();
+    let err = load_p4info(&tofino).unwrap_err();
+    assert!(
+        err.to_string().contains("externs")
+            && err.to_string().contains("--p4runtime-force-std-externs"),
+        "{err}"
+    );
 
     let bad = dir.path().join("bad.p4info.txt");
     std::fs::write(&bad, "tables {\n  preamble { id: \"x\" }\n}\n").unwrap();

@@ -292,12 +292,22 @@ impl BfrtTarget {
         entities: Vec<bf::TableEntry>,
         what: &str,
     ) -> Result<Vec<bf::TableEntry>, TargetError> {
-        self.read(entities).map_err(|s| TargetError::Rejected {
-            target: self.addr.clone(),
-            op: format!("read of {what}"),
-            code: s.code(),
-            message: s.message().to_string(),
-        })
+        self.read(entities)
+            .map_err(|s| rejected(&self.addr, &format!("read of {what}"), s))
+    }
+
+    /// Reads the one entry `entity` names: `None` when the switch has none (BfRt answers
+    /// `NOT_FOUND` for a key with no entry, or may answer nothing).
+    fn read_one(
+        &self,
+        entity: bf::TableEntry,
+        what: &str,
+    ) -> Result<Option<bf::TableEntry>, TargetError> {
+        match self.read(vec![entity]) {
+            Ok(got) => Ok(got.into_iter().next()),
+            Err(s) if s.code() == Code::NotFound => Ok(None),
+            Err(s) => Err(rejected(&self.addr, &format!("read of {what}"), s)),
+        }
     }
 
     /// The contract's register or counter `name` as its BfRt table, with the index key field.
@@ -394,6 +404,21 @@ fn keyed(table_id: u32, key: &Field, v: u128) -> Result<bf::TableEntry, TargetEr
             fields: vec![exact(key, v)?],
         })),
         ..Default::default()
+    })
+}
+
+/// The entry of `table_id` keyed `key` = `v` with data: action `action_id` (0 for the
+/// fixed tables, which have none) and `fields`.
+fn keyed_data(
+    table_id: u32,
+    key: &Field,
+    v: u128,
+    action_id: u32,
+    fields: Vec<bf::DataField>,
+) -> Result<bf::TableEntry, TargetError> {
+    Ok(bf::TableEntry {
+        data: Some(bf::TableData { action_id, fields }),
+        ..keyed(table_id, key, v)?
     })
 }
 
@@ -636,17 +661,7 @@ impl BfrtTarget {
                 })?;
                 vec![upd(
                     U::Modify,
-                    bf::TableEntry {
-                        table_id: t.id,
-                        value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                            fields: vec![exact(key, *index as u128)?],
-                        })),
-                        data: Some(bf::TableData {
-                            action_id: 0,
-                            fields: vec![data(f, *value)?],
-                        }),
-                        ..Default::default()
-                    },
+                    keyed_data(t.id, key, *index as u128, 0, vec![data(f, *value)?])?,
                 )]
             }
             Op::SetMulticastGroup { group, replicas } => {
@@ -666,21 +681,17 @@ impl BfrtTarget {
                     nodes.push(node);
                     out.push(upd(
                         U::InsertOrModify,
-                        bf::TableEntry {
-                            table_id: node_t.id,
-                            value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                                fields: vec![exact(node_key, node as u128)?],
-                            })),
-                            data: Some(bf::TableData {
-                                action_id: 0,
-                                fields: vec![
-                                    data(rid, r.instance as u128)?,
-                                    data_ints(lag, vec![]),
-                                    data_ints(ports, vec![r.port]),
-                                ],
-                            }),
-                            ..Default::default()
-                        },
+                        keyed_data(
+                            node_t.id,
+                            node_key,
+                            node as u128,
+                            0,
+                            vec![
+                                data(rid, r.instance as u128)?,
+                                data_ints(lag, vec![]),
+                                data_ints(ports, vec![r.port]),
+                            ],
+                        )?,
                     ));
                 }
                 let mgid = mgid_t.key("$MGID").map_err(schema_error)?;
@@ -696,21 +707,17 @@ impl BfrtTarget {
                 let n = nodes.len();
                 out.push(upd(
                     U::InsertOrModify,
-                    bf::TableEntry {
-                        table_id: mgid_t.id,
-                        value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                            fields: vec![exact(mgid, *group as u128)?],
-                        })),
-                        data: Some(bf::TableData {
-                            action_id: 0,
-                            fields: vec![
-                                data_ints(ids, nodes),
-                                data_bools(xv, vec![false; n]),
-                                data_ints(x, vec![0; n]),
-                            ],
-                        }),
-                        ..Default::default()
-                    },
+                    keyed_data(
+                        mgid_t.id,
+                        mgid,
+                        *group as u128,
+                        0,
+                        vec![
+                            data_ints(ids, nodes),
+                            data_bools(xv, vec![false; n]),
+                            data_ints(x, vec![0; n]),
+                        ],
+                    )?,
                 ));
                 out
             }
@@ -728,25 +735,21 @@ impl BfrtTarget {
                 let dir = df("$direction")?;
                 vec![upd(
                     U::InsertOrModify,
-                    bf::TableEntry {
-                        table_id: t.id,
-                        value: Some(bf::table_entry::Value::Key(bf::TableKey {
-                            fields: vec![exact(sid, *session as u128)?],
-                        })),
-                        data: Some(bf::TableData {
-                            action_id: normal.id,
-                            fields: vec![
-                                data(df("$session_enable")?, 1)?,
-                                bf::DataField {
-                                    field_id: dir.id,
-                                    value: Some(bf::data_field::Value::StrVal("BOTH".into())),
-                                },
-                                data(df("$ucast_egress_port")?, r.port as u128)?,
-                                data(df("$ucast_egress_port_valid")?, 1)?,
-                            ],
-                        }),
-                        ..Default::default()
-                    },
+                    keyed_data(
+                        t.id,
+                        sid,
+                        *session as u128,
+                        normal.id,
+                        vec![
+                            data(df("$session_enable")?, 1)?,
+                            bf::DataField {
+                                field_id: dir.id,
+                                value: Some(bf::data_field::Value::StrVal("BOTH".into())),
+                            },
+                            data(df("$ucast_egress_port")?, r.port as u128)?,
+                            data(df("$ucast_egress_port_valid")?, 1)?,
+                        ],
+                    )?,
                 )]
             }
         })
@@ -789,25 +792,15 @@ impl Target for BfrtTarget {
     fn read_default(&mut self, table: &str) -> Result<Option<TableEntry>, TargetError> {
         self.index.table(table)?;
         let t = self.table(table)?.clone();
-        let got = match self.read(vec![bf::TableEntry {
-            table_id: t.id,
-            is_default_entry: true,
-            ..Default::default()
-        }]) {
-            Ok(g) => g,
-            Err(s) if s.code() == Code::NotFound => return Ok(None),
-            Err(s) => {
-                return Err(TargetError::Rejected {
-                    target: self.addr.clone(),
-                    op: format!("read of the default entry of `{table}`"),
-                    code: s.code(),
-                    message: s.message().to_string(),
-                })
-            }
-        };
-        got.first()
-            .map(|e| self.entry_back(table, &t, e))
-            .transpose()
+        let got = self.read_one(
+            bf::TableEntry {
+                table_id: t.id,
+                is_default_entry: true,
+                ..Default::default()
+            },
+            &format!("the default entry of `{table}`"),
+        )?;
+        got.map(|e| self.entry_back(table, &t, &e)).transpose()
     }
 
     fn read_register_range(
@@ -865,18 +858,11 @@ impl Target for BfrtTarget {
         let ids = mgid_t
             .data_field("$MULTICAST_NODE_ID")
             .map_err(schema_error)?;
-        let got = match self.read(vec![keyed(mgid_t.id, key, group as u128)?]) {
-            Ok(g) => g,
-            Err(s) if s.code() == Code::NotFound => return Ok(None),
-            Err(s) => {
-                return Err(rejected(
-                    &self.addr,
-                    &format!("read of multicast group {group}"),
-                    s,
-                ))
-            }
-        };
-        let Some(e) = got.first() else {
+        let Some(e) = self.read_one(
+            keyed(mgid_t.id, key, group as u128)?,
+            &format!("multicast group {group}"),
+        )?
+        else {
             return Ok(None);
         };
         let nodes = e
@@ -911,19 +897,12 @@ impl Target for BfrtTarget {
         let t = self.table("$mirror.cfg")?.clone();
         let key = t.key("$sid").map_err(schema_error)?;
         let port = t.data_field("$ucast_egress_port").map_err(schema_error)?;
-        let got = match self.read(vec![keyed(t.id, key, session as u128)?]) {
-            Ok(g) => g,
-            Err(s) if s.code() == Code::NotFound => return Ok(None),
-            Err(s) => {
-                return Err(rejected(
-                    &self.addr,
-                    &format!("read of mirror session {session}"),
-                    s,
-                ))
-            }
-        };
-        Ok(got.first().map(|e| {
-            let d = e.data.clone().unwrap_or_default();
+        let got = self.read_one(
+            keyed(t.id, key, session as u128)?,
+            &format!("mirror session {session}"),
+        )?;
+        Ok(got.map(|e| {
+            let d = e.data.unwrap_or_default();
             numbers(&d.fields, port.id)
                 .into_iter()
                 .map(|p| Replica {
