@@ -134,14 +134,17 @@ impl TofinoCompiler {
     }
 
     /// Compiles `main_p4` for `tofino` (TNA) or `tofino2` (T2NA) into `out_dir`, with `-g`
-    /// (resource logs) and the given `-D` definitions.
+    /// (resource logs), standard P4Runtime messages for registers and counters
+    /// (`--p4runtime-force-std-externs`) and the given `-D` definitions. A compiler that ran
+    /// but failed is a [`TofinoFailure`]: the control-plane files it wrote first (P4Info, BfRt
+    /// schema) and its log. `Err(String)` means it could not run at all.
     pub fn compile(
         &self,
         main_p4: &Path,
         target: &str,
         defines: &[(&str, u64)],
         out_dir: &Path,
-    ) -> Result<TofinoBuild, String> {
+    ) -> Result<Result<TofinoBuild, Box<TofinoFailure>>, String> {
         let arch = match target {
             "tofino" => "tna",
             "tofino2" => "t2na",
@@ -156,6 +159,7 @@ impl TofinoCompiler {
             "--arch",
             arch,
             "-g",
+            "--p4runtime-force-std-externs",
             "--p4runtime-files",
         ])
         .arg(&p4info_txt)
@@ -170,21 +174,53 @@ impl TofinoCompiler {
             .arg(main_p4)
             .output()
             .map_err(|e| format!("running {}: {e}", self.bf_p4c.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "bf-p4c --target {target} failed on {}:\n{}{}",
-                main_p4.display(),
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
         let pipe = out_dir.join("pipe");
-        Ok(TofinoBuild {
+        let build = TofinoBuild {
             dir: out_dir.to_path_buf(),
             p4info_txt,
             bfrt_json: out_dir.join("bf-rt.json"),
             resources_json: pipe.join("logs").join("resources.json"),
             binary: pipe.join(format!("{target}.bin")),
-        })
+        };
+        if !out.status.success() {
+            return Ok(Err(Box::new(TofinoFailure {
+                build,
+                log: format!(
+                    "bf-p4c --target {target} failed on {}:\n{}{}",
+                    main_p4.display(),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            })));
+        }
+        Ok(Ok(build))
+    }
+}
+
+/// A `bf-p4c` run that failed: where its outputs would be, and what it printed.
+#[derive(Debug, Clone)]
+pub struct TofinoFailure {
+    /// The paths of the run (the control-plane files exist when the front end succeeded).
+    pub build: TofinoBuild,
+    /// The compiler's stdout and stderr.
+    pub log: String,
+}
+
+impl TofinoFailure {
+    /// `(stages the target has, stages the program needs)` when the one error is the
+    /// assembler's "tofino supports up to N stages, using M".
+    pub fn stage_overflow(&self) -> Option<(u32, u32)> {
+        let errors: Vec<&str> = self
+            .log
+            .lines()
+            .filter(|l| l.contains("error:") && !l.contains("Due to errors"))
+            .collect();
+        let [one] = errors.as_slice() else {
+            return None;
+        };
+        let rest = one.split("supports up to ").nth(1)?;
+        let (have, rest) = rest.split_once(" stages, using ")?;
+        let need: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        Some((have.trim().parse().ok()?, need.parse().ok()?))
     }
 }

@@ -30,7 +30,10 @@
 #define SGNN_TNA_AGGREGATION_P4
 
 /* Lane i: its three register actions and the table that picks one from the aggregator's
- * outcome (agg_count's op and `more`). */
+ * outcome (agg_count's op, `more`, and whether the aggregator was fresh). A stateful ALU's
+ * output comes from one source, so the completing pass of a fresh aggregator (a lone
+ * contribution: its lanes already hold the sum) only clears the cell, and the emit action
+ * always outputs the ALU's sum. */
 #define LANE(i) \
     RegisterAction<int<32>, bit<32>, int<32>>(agg_value_##i) lane_acc_##i = { \
         void apply(inout int<32> v) { \
@@ -43,11 +46,7 @@
     }; \
     RegisterAction<int<32>, bit<32>, int<32>>(agg_value_##i) lane_emit_##i = { \
         void apply(inout int<32> v, out int<32> rv) { \
-            if (meta.fresh == 1) { \
-                rv = (int<32>)hdr.lanes.v##i; \
-            } else { \
-                rv = v |+| (int<32>)hdr.lanes.v##i; \
-            } \
+            rv = v |+| (int<32>)hdr.lanes.v##i; \
             v = 0; \
         } \
     }; \
@@ -57,26 +56,47 @@
             v = 0; \
         } \
     }; \
-    action acc_##i() { lane_acc_##i.execute(meta.agg_idx); } \
-    action emit_##i() { hdr.lanes.v##i = (bit<32>)lane_emit_##i.execute(meta.agg_idx); } \
-    action take_##i() { hdr.lanes.v##i = (bit<32>)lane_take_##i.execute(meta.agg_idx); } \
-    action clear_##i() { lane_take_##i.execute(meta.agg_idx); } \
+    @hidden action acc_##i() { lane_acc_##i.execute(meta.agg_idx); } \
+    @hidden action emit_##i() { hdr.lanes.v##i = (bit<32>)lane_emit_##i.execute(meta.agg_idx); } \
+    @hidden action take_##i() { hdr.lanes.v##i = (bit<32>)lane_take_##i.execute(meta.agg_idx); } \
+    @hidden action clear_##i() { lane_take_##i.execute(meta.agg_idx); } \
     @hidden table lane_##i { \
-        key = { meta.agg_op: exact; meta.more: exact; } \
+        key = { meta.agg_op: exact; meta.more: exact; meta.fresh: ternary; } \
         actions = { acc_##i; emit_##i; take_##i; clear_##i; @defaultonly NoAction; } \
         const entries = { \
-            (OP_ADD, 0): acc_##i(); \
-            (OP_ADD, 1): acc_##i(); \
-            (OP_COMPLETE, 0): emit_##i(); \
-            (OP_COMPLETE, 1): acc_##i(); \
-            (OP_BYPASS, 0): clear_##i(); \
-            (OP_BYPASS, 1): clear_##i(); \
-            (OP_TAKE, 0): take_##i(); \
-            (OP_TAKE, 1): take_##i(); \
+            (OP_ADD, 0, _): acc_##i(); \
+            (OP_ADD, 1, _): acc_##i(); \
+            (OP_COMPLETE, 0, 1): clear_##i(); \
+            (OP_COMPLETE, 0, 0): emit_##i(); \
+            (OP_COMPLETE, 1, _): acc_##i(); \
+            (OP_BYPASS, 0, _): clear_##i(); \
+            (OP_BYPASS, 1, _): clear_##i(); \
+            (OP_TAKE, 0, _): take_##i(); \
+            (OP_TAKE, 1, _): take_##i(); \
         } \
         const default_action = NoAction(); \
-        size = 8; \
+        size = 9; \
     }
+
+/* The frame's tag (round ++ block), its duplicate mark (~tag) and copies of the header
+ * fields later stages compute with, from the header alone:
+ * applied first thing in ingress so they are ready before the aggregation chain. Two
+ * actions, since a Tofino ALU inverts an aligned container, not a concatenation. */
+control AggregationTags(in headers_t hdr, inout ig_metadata_t meta) {
+    @hidden action make_tag() {
+        meta.tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
+        // Copies for arithmetic: an ALU operand must sit alone in its container, which a
+        // header field packed with its neighbours cannot.
+        meta.hdr_worker = hdr.sgnn.worker_id;
+        meta.hdr_round = hdr.sgnn.round;
+        meta.hdr_block = hdr.sgnn.block_id;
+    }
+    @hidden action make_mark() { meta.seen_mark = ~meta.tag; }
+    apply {
+        make_tag();
+        make_mark();
+    }
+}
 
 control Aggregation(inout headers_t hdr,
                     inout ig_metadata_t meta,
@@ -123,6 +143,7 @@ control Aggregation(inout headers_t hdr,
     action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
                      bit<16> expected, bit<1> more, bit<32> seen_base) {
         meta.agg_base = agg_base;
+        meta.segment = (bit<32>)hdr.sgnn.segment;
         meta.out_dst_id = dst_id;
         meta.dst_worker = dst_worker;
         meta.expected = expected;
@@ -135,12 +156,14 @@ control Aggregation(inout headers_t hdr,
         meta.out_dst_id = dst_id;
         meta.dst_worker = dst_worker;
         meta.more = more;
+        meta.segment = (bit<32>)hdr.sgnn.segment;
         meta.seen_base = seen_base;
     }
 
     @name(".replicate") @id(8)
     action replicate(bit<16> group, bit<1> more, bit<32> seen_base) {
         meta.mcast_group = group;
+        meta.segment = (bit<32>)hdr.sgnn.segment;
         meta.more = more;
         meta.seen_base = seen_base;
     }
@@ -182,6 +205,19 @@ control Aggregation(inout headers_t hdr,
         }
     };
 
+    /* The cells of this pass, in an action of their own: a register index must be a field
+     * the stage before computed, not an expression the compiler would inline. */
+    @hidden action locate() {
+        meta.agg_idx = meta.agg_base + meta.segment;
+        meta.seen_cell = meta.seen_base + meta.segment;
+        meta.expected_m1 = meta.expected - 1;
+        // Set here, not (only) in the parser: the compiler may overlay a parser-initialised
+        // bit with extracted header bytes. A harvest pass keeps 0 (it reads no agg_tag).
+        meta.fresh = 0;
+    }
+    @hidden action check_seen() { meta.duplicate = take_seen.execute(meta.seen_cell); }
+    @hidden action check_tag()  { meta.fresh = take_tag.execute(meta.agg_idx); }
+
     /* agg_count: the count, or COUNT_BYPASSED. */
     RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_add = {
         void apply(inout bit<16> v, out bit<2> op) {
@@ -222,10 +258,10 @@ control Aggregation(inout headers_t hdr,
             }
         }
     };
-    action op_add()     { meta.agg_op = count_add.execute(meta.agg_idx); }
-    action op_fresh()   { meta.agg_op = count_fresh.execute(meta.agg_idx); }
-    action op_resend()  { meta.agg_op = count_resend.execute(meta.agg_idx); }
-    action op_harvest() { meta.agg_op = count_harvest.execute(meta.agg_idx); }
+    @hidden action op_add()     { meta.agg_op = count_add.execute(meta.agg_idx); }
+    @hidden action op_fresh()   { meta.agg_op = count_fresh.execute(meta.agg_idx); }
+    @hidden action op_resend()  { meta.agg_op = count_resend.execute(meta.agg_idx); }
+    @hidden action op_harvest() { meta.agg_op = count_harvest.execute(meta.agg_idx); }
 
     @hidden table count_table {
         key = {
@@ -233,13 +269,16 @@ control Aggregation(inout headers_t hdr,
             hdr.sgnn.resend: ternary;
             meta.fresh:      ternary;
         }
-        actions = { op_add; op_fresh; op_resend; op_harvest; }
+        actions = { op_add; op_fresh; op_resend; op_harvest; @defaultonly NoAction; }
+        // The catch-all is an entry, not the default action: a default action cannot
+        // address a register through the hash distribution unit.
         const entries = {
             (PASS_HARVEST, _, _): op_harvest();
             (_, 1, _): op_resend();
             (_, _, 1): op_fresh();
+            (_, _, _): op_add();
         }
-        const default_action = op_add();
+        const default_action = NoAction();
         size = 4;
     }
 
@@ -277,7 +316,7 @@ control Aggregation(inout headers_t hdr,
     LANE(31)
 
     /* What egress does to agg_ecn and agg_state: the lanes' operation, for the bridge. */
-    action set_lane_op(bit<3> op) {
+    @hidden action set_lane_op(bit<3> op) {
         hdr.bridge.lane_op = op;
     }
     @hidden table lane_op_table {
@@ -298,7 +337,7 @@ control Aggregation(inout headers_t hdr,
     }
 
     /* The packet becomes a Bypass to the destination's worker. */
-    action make_bypass() {
+    @hidden action make_bypass() {
         hdr.sgnn.pkt_type = TYPE_BYPASS;
         hdr.sgnn.ack = 0;
         hdr.sgnn.fetch = 0;
@@ -309,7 +348,7 @@ control Aggregation(inout headers_t hdr,
 
     /* The packet (its lanes hold the sums) becomes the Result; its ECN flag is set in
      * egress from agg_ecn. */
-    action make_result() {
+    @hidden action make_result() {
         hdr.sgnn.version = SGNN_VERSION;
         hdr.sgnn.pkt_type = TYPE_RESULT;
         hdr.sgnn.ack = 0;
@@ -327,8 +366,10 @@ control Aggregation(inout headers_t hdr,
     }
 
     /* The mirror copy of this pass comes back as pass `pass` of kind `kind`. */
-    action mirror_as(bit<4> kind, bit<8> pass) {
+    @hidden action mirror_as(bit<4> kind, bit<8> pass) {
         meta.mirror_next = 1;
+        meta.mirror_session = NEXT_PASS_SESSION;
+        meta.mirror_hdr_kind = EG_MIRROR;
         meta.mirror_kind = kind;
         meta.mirror_dst_id = hdr.sgnn.dst_id;
         meta.mirror_pass = pass;
@@ -338,8 +379,12 @@ control Aggregation(inout headers_t hdr,
 
     apply {
         bit<8> pass = hdr.sgnn.pass;
-        bool harvest = meta.pass_kind == PASS_HARVEST;
-        bool next_pass = meta.more == 1 && hdr.sgnn.resend == 0 && pass != 255;
+        // Tofino computes no boolean into a variable: conditions are gateways, so flags are
+        // set by if-statements.
+        bool harvest = false;
+        if (meta.pass_kind == PASS_HARVEST) {
+            harvest = true;
+        }
 
         bit<2> run = 0;
         switch (agg_table.apply().action_run) {
@@ -348,12 +393,13 @@ control Aggregation(inout headers_t hdr,
             replicate: { run = 3; }
             default:   { EVENT(EV_DROP_NO_ENTRY); }
         }
+        // `more` is agg_table's action data: known only from here on.
+        bool next_pass = false;
+        if (meta.more == 1 && hdr.sgnn.resend == 0 && pass != 255) {
+            next_pass = true;
+        }
 
-        meta.agg_idx = meta.agg_base + (bit<32>)hdr.sgnn.segment;
-        meta.seen_cell = meta.seen_base + (bit<32>)hdr.sgnn.segment;
-        meta.tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
-        meta.seen_mark = ~(hdr.sgnn.round ++ hdr.sgnn.block_id);
-        meta.expected_m1 = meta.expected - 1;
+        locate();
         meta.done_now = 0;
         if (meta.expected <= 1) {
             meta.done_now = 1;
@@ -365,7 +411,7 @@ control Aggregation(inout headers_t hdr,
                 EVENT(EV_DROP_BAD_INDEX);
                 run = 0;
             } else {
-                meta.duplicate = take_seen.execute(meta.seen_cell);
+                check_seen();
                 if (meta.duplicate == 1) {
                     EVENT(EV_DROP_DUPLICATE);
                     run = 0;
@@ -374,7 +420,7 @@ control Aggregation(inout headers_t hdr,
         }
         // In the same stage as src_seen (see the top of this file).
         if (run == 1 && !harvest && meta.agg_idx < AGGREGATORS) {
-            meta.fresh = take_tag.execute(meta.agg_idx);
+            check_tag();
         }
 
         meta.agg_op = OP_ADD;
@@ -494,13 +540,11 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
             }
         }
     };
+    /* One output source per stateful ALU (as the lanes): a fresh aggregator's completing
+     * pass takes its own ECN bit and only clears the cell. */
     RegisterAction<bit<8>, bit<32>, bit<8>>(agg_ecn) ecn_emit = {
         void apply(inout bit<8> v, out bit<8> rv) {
-            if (hdr.bridge.fresh == 1) {
-                rv = (bit<8>)hdr.sgnn.ecn;
-            } else {
-                rv = v | (bit<8>)hdr.sgnn.ecn;
-            }
+            rv = v | (bit<8>)hdr.sgnn.ecn;
             v = 0;
         }
     };
@@ -510,21 +554,26 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
             v = 0;
         }
     };
-    action e_acc()   { ecn_acc.execute(hdr.bridge.agg_idx); }
-    action e_emit()  { meta.result_ecn = ecn_emit.execute(hdr.bridge.agg_idx); }
-    action e_take()  { meta.result_ecn = ecn_take.execute(hdr.bridge.agg_idx); }
-    action e_clear() { ecn_take.execute(hdr.bridge.agg_idx); }
+    @hidden action e_acc()   { ecn_acc.execute(hdr.bridge.agg_idx); }
+    @hidden action e_emit()  { meta.result_ecn = ecn_emit.execute(hdr.bridge.agg_idx); }
+    @hidden action e_take()  { meta.result_ecn = ecn_take.execute(hdr.bridge.agg_idx); }
+    @hidden action e_clear() { ecn_take.execute(hdr.bridge.agg_idx); }
+    @hidden action e_emit_fresh() {
+        ecn_take.execute(hdr.bridge.agg_idx);
+        meta.result_ecn = (bit<8>)hdr.sgnn.ecn;
+    }
     @hidden table ecn_table {
-        key = { hdr.bridge.lane_op: exact; }
-        actions = { e_acc; e_emit; e_take; e_clear; @defaultonly NoAction; }
+        key = { hdr.bridge.lane_op: exact; hdr.bridge.fresh: ternary; }
+        actions = { e_acc; e_emit; e_emit_fresh; e_take; e_clear; @defaultonly NoAction; }
         const entries = {
-            LANE_ACC: e_acc();
-            LANE_EMIT: e_emit();
-            LANE_TAKE: e_take();
-            LANE_CLEAR: e_clear();
+            (LANE_ACC, _): e_acc();
+            (LANE_EMIT, 1): e_emit_fresh();
+            (LANE_EMIT, 0): e_emit();
+            (LANE_TAKE, _): e_take();
+            (LANE_CLEAR, _): e_clear();
         }
         const default_action = NoAction();
-        size = 4;
+        size = 5;
     }
 
     RegisterAction<bit<8>, bit<32>, bit<8>>(agg_state) state_active = {
@@ -536,9 +585,9 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
     RegisterAction<bit<8>, bit<32>, bit<8>>(agg_state) state_bypassed = {
         void apply(inout bit<8> v) { v = AGG_BYPASSED; }
     };
-    action s_active()   { state_active.execute(hdr.bridge.agg_idx); }
-    action s_free()     { state_free.execute(hdr.bridge.agg_idx); }
-    action s_bypassed() { state_bypassed.execute(hdr.bridge.agg_idx); }
+    @hidden action s_active()   { state_active.execute(hdr.bridge.agg_idx); }
+    @hidden action s_free()     { state_free.execute(hdr.bridge.agg_idx); }
+    @hidden action s_bypassed() { state_bypassed.execute(hdr.bridge.agg_idx); }
     @hidden table state_table {
         key = { hdr.bridge.lane_op: exact; }
         actions = { s_active; s_free; s_bypassed; @defaultonly NoAction; }

@@ -72,7 +72,7 @@ control BlockSync(inout headers_t hdr,
     };
 
     /* The packet becomes BlockAdvance(round, block) for `worker`. */
-    action make_advance(bit<16> round, bit<16> block, bit<16> worker) {
+    @hidden action make_advance(bit<16> round, bit<16> block, bit<16> worker) {
         hdr.sgnn.version = SGNN_VERSION;
         hdr.sgnn.pkt_type = TYPE_BLOCK_ADVANCE;
         hdr.sgnn.ack = 0;
@@ -93,7 +93,43 @@ control BlockSync(inout headers_t hdr,
         hdr.bridge.originated = 1;
     }
 
+    /* The orderings the chain below tests, computed in actions: a gateway compares a
+     * field with constants, and a local computed in apply would be inlined into it. */
+    bit<16> over_workers = 0;
+    bit<16> round_behind = 0;
+    bit<16> block_behind = 0;
+    bit<16> next_block = 0;
+    bit<16> next_round = 0;
+    bit<16> blocks_left = 0;
+    @hidden action differences() {
+        over_workers = meta.hdr_worker |-| meta.cfg.workers_m1;
+        round_behind = meta.sync_round |-| meta.hdr_round;
+        block_behind = meta.sync_block |-| meta.hdr_block;
+    }
+    @hidden action next_of(bit<16> block, bit<16> round) {
+        next_block = block + 1;
+        next_round = round;
+    }
+    @hidden action left_of() { blocks_left = meta.cfg.blocks_per_round |-| next_block; }
+
     apply {
+        // Gateways compare fields with constants: the orderings below are saturating
+        // differences, not 0 when the first operand is the larger.
+        differences();
+        bool unknown_worker = false;
+        if (over_workers != 0 || meta.cfg.workers == 0) {
+            unknown_worker = true;
+        }
+        if (hdr.sgnn.worker_id >= (bit<16>)MAX_WORKERS) {
+            unknown_worker = true;
+        }
+        bool behind = false;
+        if (round_behind != 0) {
+            behind = true;
+        } else if (hdr.sgnn.round == meta.sync_round && block_behind != 0) {
+            behind = true;
+        }
+
         if (!meta.from_host) {
             // PASS_ADVANCE: CurrentBlock has moved to the next block; tell every worker.
             EVENT(EV_BLOCK_ADVANCE);
@@ -101,13 +137,9 @@ control BlockSync(inout headers_t hdr,
             hdr.bridge.advance_mc = 1;
             ig_tm_md.mcast_grp_a = (MulticastGroupId_t)ADVANCE_MCAST_GROUP;
             ig_dprsr_md.drop_ctl = 0;
-        } else if (hdr.sgnn.worker_id > meta.cfg.workers_m1
-                || meta.cfg.workers == 0
-                || (bit<32>)hdr.sgnn.worker_id >= MAX_WORKERS) {
+        } else if (unknown_worker) {
             EVENT(EV_DROP_UNKNOWN_WORKER);
-        } else if (hdr.sgnn.round < meta.sync_round
-                || (hdr.sgnn.round == meta.sync_round
-                    && hdr.sgnn.block_id < meta.sync_block)) {
+        } else if (behind) {
             // The worker lost the advance: answer it alone.
             EVENT(EV_BLOCK_DONE_STALE);
             meta.dst_worker = hdr.sgnn.worker_id;
@@ -125,9 +157,9 @@ control BlockSync(inout headers_t hdr,
                 bit<1> last = count_done.execute(0);
                 if (last == 1) {
                     // Round once more to move CurrentBlock (see the top of this file).
-                    bit<16> next_block = hdr.sgnn.block_id + 1;
-                    bit<16> next_round = hdr.sgnn.round;
-                    if (next_block >= meta.cfg.blocks_per_round) {
+                    next_of(meta.hdr_block, meta.hdr_round);
+                    left_of();
+                    if (blocks_left == 0) {
                         next_block = 0;
                         next_round = next_round + 1;
                     }

@@ -22,10 +22,22 @@ control DropSimulator(in config_t cfg, out bool drop) {
         }
     };
 
+    bit<32> below = 0;
+    @hidden action below_by(bit<32> r) { below = cfg.drop_prob |-| r; }
+
     apply {
         bit<1> every = tick.execute(0);
         bit<32> r = rng.get();
-        drop = every == 1 || r < cfg.drop_prob;
+        // r < drop_prob, as a gateway can test it: the saturating difference, computed in
+        // an action (a gateway compares a field with constants), is not 0.
+        below_by(r);
+        drop = false;
+        if (every == 1) {
+            drop = true;
+        }
+        if (below != 0) {
+            drop = true;
+        }
     }
 }
 

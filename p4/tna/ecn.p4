@@ -7,8 +7,21 @@
 control Ecn(inout eg_headers_t hdr,
             inout eg_metadata_t meta,
             in egress_intrinsic_metadata_t eg_intr_md) {
+    /* depth > threshold, as a gateway can test it: a gateway compares a field with
+     * constants, so the saturating difference is computed first (32-bit operands). */
+    bit<32> depth = 0;
+    bit<32> threshold = 0;
+    bit<32> over = 0;
+    @hidden action widen() {
+        depth = (bit<32>)eg_intr_md.enq_qdepth;
+        threshold = hdr.bridge.ecn_threshold;
+    }
+    @hidden action excess() { over = depth |-| threshold; }
+
     apply {
-        if ((bit<32>)eg_intr_md.enq_qdepth > hdr.bridge.ecn_threshold) {
+        widen();
+        excess();
+        if (over != 0) {
             hdr.sgnn.ecn = 1;
             hdr.ipv4.ecn = ECN_CE;
         } else {

@@ -6,10 +6,18 @@
 
 #include "../common/frame.p4"
 
-/* Ingress -> egress, in front of Ethernet (never on the wire): what egress needs of
- * switch_config and of this pass. */
-header bridge_h {
+/* Ingress -> egress, in front of Ethernet (never on the wire). Its first byte says what
+ * follows (EG_BRIDGED; a mirror copy starts with EG_MIRROR instead), so it is a header of
+ * its own: the egress parser looks at it before extracting anything. */
+header bridge_kind_h {
     bit<8>  kind;           // EG_BRIDGED
+}
+
+/* What egress needs of switch_config and of this pass. @flexible: the compiler lays the
+ * fields out to suit the actions that write them (different actions set different flags,
+ * and a Tofino action writes a container from one source, contiguously). */
+@flexible
+header bridge_h {
     bit<48> switch_mac;
     bit<32> switch_ip;
     bit<32> ecn_threshold;
@@ -24,19 +32,25 @@ header bridge_h {
 }
 
 /* The NEXT_PASS_SESSION copy's header: what ingress changed in the frame that the next
- * pass (or the harvest pass) needs back. */
+ * pass (or the harvest pass) needs back. Its second and third bytes are the first two of
+ * the SwitchGNN header, in that header's layout, so egress restores them with one aligned
+ * copy (a Tofino action writes a container from one source: constants and shifted fields
+ * together are refused). */
 header mirror_h {
     bit<8>  kind;           // EG_MIRROR
-    bit<4>  next_kind;      // PASS_NEXT or PASS_HARVEST
-    @padding bit<4> _pad;
+    bit<4>  version;        // the frame's own
+    bit<4>  pkt_type;       // TYPE_DATA
+    bit<1>  ack;            // 0
+    bit<1>  fetch;          // 0
+    bit<1>  ecn;            // the Data frame's own
+    bit<1>  resend;         // the Data frame's own
+    bit<4>  next_kind;      // PASS_NEXT or PASS_HARVEST: the pass's flags_rsvd
     bit<32> dst_id;         // the Data frame's own dst_id
     bit<8>  pass;           // the pass the copy runs next
-    bit<1>  ecn;
-    bit<1>  resend;
-    @padding bit<6> _pad2;
 }
 
 struct headers_t {
+    bridge_kind_h bridge_kind;
     bridge_h   bridge;
     ethernet_h ethernet;
     ipv4_h     ipv4;
@@ -46,6 +60,7 @@ struct headers_t {
 
 /* Egress parses no lanes: the sums were written in ingress and ride as payload. */
 struct eg_headers_t {
+    bridge_kind_h bridge_kind;
     bridge_h   bridge;
     mirror_h   mirror;
     ethernet_h ethernet;
@@ -86,6 +101,8 @@ struct ig_metadata_t {
     bit<16> mcast_group;
 
     /* agg_table action data and what follows from it. */
+    bit<32> segment;        // hdr.sgnn.segment widened (in agg_table's actions), so the
+                            // index sums are 32-bit adds of 32-bit containers
     bit<32> agg_base;
     bit<32> out_dst_id;
     bit<16> expected;
@@ -94,6 +111,9 @@ struct ig_metadata_t {
     bit<32> seen_base;
     bit<32> agg_idx;
     bit<32> seen_cell;
+    bit<16> hdr_worker;     // hdr.sgnn.worker_id, round and block_id, copied for the
+    bit<16> hdr_round;      // ALU (AggregationTags)
+    bit<16> hdr_block;
     bit<32> tag;            // round ++ block
     bit<32> seen_mark;      // ~(round ++ block): a cell never holds it before its block
     bit<1>  done_now;       // expected <= 1: the first contribution completes
@@ -105,6 +125,8 @@ struct ig_metadata_t {
 
     /* The pass's copy for its next pass (mirror). */
     bit<1>  mirror_next;
+    MirrorId_t mirror_session;  // NEXT_PASS_SESSION (the deparser takes no constants)
+    bit<8>  mirror_hdr_kind;    // EG_MIRROR, likewise
     bit<4>  mirror_kind;
     bit<32> mirror_dst_id;
     bit<8>  mirror_pass;

@@ -97,31 +97,82 @@ parser SgnnIngressParser(packet_in pkt,
 /* What sgnn_wire accepts (../v1model/parser.p4's CheckFrame), less the check of the
  * frame's length against the bytes received: a Tofino ingress does not know the packet
  * length. A frame shorter than its headers fails extraction instead (the lanes header is
- * then invalid, which the length rule below catches for Data). */
+ * then invalid, which the length rule below catches for Data).
+ *
+ * A Tofino computes no boolean expression into a variable and its gateways compare no
+ * booleans, so the rules are if-statements, and the header's own rules (version, type
+ * against the ack and fetch flags, reserved) are one lookup in a constant table. */
 control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
-    apply {
-        meta.ipv4_ok = hdr.ipv4.isValid()
-            && hdr.ipv4.version == 4
-            && hdr.ipv4.ihl == 5
-            && hdr.ipv4.total_len >= IPV4_HEADER_LEN;
+    bool header_ok = false;
 
-        bit<16> expected_len = SGNN_HEADER_LEN;
-        if (hdr.lanes.isValid()) {
-            expected_len = SGNN_LANES_LEN;
+    @hidden action sgnn_header_ok() {
+        header_ok = true;
+    }
+
+    /* The (version, type, ack, fetch, reserved) combinations sgnn_wire accepts: ack set
+     * exactly on Acks, fetch exactly on FetchReqs, reserved 0. */
+    @hidden table sgnn_header {
+        key = {
+            hdr.sgnn.version:  exact;
+            hdr.sgnn.pkt_type: exact;
+            hdr.sgnn.ack:      exact;
+            hdr.sgnn.fetch:    exact;
+            hdr.sgnn.reserved: exact;
         }
-        meta.sgnn_ok = meta.ipv4_ok
-            && hdr.ipv4.protocol == IP_PROTO_SWITCHGNN
-            && meta.csum_ok
-            && hdr.ipv4.flags[0:0] == 0 && hdr.ipv4.frag_offset == 0
-            && hdr.sgnn.isValid()
-            && hdr.sgnn.version == SGNN_VERSION
-            && hdr.sgnn.pkt_type <= TYPE_BLOCK_ADVANCE
-            && (hdr.sgnn.flags_rsvd == 0 || !meta.from_host)
-            && hdr.sgnn.reserved == 0
-            && (hdr.sgnn.ack == 1) == (hdr.sgnn.pkt_type == TYPE_ACK)
-            && (hdr.sgnn.fetch == 1) == (hdr.sgnn.pkt_type == TYPE_FETCH_REQ)
-            && hdr.sgnn.frac_bits <= MAX_FRAC_BITS
-            && hdr.ipv4.total_len - IPV4_HEADER_LEN == expected_len;
+        actions = { sgnn_header_ok; @defaultonly NoAction; }
+        const entries = {
+            (SGNN_VERSION, TYPE_DATA,          0, 0, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_RESULT,        0, 0, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_ACK,           1, 0, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_FETCH_REQ,     0, 1, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_BYPASS,        0, 0, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_BLOCK_DONE,    0, 0, 0): sgnn_header_ok();
+            (SGNN_VERSION, TYPE_BLOCK_ADVANCE, 0, 0, 0): sgnn_header_ok();
+        }
+        const default_action = NoAction();
+        size = 8;
+    }
+
+    /* total_len >= IPV4_HEADER_LEN as a gateway can test it (a range on 16 bits is past a
+     * gateway's inputs): the saturating shortfall, computed in an action, is 0. */
+    bit<16> short_by = 0;
+    @hidden action ipv4_short_by() { short_by = IPV4_HEADER_LEN |-| hdr.ipv4.total_len; }
+
+    apply {
+        meta.ipv4_ok = false;
+        meta.sgnn_ok = false;
+        // A gateway reads at most 4 bytes and 12 bits: one rule group per condition.
+        if (hdr.ipv4.isValid() && hdr.ipv4.version == 4 && hdr.ipv4.ihl == 5) {
+            ipv4_short_by();
+            if (short_by == 0) {
+                meta.ipv4_ok = true;
+            }
+        }
+        if (hdr.sgnn.isValid()) {
+            sgnn_header.apply();
+        }
+
+        // The IPv4 payload is the SwitchGNN header, and the lanes where the type has them
+        // (a gateway compares a field with constants, not with another computed field).
+        bool length_ok = false;
+        if (hdr.lanes.isValid()) {
+            if (hdr.ipv4.total_len == IPV4_HEADER_LEN + SGNN_LANES_LEN) {
+                length_ok = true;
+            }
+        } else if (hdr.ipv4.total_len == IPV4_HEADER_LEN + SGNN_HEADER_LEN) {
+            length_ok = true;
+        }
+
+        if (meta.ipv4_ok && header_ok && meta.csum_ok && length_ok
+                && hdr.ipv4.protocol == IP_PROTO_SWITCHGNN) {
+            if (hdr.ipv4.flags[0:0] == 0 && hdr.ipv4.frag_offset == 0
+                    && hdr.sgnn.frac_bits <= MAX_FRAC_BITS) {
+                // A host sends no pass marker; the switch's own passes carry one.
+                if (hdr.sgnn.flags_rsvd == 0 || !meta.from_host) {
+                    meta.sgnn_ok = true;
+                }
+            }
+        }
     }
 }
 
@@ -133,9 +184,10 @@ control SgnnIngressDeparser(packet_out pkt,
 
     apply {
         if (ig_dprsr_md.mirror_type == MIRROR_NEXT_PASS) {
-            mirror.emit<mirror_h>(NEXT_PASS_SESSION,
-                {EG_MIRROR, meta.mirror_kind, 0, meta.mirror_dst_id, meta.mirror_pass,
-                 meta.mirror_ecn, meta.mirror_resend, 0});
+            mirror.emit<mirror_h>(meta.mirror_session,
+                {meta.mirror_hdr_kind, hdr.sgnn.version, TYPE_DATA, 0, 0,
+                 meta.mirror_ecn, meta.mirror_resend, meta.mirror_kind,
+                 meta.mirror_dst_id, meta.mirror_pass});
         }
         pkt.emit(hdr);
     }
@@ -168,6 +220,7 @@ parser SgnnEgressParser(packet_in pkt,
     }
 
     state parse_bridge {
+        pkt.extract(hdr.bridge_kind);
         pkt.extract(hdr.bridge);
         transition parse_ethernet;
     }

@@ -36,6 +36,7 @@ control SgnnIngress(inout headers_t hdr,
     Ipv4Forward() ipv4_forward;
     DropSimulator() drop_simulator;
     CurrentBlock() current_block;
+    AggregationTags() aggregation_tags;
     Aggregation() aggregation;
     BlockSync() block_sync;
     WorkerPort() worker_port;
@@ -43,11 +44,13 @@ control SgnnIngress(inout headers_t hdr,
 
     apply {
         switch_config.apply(meta);
+        aggregation_tags.apply(hdr, meta);
         current_block.apply(hdr, meta);
         // Nothing leaves unless a control below sends it.
         ig_dprsr_md.drop_ctl = 1;
+        hdr.bridge_kind.setValid();
+        hdr.bridge_kind.kind = EG_BRIDGED;
         hdr.bridge.setValid();
-        hdr.bridge.kind = EG_BRIDGED;
         hdr.bridge.switch_mac = meta.cfg.switch_mac;
         hdr.bridge.switch_ip = meta.cfg.switch_ip;
         hdr.bridge.ecn_threshold = meta.cfg.ecn_threshold;
@@ -141,20 +144,23 @@ control SgnnEgress(inout eg_headers_t hdr,
         if (hdr.mirror.isValid()) {
             // The mirror copy of a pass: back to its Data header, round as the next pass
             // (or the harvest pass); the mirror session sends it to RECIRC_PORT.
-            hdr.sgnn.pkt_type = TYPE_DATA;
-            hdr.sgnn.ack = 0;
-            hdr.sgnn.fetch = 0;
-            hdr.sgnn.dst_id = hdr.mirror.dst_id;
-            hdr.sgnn.pass = hdr.mirror.pass;
+            hdr.sgnn.version = hdr.mirror.version;
+            hdr.sgnn.pkt_type = hdr.mirror.pkt_type;
+            hdr.sgnn.ack = hdr.mirror.ack;
+            hdr.sgnn.fetch = hdr.mirror.fetch;
             hdr.sgnn.ecn = hdr.mirror.ecn;
             hdr.sgnn.resend = hdr.mirror.resend;
             hdr.sgnn.flags_rsvd = hdr.mirror.next_kind;
+            hdr.sgnn.dst_id = hdr.mirror.dst_id;
+            hdr.sgnn.pass = hdr.mirror.pass;
             EVENT(EV_RECIRCULATED);
         } else if (hdr.bridge.isValid()) {
             if (hdr.bridge.lane_op != LANE_NONE) {
                 aggregation_egress.apply(hdr, meta);
             }
-            sent = eg_intr_md.egress_port != RECIRC_PORT;
+            if (eg_intr_md.egress_port != RECIRC_PORT) {
+                sent = true;
+            }
             meta.dst_worker = hdr.bridge.dst_worker;
             if (hdr.bridge.originated == 1) {
                 if (hdr.bridge.advance_mc == 1) {

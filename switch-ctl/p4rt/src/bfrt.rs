@@ -215,6 +215,12 @@ fn field_of(v: &Value, what: &str) -> Result<Field, BfrtError> {
     let name = str_of(v, "name", what)?.to_string();
     let what = format!("{what} `{name}`");
     let id = u32_of(v.get("id").unwrap_or(&Value::Null), &format!("{what} id"))?;
+    if v.get("container").is_some() {
+        // A field of nested fields (the snapshot tables' `table_info`, for example).
+        return Err(BfrtError::Schema(format!(
+            "{what} is a container, which this control plane does not use"
+        )));
+    }
     let t = v
         .get("type")
         .ok_or_else(|| BfrtError::Schema(format!("{what} has no type")))?;

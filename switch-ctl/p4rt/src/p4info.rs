@@ -23,6 +23,25 @@ pub fn p4_id(prefix: Prefix, n: u32) -> u32 {
     ((prefix as u32) << 24) | (n & 0x00ff_ffff)
 }
 
+/// The id p4c gives an object without `@id`: `prefix << 24 | hash(name) & 0xffffff`, the hash
+/// being Jenkins' one-at-a-time over the fully qualified name (p4c's
+/// `P4RuntimeSymbolTable::computeIdsForSymbols`; a collision would move an id to the next
+/// free one, which the compile test would catch). bf-p4c honours `@id` on tables and actions
+/// but not on Tofino registers and counters, which it names `pipe.NAME`: see
+/// `schema::switchgnn_p4info_for(Arch::Tna)`.
+pub fn hashed_id(prefix: Prefix, qualified_name: &str) -> u32 {
+    let mut h: u32 = 0;
+    for b in qualified_name.bytes() {
+        h = h.wrapping_add(u32::from(b));
+        h = h.wrapping_add(h << 10);
+        h ^= h >> 6;
+    }
+    h = h.wrapping_add(h << 3);
+    h ^= h >> 11;
+    h = h.wrapping_add(h << 15);
+    p4_id(prefix, h & 0x00ff_ffff)
+}
+
 /// The prefix (kind) byte of a P4Info id.
 pub fn id_prefix(id: u32) -> u8 {
     (id >> 24) as u8
@@ -779,8 +798,39 @@ const UNMODELLED: &[(u32, &str)] = &[
     (100, "externs"),
 ];
 
+/// Extern types a P4Info may describe that lose nothing when dropped: bf-p4c writes a
+/// `PortMetadata` extern for every TNA program (the ingress parser's per-port metadata), which
+/// SwitchGNN's control plane never programs.
+pub const HARMLESS_EXTERNS: &[&str] = &["PortMetadata"];
+
+/// The `extern_type_name` (field 2) of a serialized `p4.config.v1.Extern`, if it has one.
+fn extern_type_name(mut buf: &[u8]) -> Option<String> {
+    while !buf.is_empty() {
+        let key = prost::encoding::decode_varint(&mut buf).ok()?;
+        let len = match key & 7 {
+            0 => {
+                prost::encoding::decode_varint(&mut buf).ok()?;
+                continue;
+            }
+            1 => 8,
+            2 => prost::encoding::decode_varint(&mut buf).ok()? as usize,
+            5 => 4,
+            _ => return None,
+        };
+        if len > buf.len() {
+            return None;
+        }
+        if key == (2 << 3 | 2) {
+            return String::from_utf8(buf[..len].to_vec()).ok();
+        }
+        buf = &buf[len..];
+    }
+    None
+}
+
 /// Lists the kinds of P4 objects in a binary P4Info that this crate's protos do not carry (by
 /// walking the top-level protobuf fields; malformed input lists nothing, the decoder reports it).
+/// Externs of [`HARMLESS_EXTERNS`] types are not listed.
 pub fn unmodelled_objects(bytes: &[u8]) -> Vec<&'static str> {
     let mut found = Vec::new();
     let mut buf = bytes;
@@ -801,7 +851,13 @@ pub fn unmodelled_objects(bytes: &[u8]) -> Vec<&'static str> {
         let Some(skip) = skip.filter(|&n| n <= buf.len()) else {
             break;
         };
+        let value = &buf[..skip];
         buf = &buf[skip..];
+        if field == 100
+            && extern_type_name(value).is_some_and(|n| HARMLESS_EXTERNS.contains(&n.as_str()))
+        {
+            continue;
+        }
         if let Some((_, name)) = UNMODELLED.iter().find(|(n, _)| *n == field) {
             if !found.contains(name) {
                 found.push(*name);
@@ -932,6 +988,9 @@ mod tests {
     fn ids() {
         assert_eq!(p4_id(Prefix::Table, 1), 0x0200_0001);
         assert_eq!(p4_id(Prefix::Register, 48), 0x1600_0030);
+        // What bf-p4c assigned `events` and `agg_count` of p4/tna (tests/data).
+        assert_eq!(hashed_id(Prefix::Counter, "pipe.events"), 0x12dc_f7d5);
+        assert_eq!(hashed_id(Prefix::Register, "pipe.agg_count"), 0x1676_eb9a);
         assert_eq!(id_prefix(0x1200_0002), 0x12);
     }
 }

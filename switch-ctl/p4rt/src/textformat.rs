@@ -604,6 +604,18 @@ const UNMODELLED: &[&str] = &[
     "externs",
 ];
 
+/// Whether an `externs` entry is one bf-p4c writes for every TNA program and the control
+/// plane never programs: `PortMetadata` (the parser's per-port metadata, unused here). See
+/// `p4info::HARMLESS_EXTERNS`.
+fn harmless_extern(fields: &[Field]) -> Result<bool, TextError> {
+    for f in fields {
+        if f.name == "extern_type_name" {
+            return Ok(crate::p4info::HARMLESS_EXTERNS.contains(&string_of(f)?.as_str()));
+        }
+    }
+    Ok(false)
+}
+
 /// Parses a text-format P4Info.
 pub(crate) fn parse_p4info(text: &str) -> Result<cfg::P4Info, TextError> {
     let tree = parse_tree(text)?;
@@ -616,6 +628,7 @@ pub(crate) fn parse_p4info(text: &str) -> Result<cfg::P4Info, TextError> {
             "actions" => p.actions.push(action(msg(f)?)?),
             "counters" => p.counters.push(counter(msg(f)?)?),
             "registers" => p.registers.push(register(msg(f)?)?),
+            "externs" if harmless_extern(msg(f)?)? => {}
             name => {
                 if let Some(u) = UNMODELLED.iter().find(|u| **u == name) {
                     if !unmodelled.contains(u) {

@@ -6,7 +6,9 @@ use sgnn_p4rt::p4info::{
     decode_bits, decode_int, encode_bits, encode_int, load_p4info, P4InfoError,
 };
 use sgnn_p4rt::proto::p4::config::v1 as cfg;
-use sgnn_p4rt::schema::{compare_p4info, switchgnn_p4info, NO_ACTION_ID};
+use sgnn_p4rt::schema::{
+    compare_p4info, switchgnn_p4info, switchgnn_p4info_for, Arch, NO_ACTION_ID,
+};
 
 /// Bits needed to write `v` (at least 1).
 fn bits_needed(v: u128) -> u32 {
@@ -258,6 +260,31 @@ type_info {
         "{err}"
     );
 
+    // The one extern bf-p4c writes for every TNA program, PortMetadata, loses nothing: text
+    // and binary P4Infos with it load.
+    std::fs::write(
+        &tofino,
+        "pkg_info {\n  arch: \"tna\"\n}\nexterns {\n  extern_type_id: 144\n  extern_type_name: \"PortMetadata\"\n  instances {\n    preamble {\n      id: 2418070881\n      name: \"SgnnIngressParser.$PORT_METADATA\"\n    }\n  }\n}\n",
+    )
+    .unwrap();
+    let p = load_p4info(&tofino).unwrap();
+    assert_eq!(p.pkg_info.unwrap().arch, "tna");
+    let extern_of = |name: &str| {
+        // Field 100 (externs), length-delimited: field 1 (type id 144), field 2 (type name).
+        let mut e = vec![1 << 3, 144, 1, 2 << 3 | 2, name.len() as u8];
+        e.extend_from_slice(name.as_bytes());
+        let mut bytes = p4info.encode_to_vec();
+        bytes.extend_from_slice(&[0xa2, 0x06, e.len() as u8]);
+        bytes.extend_from_slice(&e);
+        bytes
+    };
+    let bin_tofino = dir.path().join("tofino.p4info.bin");
+    std::fs::write(&bin_tofino, extern_of("PortMetadata")).unwrap();
+    assert_eq!(load_p4info(&bin_tofino).unwrap(), p4info);
+    std::fs::write(&bin_tofino, extern_of("Register")).unwrap();
+    let err = load_p4info(&bin_tofino).unwrap_err();
+    assert!(err.to_string().contains("externs"), "{err}");
+
     let bad = dir.path().join("bad.p4info.txt");
     std::fs::write(&bad, "tables {\n  preamble { id: \"x\" }\n}\n").unwrap();
     let err = load_p4info(&bad).unwrap_err();
@@ -265,4 +292,26 @@ type_info {
 
     let missing = dir.path().join("missing.p4info.bin");
     assert!(matches!(load_p4info(&missing), Err(P4InfoError::Io { .. })));
+}
+
+/// The P4Info bf-p4c writes for `p4/tna` (`--p4runtime-force-std-externs`, committed in
+/// `tests/data`, checked against the compiler's output by `bmv2-tests/tests/tofino.rs`) is the
+/// TNA contract: same tables, actions, parameters, registers, counters, ids and widths.
+#[test]
+fn the_compilers_tna_p4info_is_the_tna_contract() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/switchgnn-tna.p4info.txtpb"
+    );
+    let actual = load_p4info(path).unwrap();
+    assert_eq!(sgnn_p4rt::schema::arch_of(&actual), Arch::Tna);
+    let diffs = compare_p4info(&switchgnn_p4info_for(Arch::Tna), &actual);
+    assert!(diffs.is_empty(), "{}", diffs.join("\n"));
+    // Compiled for Tofino 2 it reports `t2na`: the same program for the control plane.
+    let mut t2 = actual.clone();
+    t2.pkg_info.as_mut().unwrap().arch = "t2na".into();
+    assert_eq!(sgnn_p4rt::schema::arch_of(&t2), Arch::Tna);
+    assert!(compare_p4info(&switchgnn_p4info_for(Arch::Tna), &t2).is_empty());
+    // And it is not the v1model contract (the check can tell them apart).
+    assert!(!compare_p4info(&switchgnn_p4info(), &actual).is_empty());
 }
