@@ -8,13 +8,15 @@
  * the internal markers of recirculated passes.
  *
  * Sizes can be overridden at compile time (bf-p4c -DSGNN_AGGREGATORS=N ...), which is how
- * docs/tofino.md searched for the largest aggregator count that fits. */
+ * docs/tofino.md measured what the lanes take. AGGREGATORS and SEEN_CELLS must be powers of
+ * two: a gateway tests `index < SIZE` as a mask on the index's high bits, and any other size
+ * is past a gateway's inputs (bf-p4c: "condition too complex"). */
 #ifndef SGNN_TNA_CONFIG_P4
 #define SGNN_TNA_CONFIG_P4
 
 #include "../common/protocol.p4"
 
-/* ---- sizes of the TNA program (docs/tofino.md, "Sizes") ---- */
+/* ---- sizes of the TNA program (docs/tofino.md, "Resources (measured)") ---- */
 #ifdef SGNN_AGGREGATORS
 const bit<32> AGGREGATORS    = SGNN_AGGREGATORS;
 #else
