@@ -2,8 +2,10 @@
  * ../v1model/aggregation.p4 in the shape of a Tofino pipeline (docs/tofino.md, "Design").
  *
  * One pass, stage by stage (the compiler's placement is in docs/tofino.md):
+ *   AggLookup, beside the frame checks (no side effects):
  *   agg_table[(block, src, pass)]           -> aggregate / deliver / replicate (action data)
- *   idx = agg_base + segment, cell = seen_base + segment, tag = round ++ block
+ *   idx = agg_base + segment, cell = seen_base + segment (tag = round ++ block earlier)
+ *   Aggregation, once the checks accepted the pass:
  *   src_seen[cell]   (first-pass host frames)  duplicate?      } one stage: agg_tag does
  *   agg_tag[idx]     (aggregate)               fresh?          } not wait for src_seen
  *   agg_count[idx]   -> OP_ADD / OP_COMPLETE / OP_BYPASS / OP_TAKE
@@ -98,46 +100,10 @@ control AggregationTags(in headers_t hdr, inout ig_metadata_t meta) {
     }
 }
 
-control Aggregation(inout headers_t hdr,
-                    inout ig_metadata_t meta,
-                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md,
-                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    @name(".agg_value_0") @id(1) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_0;
-    @name(".agg_value_1") @id(2) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_1;
-    @name(".agg_value_2") @id(3) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_2;
-    @name(".agg_value_3") @id(4) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_3;
-    @name(".agg_value_4") @id(5) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_4;
-    @name(".agg_value_5") @id(6) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_5;
-    @name(".agg_value_6") @id(7) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_6;
-    @name(".agg_value_7") @id(8) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_7;
-    @name(".agg_value_8") @id(9) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_8;
-    @name(".agg_value_9") @id(10) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_9;
-    @name(".agg_value_10") @id(11) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_10;
-    @name(".agg_value_11") @id(12) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_11;
-    @name(".agg_value_12") @id(13) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_12;
-    @name(".agg_value_13") @id(14) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_13;
-    @name(".agg_value_14") @id(15) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_14;
-    @name(".agg_value_15") @id(16) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_15;
-    @name(".agg_value_16") @id(17) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_16;
-    @name(".agg_value_17") @id(18) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_17;
-    @name(".agg_value_18") @id(19) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_18;
-    @name(".agg_value_19") @id(20) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_19;
-    @name(".agg_value_20") @id(21) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_20;
-    @name(".agg_value_21") @id(22) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_21;
-    @name(".agg_value_22") @id(23) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_22;
-    @name(".agg_value_23") @id(24) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_23;
-    @name(".agg_value_24") @id(25) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_24;
-    @name(".agg_value_25") @id(26) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_25;
-    @name(".agg_value_26") @id(27) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_26;
-    @name(".agg_value_27") @id(28) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_27;
-    @name(".agg_value_28") @id(29) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_28;
-    @name(".agg_value_29") @id(30) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_29;
-    @name(".agg_value_30") @id(31) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_30;
-    @name(".agg_value_31") @id(32) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_31;
-    @name(".agg_count") @id(33) Register<bit<16>, bit<32>>(AGGREGATORS) agg_count;
-    @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
-    @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
-
+/* agg_table and the cells of this pass, looked up first thing for every Data frame: the
+ * lookup has no side effect, so it runs beside the frame checks, whose verdict gates only
+ * the stateful ALUs that follow (Aggregation). */
+control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
     /* The action data; the effects follow in apply. */
     @name(".aggregate") @id(1)
     action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
@@ -180,6 +146,70 @@ control Aggregation(inout headers_t hdr,
         size = AGG_TABLE_SIZE;
     }
 
+    /* The cells of this pass, in an action of their own: a register index must be a field
+     * the stage before computed, not an expression the compiler would inline. */
+    @hidden action locate() {
+        meta.agg_idx = meta.agg_base + meta.segment;
+        meta.seen_cell = meta.seen_base + meta.segment;
+        meta.expected_m1 = meta.expected - 1;
+        // Set here, not (only) in the parser: the compiler may overlay a parser-initialised
+        // bit with extracted header bytes. A harvest pass keeps 0 (it reads no agg_tag).
+        meta.fresh = 0;
+    }
+    apply {
+        // `more` is read only after a hit, whose action sets it; the compiler cannot see that
+        // and warns that it may be read uninitialised. Clearing it here would put agg_table
+        // a stage later (a write before the table's own write).
+        meta.run_kind = 0;
+        switch (agg_table.apply().action_run) {
+            aggregate: { meta.run_kind = 1; }
+            deliver:   { meta.run_kind = 2; }
+            replicate: { meta.run_kind = 3; }
+        }
+        locate();
+    }
+}
+
+control Aggregation(inout headers_t hdr,
+                    inout ig_metadata_t meta,
+                    inout ingress_intrinsic_metadata_for_tm_t ig_tm_md,
+                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    @name(".agg_value_0") @id(1) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_0;
+    @name(".agg_value_1") @id(2) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_1;
+    @name(".agg_value_2") @id(3) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_2;
+    @name(".agg_value_3") @id(4) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_3;
+    @name(".agg_value_4") @id(5) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_4;
+    @name(".agg_value_5") @id(6) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_5;
+    @name(".agg_value_6") @id(7) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_6;
+    @name(".agg_value_7") @id(8) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_7;
+    @name(".agg_value_8") @id(9) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_8;
+    @name(".agg_value_9") @id(10) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_9;
+    @name(".agg_value_10") @id(11) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_10;
+    @name(".agg_value_11") @id(12) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_11;
+    @name(".agg_value_12") @id(13) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_12;
+    @name(".agg_value_13") @id(14) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_13;
+    @name(".agg_value_14") @id(15) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_14;
+    @name(".agg_value_15") @id(16) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_15;
+    @name(".agg_value_16") @id(17) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_16;
+    @name(".agg_value_17") @id(18) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_17;
+    @name(".agg_value_18") @id(19) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_18;
+    @name(".agg_value_19") @id(20) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_19;
+    @name(".agg_value_20") @id(21) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_20;
+    @name(".agg_value_21") @id(22) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_21;
+    @name(".agg_value_22") @id(23) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_22;
+    @name(".agg_value_23") @id(24) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_23;
+    @name(".agg_value_24") @id(25) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_24;
+    @name(".agg_value_25") @id(26) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_25;
+    @name(".agg_value_26") @id(27) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_26;
+    @name(".agg_value_27") @id(28) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_27;
+    @name(".agg_value_28") @id(29) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_28;
+    @name(".agg_value_29") @id(30) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_29;
+    @name(".agg_value_30") @id(31) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_30;
+    @name(".agg_value_31") @id(32) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_31;
+    @name(".agg_count") @id(33) Register<bit<16>, bit<32>>(AGGREGATORS) agg_count;
+    @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
+    @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
+
     /* src_seen: a first-pass copy is a duplicate when its cell holds its block's mark. */
     RegisterAction<bit<32>, bit<32>, bit<1>>(src_seen) take_seen = {
         void apply(inout bit<32> v, out bit<1> dup) {
@@ -205,16 +235,6 @@ control Aggregation(inout headers_t hdr,
         }
     };
 
-    /* The cells of this pass, in an action of their own: a register index must be a field
-     * the stage before computed, not an expression the compiler would inline. */
-    @hidden action locate() {
-        meta.agg_idx = meta.agg_base + meta.segment;
-        meta.seen_cell = meta.seen_base + meta.segment;
-        meta.expected_m1 = meta.expected - 1;
-        // Set here, not (only) in the parser: the compiler may overlay a parser-initialised
-        // bit with extracted header bytes. A harvest pass keeps 0 (it reads no agg_tag).
-        meta.fresh = 0;
-    }
     @hidden action check_seen() { meta.duplicate = take_seen.execute(meta.seen_cell); }
     @hidden action check_tag()  { meta.fresh = take_tag.execute(meta.agg_idx); }
 
@@ -386,12 +406,9 @@ control Aggregation(inout headers_t hdr,
             harvest = true;
         }
 
-        bit<2> run = 0;
-        switch (agg_table.apply().action_run) {
-            aggregate: { run = 1; }
-            deliver:   { run = 2; }
-            replicate: { run = 3; }
-            default:   { EVENT(EV_DROP_NO_ENTRY); }
+        bit<2> run = meta.run_kind;
+        if (run == 0) {
+            EVENT(EV_DROP_NO_ENTRY);
         }
         // `more` is agg_table's action data: known only from here on.
         bool next_pass = false;
@@ -399,12 +416,16 @@ control Aggregation(inout headers_t hdr,
             next_pass = true;
         }
 
-        locate();
         meta.done_now = 0;
         if (meta.expected <= 1) {
             meta.done_now = 1;
         }
 
+        // In the same stage as src_seen (see the top of this file): on agg_table's verdict,
+        // not on the duplicate check's, which the same stage cannot know.
+        if (meta.run_kind == 1 && !harvest && meta.agg_idx < AGGREGATORS) {
+            check_tag();
+        }
         // Duplicate suppression of first-pass host frames (as v1model).
         if (run != 0 && meta.from_host && hdr.sgnn.resend == 0 && pass == 0) {
             if (meta.seen_cell >= SEEN_CELLS) {
@@ -417,10 +438,6 @@ control Aggregation(inout headers_t hdr,
                     run = 0;
                 }
             }
-        }
-        // In the same stage as src_seen (see the top of this file).
-        if (run == 1 && !harvest && meta.agg_idx < AGGREGATORS) {
-            check_tag();
         }
 
         meta.agg_op = OP_ADD;

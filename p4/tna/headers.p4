@@ -101,6 +101,7 @@ struct ig_metadata_t {
     bit<16> mcast_group;
 
     /* agg_table action data and what follows from it. */
+    bit<2>  run_kind;       // agg_table's action: 0 miss, 1 aggregate, 2 deliver, 3 replicate
     bit<32> segment;        // hdr.sgnn.segment widened (in agg_table's actions), so the
                             // index sums are 32-bit adds of 32-bit containers
     bit<32> agg_base;

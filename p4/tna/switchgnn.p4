@@ -37,6 +37,7 @@ control SgnnIngress(inout headers_t hdr,
     DropSimulator() drop_simulator;
     CurrentBlock() current_block;
     AggregationTags() aggregation_tags;
+    AggLookup() agg_lookup;
     Aggregation() aggregation;
     BlockSync() block_sync;
     WorkerPort() worker_port;
@@ -45,9 +46,17 @@ control SgnnIngress(inout headers_t hdr,
     apply {
         switch_config.apply(meta);
         aggregation_tags.apply(hdr, meta);
+        if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_DATA) {
+            agg_lookup.apply(hdr, meta);
+        }
         current_block.apply(hdr, meta);
         // Nothing leaves unless a control below sends it.
         ig_dprsr_md.drop_ctl = 1;
+        // Read at the end; set here as well as in the parser, because the compiler may
+        // overlay parser-initialised metadata with extracted header bytes (it warns).
+        meta.count_event = 0;
+        meta.to_worker = 0;
+        meta.to_recirc = 0;
         hdr.bridge_kind.setValid();
         hdr.bridge_kind.kind = EG_BRIDGED;
         hdr.bridge.setValid();
