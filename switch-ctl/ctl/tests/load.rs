@@ -197,16 +197,12 @@ fn a_plan_for_more_workers_than_the_switch_has_ports_is_refused_at_load() {
 /// checked against that schema, so a load that succeeds is one a Tofino would accept.
 #[test]
 fn load_dump_clear_a_tofino_over_bfruntime() {
-    // The compiler's schema where committed, else the one derived from the contract.
-    let schema = std::fs::read(concat!(
+    // The compiler's schema (committed in sgnn-p4rt's tests).
+    let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../p4rt/tests/data/switchgnn-tna.bf-rt.json"
-    ))
-    .unwrap_or_else(|_| {
-        sgnn_p4rt::bfrt_double::schema_for_contract(&sgnn_p4rt::schema::switchgnn_p4info_for(
-            sgnn_p4rt::schema::Arch::Tna,
-        ))
-    });
+    );
+    let schema = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let d = sgnn_p4rt::bfrt_double::BfrtDouble::start("switchgnn", &schema).unwrap();
     let target = format!("bfrt://{}", d.addr());
     let (dir, plan) = plan_dir(64 * 1024, 64);

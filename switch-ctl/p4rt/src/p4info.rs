@@ -803,29 +803,19 @@ const UNMODELLED: &[(u32, &str)] = &[
 /// SwitchGNN's control plane never programs.
 pub const HARMLESS_EXTERNS: &[&str] = &["PortMetadata"];
 
-/// The `extern_type_name` (field 2) of a serialized `p4.config.v1.Extern`, if it has one.
-fn extern_type_name(mut buf: &[u8]) -> Option<String> {
-    while !buf.is_empty() {
-        let key = prost::encoding::decode_varint(&mut buf).ok()?;
-        let len = match key & 7 {
-            0 => {
-                prost::encoding::decode_varint(&mut buf).ok()?;
-                continue;
-            }
-            1 => 8,
-            2 => prost::encoding::decode_varint(&mut buf).ok()? as usize,
-            5 => 4,
-            _ => return None,
-        };
-        if len > buf.len() {
-            return None;
-        }
-        if key == (2 << 3 | 2) {
-            return String::from_utf8(buf[..len].to_vec()).ok();
-        }
-        buf = &buf[len..];
-    }
-    None
+/// The one field of `p4.config.v1.Extern` this crate reads (its protos do not carry externs;
+/// prost skips the rest).
+#[derive(Clone, PartialEq, prost::Message)]
+struct ExternTypeName {
+    #[prost(string, tag = "2")]
+    extern_type_name: String,
+}
+
+/// The `extern_type_name` of a serialized `p4.config.v1.Extern`.
+fn extern_type_name(bytes: &[u8]) -> Option<String> {
+    ExternTypeName::decode(bytes)
+        .ok()
+        .map(|e| e.extern_type_name)
 }
 
 /// Lists the kinds of P4 objects in a binary P4Info that this crate's protos do not carry (by

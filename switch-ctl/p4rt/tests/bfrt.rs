@@ -9,24 +9,14 @@ use sgnn_p4rt::proto::bfrt_proto as bf;
 use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch, TNA_AGGREGATORS};
 use sgnn_p4rt::target::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
 
-/// The compiler's BfRt schema of `p4/tna` where one is committed, else the schema the double
-/// derives from the contract in `bf-p4c`'s conventions (said loudly: the compiler's is the
-/// authority, and `bmv2-tests/tests/tofino.rs` checks the committed one against it).
+/// The compiler's BfRt schema of `p4/tna` (committed; `bmv2-tests/tests/tofino.rs` checks it
+/// against `bf-p4c`'s output).
 fn schema() -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/switchgnn-tna.bf-rt.json"
     );
-    match std::fs::read(path) {
-        Ok(b) => b,
-        Err(_) => {
-            eprintln!(
-                "NOTE: {path} is absent (no Tofino compiler has made it yet); using the schema \
-                 derived from the contract (bfrt_double::schema_for_contract)"
-            );
-            sgnn_p4rt::bfrt_double::schema_for_contract(&switchgnn_p4info_for(Arch::Tna))
-        }
-    }
+    std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn connect(d: &BfrtDouble) -> BfrtTarget {
