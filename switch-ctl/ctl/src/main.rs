@@ -836,9 +836,10 @@ fn bench(a: &BenchArgs) -> Result<()> {
 }
 
 /// The switch of `--target`: over BfRuntime for `bfrt://` (checked against the TNA program's
-/// objects), else over P4Runtime (checked against the v1model program's P4Info).
+/// objects), else over P4Runtime (checked against the contract for the architecture the
+/// switch's P4Info reports: v1model, or TNA for a Tofino).
 fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
-    use sgnn_p4rt::schema::{switchgnn_p4info, switchgnn_p4info_for, Arch};
+    use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch};
     if let Some(addr) = t.target.strip_prefix("bfrt://") {
         let device = u32::try_from(t.device_id).context("--device-id is too large for BfRt")?;
         return Ok(Box::new(sgnn_p4rt::target::BfrtTarget::connect(
@@ -848,23 +849,14 @@ fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
             &switchgnn_p4info_for(Arch::Tna),
         )?));
     }
-    let open = |expected| {
-        sgnn_p4rt::target::P4RuntimeTarget::connect(
+    // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
+    Ok(Box::new(
+        sgnn_p4rt::target::P4RuntimeTarget::connect_switchgnn(
             &t.target,
             t.device_id,
             t.election_id,
-            &expected,
-        )
-    };
-    // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
-    match open(switchgnn_p4info()) {
-        Err(sgnn_p4rt::TargetError::Mismatch { differences })
-            if differences.iter().any(|d| d.contains("architecture is `t")) =>
-        {
-            Ok(Box::new(open(switchgnn_p4info_for(Arch::Tna))?))
-        }
-        other => Ok(Box::new(other?)),
-    }
+        )?,
+    ))
 }
 
 fn load(a: &LoadArgs) -> Result<()> {

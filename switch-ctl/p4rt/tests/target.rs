@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 use common::{dead_addr, TestSwitch};
 use sgnn_p4rt::client::ClientOptions;
-use sgnn_p4rt::schema::{switchgnn_p4info, CLONE_SESSION_RECIRCULATE, MULTICAST_ALL_WORKERS};
+use sgnn_p4rt::schema::{
+    switchgnn_p4info, switchgnn_p4info_for, Arch, AGGREGATORS, CLONE_SESSION_RECIRCULATE,
+    MULTICAST_ALL_WORKERS, TNA_AGGREGATORS,
+};
 use sgnn_p4rt::target::{
     ChaosConfig, ChaosTarget, Code, CounterValue, Match, MemoryTarget, Op, P4RuntimeTarget,
     Replica, TableEntry, Target, TargetError,
@@ -198,6 +201,63 @@ fn connect_checks_the_installed_pipeline() {
     }
     assert!(err.to_string().contains("width: 17, expected 16"), "{err}");
     P4RuntimeTarget::connect(&sw.addr(), DEVICE, 4, &other).expect("the right P4Info is accepted");
+}
+
+/// `connect_switchgnn` checks a switch against the contract for the architecture it reports:
+/// the v1model program, or the TNA program a Tofino reports as `tna`/`t2na`; a TNA program
+/// that differs from its contract is refused with the difference.
+#[test]
+fn connect_switchgnn_picks_the_contract_of_the_switchs_architecture() {
+    let sw = TestSwitch::start(DEVICE);
+    let err = P4RuntimeTarget::connect_switchgnn(&sw.addr(), DEVICE, 1).unwrap_err();
+    assert!(matches!(err, TargetError::NoPipeline { .. }), "{err}");
+
+    drop(installed(&sw));
+    P4RuntimeTarget::connect_switchgnn(&sw.addr(), DEVICE, 2).expect("the v1model program");
+
+    let mut tna = switchgnn_p4info_for(Arch::Tna);
+    for arch in ["tna", "t2na"] {
+        tna.pkg_info.as_mut().unwrap().arch = arch.into();
+        drop(
+            P4RuntimeTarget::connect_and_install(
+                &sw.addr(),
+                DEVICE,
+                3,
+                ClientOptions::default(),
+                &tna,
+                vec![],
+            )
+            .unwrap(),
+        );
+        let mut t = P4RuntimeTarget::connect_switchgnn(&sw.addr(), DEVICE, 4)
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        // Operations are checked against the TNA contract's sizes, not v1model's (larger).
+        let write = |index: u64| Op::WriteRegister {
+            register: "agg_value_0".into(),
+            index,
+            value: 1,
+        };
+        t.apply(&[write(u64::from(TNA_AGGREGATORS) - 1)])
+            .unwrap_or_else(|e| panic!("{arch}: {e}"));
+        const { assert!(TNA_AGGREGATORS < AGGREGATORS) };
+        let err = t.apply(&[write(u64::from(TNA_AGGREGATORS))]).unwrap_err();
+        assert!(err.to_string().contains("agg_value_0"), "{arch}: {err}");
+    }
+
+    tna.tables[0].match_fields[0].bitwidth = 17;
+    drop(
+        P4RuntimeTarget::connect_and_install(
+            &sw.addr(),
+            DEVICE,
+            5,
+            ClientOptions::default(),
+            &tna,
+            vec![],
+        )
+        .unwrap(),
+    );
+    let err = P4RuntimeTarget::connect_switchgnn(&sw.addr(), DEVICE, 6).unwrap_err();
+    assert!(err.to_string().contains("width: 17, expected 16"), "{err}");
 }
 
 #[test]

@@ -16,7 +16,7 @@ use crate::client::{ClientError, ClientOptions, P4RuntimeClient};
 use crate::p4info::P4InfoIndex;
 use crate::proto::p4::config::v1::P4Info;
 use crate::proto::p4::v1 as p4;
-use crate::schema::compare_p4info;
+use crate::schema::{arch_of, compare_p4info, switchgnn_p4info, switchgnn_p4info_for};
 
 /// Reads of more cells than this fetch the whole register or counter (one wildcard entity)
 /// and keep the range, rather than naming every cell.
@@ -39,6 +39,16 @@ impl std::fmt::Debug for P4RuntimeTarget {
         f.debug_struct("P4RuntimeTarget")
             .field("client", &self.client)
             .finish_non_exhaustive()
+    }
+}
+
+/// `actual` is `expected` for the control plane, or every difference.
+fn check(expected: &P4Info, actual: &P4Info) -> Result<(), TargetError> {
+    let differences = compare_p4info(expected, actual);
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(TargetError::Mismatch { differences })
     }
 }
 
@@ -71,6 +81,28 @@ impl P4RuntimeTarget {
     ) -> Result<Self, TargetError> {
         let target = Self::open(addr, device_id, election_id, options, expected)?;
         target.verify(expected)?;
+        Ok(target)
+    }
+
+    /// Connects to a switch running either SwitchGNN program and checks it against the contract
+    /// for the architecture its P4Info reports ([`arch_of`]: the v1model program, or the TNA
+    /// program a Tofino reports as `tna` or `t2na`).
+    pub fn connect_switchgnn(
+        addr: &str,
+        device_id: u64,
+        election_id: u128,
+    ) -> Result<Self, TargetError> {
+        let mut target = Self::open(
+            addr,
+            device_id,
+            election_id,
+            ClientOptions::default(),
+            &switchgnn_p4info(),
+        )?;
+        let actual = target.installed()?;
+        let expected = switchgnn_p4info_for(arch_of(&actual));
+        target.index = P4InfoIndex::new(&expected)?;
+        check(&expected, &actual)?;
         Ok(target)
     }
 
@@ -127,7 +159,8 @@ impl P4RuntimeTarget {
         })
     }
 
-    fn verify(&self, expected: &P4Info) -> Result<(), TargetError> {
+    /// The P4Info of the pipeline the switch runs.
+    fn installed(&self) -> Result<P4Info, TargetError> {
         let installed = self
             .runtime
             .block_on(self.client.get_pipeline())
@@ -137,12 +170,11 @@ impl P4RuntimeTarget {
                 addr: self.client.addr().to_string(),
             });
         };
-        let differences = compare_p4info(expected, &actual);
-        if differences.is_empty() {
-            Ok(())
-        } else {
-            Err(TargetError::Mismatch { differences })
-        }
+        Ok(actual)
+    }
+
+    fn verify(&self, expected: &P4Info) -> Result<(), TargetError> {
+        check(expected, &self.installed()?)
     }
 
     /// The P4Runtime client (for calls the trait does not cover).

@@ -247,20 +247,17 @@ impl State {
     }
 
     fn register(&self, id: u32) -> Res<(i32, i64)> {
-        use cfg::p4_bitstring_like_type_spec::TypeSpec as B;
-        use cfg::p4_data_type_spec::TypeSpec as D;
+        use sgnn_p4rt::p4info::{register_cell, CellType};
         let r = self
             .p4info()?
             .registers
             .iter()
             .find(|r| r.preamble.as_ref().unwrap().id == id)
             .ok_or((Code::NotFound, format!("unknown register id {id}")))?;
-        let width = match r.type_spec.as_ref().and_then(|t| t.type_spec.as_ref()) {
-            Some(D::Bitstring(b)) => match b.type_spec {
-                Some(B::Bit(w)) => w.bitwidth,
-                _ => 0,
-            },
-            _ => 0,
+        // Cells of `bit<W>` or `int<W>` (the TNA program's lanes): W bits either way.
+        let width = match register_cell(r) {
+            CellType::Bit(w) | CellType::Int(w) => w as i32,
+            CellType::Other => 0,
         };
         Ok((width, r.size as i64))
     }
