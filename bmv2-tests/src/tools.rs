@@ -45,11 +45,17 @@ fn find(env: &str, name: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// The p4c driver alone (on `PATH` or `P4C`): enough to compile the program and check its
+/// P4Info, without a switch to run it on.
+pub fn find_p4c() -> Result<PathBuf, String> {
+    find("P4C", "p4c")
+}
+
 impl Tools {
     /// Finds both tools, or says which is missing and how to provide it.
     pub fn find() -> Result<Tools, String> {
         Ok(Tools {
-            p4c: find("P4C", "p4c")?,
+            p4c: find_p4c()?,
             simple_switch_grpc: find("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")?,
         })
     }
@@ -72,34 +78,39 @@ impl Tools {
 
     /// Compiles `main_p4` for bmv2 v1model into `out_dir`.
     pub fn compile(&self, main_p4: &Path, out_dir: &Path) -> Result<Compiled, String> {
-        std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
-        let stem = main_p4
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("program");
-        let c = Compiled {
-            bmv2_json: out_dir.join(format!("{stem}.json")),
-            p4info_bin: out_dir.join(format!("{stem}.p4info.bin")),
-            p4info_txt: out_dir.join(format!("{stem}.p4info.txtpb")),
-        };
-        let files = format!("{},{}", c.p4info_bin.display(), c.p4info_txt.display());
-        let out = Command::new(&self.p4c)
-            .args(["--target", "bmv2", "--arch", "v1model", "--p4runtime-files"])
-            .arg(&files)
-            .arg("-o")
-            .arg(out_dir)
-            .arg(main_p4)
-            .output()
-            .map_err(|e| format!("running {}: {e}", self.p4c.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "p4c failed on {}:\n{}",
-                main_p4.display(),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(c)
+        compile(&self.p4c, main_p4, out_dir)
     }
+}
+
+/// Compiles `main_p4` for bmv2 v1model into `out_dir` with the p4c driver `p4c`.
+pub fn compile(p4c: &Path, main_p4: &Path, out_dir: &Path) -> Result<Compiled, String> {
+    std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let stem = main_p4
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("program");
+    let c = Compiled {
+        bmv2_json: out_dir.join(format!("{stem}.json")),
+        p4info_bin: out_dir.join(format!("{stem}.p4info.bin")),
+        p4info_txt: out_dir.join(format!("{stem}.p4info.txtpb")),
+    };
+    let files = format!("{},{}", c.p4info_bin.display(), c.p4info_txt.display());
+    let out = Command::new(p4c)
+        .args(["--target", "bmv2", "--arch", "v1model", "--p4runtime-files"])
+        .arg(&files)
+        .arg("-o")
+        .arg(out_dir)
+        .arg(main_p4)
+        .output()
+        .map_err(|e| format!("running {}: {e}", p4c.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "p4c failed on {}:\n{}",
+            main_p4.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(c)
 }
 
 /// The Tofino compiler (`bf-p4c` from p4lang/p4c built with `ENABLE_TOFINO=ON`), found on

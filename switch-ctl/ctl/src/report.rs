@@ -125,7 +125,7 @@ impl Report {
         };
         let base = base.prediction.time_us;
         let mut s = format!(
-            "{:<11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>7} {:>12} {:>11} {:>18}\n",
+            "{:<11} {:>11} {:>10} {:>10} {:>10} {:>9} {:>7} {:>12} {:>11} {:>18} {:>11}\n",
             "mode",
             "predicted",
             "uplink",
@@ -135,7 +135,8 @@ impl Report {
             "blocks",
             "bytes",
             "vs host",
-            "pairs H/M/A/R/C"
+            "pairs H/M/A/R/C",
+            "link bound"
         );
         for r in &self.predicted {
             let p = &r.prediction;
@@ -145,7 +146,7 @@ impl Report {
                 "-".into()
             };
             s += &format!(
-                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>18}\n",
+                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>18} {:>9.1}us\n",
                 r.mode,
                 p.time_us,
                 p.uplink_us,
@@ -160,7 +161,8 @@ impl Report {
                 } else {
                     let n = &p.pairs;
                     format!("{}/{}/{}/{}/{}", n[0], n[1], n[2], n[3], n[4])
-                }
+                },
+                p.bound_us
             );
         }
         s

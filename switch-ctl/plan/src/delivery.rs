@@ -355,6 +355,22 @@ pub struct Tables {
     pub send: Vec<Vec<Send>>,
     /// Per worker, where each block's sends start in `send` (`blocks + 1` offsets).
     pub send_block_off: Vec<Vec<usize>>,
+    /// Where raw vertices with per-edge sums (`R`) go in `send`.
+    pub raw_order: RawOrder,
+}
+
+/// Where a worker sends its raw vertices that feed per-edge sums (`R`). Partials and raw
+/// vertices that are only replicated are placed as [`Tables::send`] says in either case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RawOrder {
+    /// At the first aggregator row the vertex feeds.
+    #[default]
+    FirstRow,
+    /// By descending number of per-edge rows (hubs first), spread evenly over the rows. A sum
+    /// fed by many senders completes only when its last contributor arrives; sending the hubs
+    /// first lets the many sums they share complete early and drain while the uplinks work,
+    /// as the paper's GAMR order does for its blocks.
+    FanOut,
 }
 
 /// One feature vector a worker sends (`segments` frames).
@@ -486,6 +502,17 @@ impl Tables {
         t
     }
 
+    /// The same tables with the raw vertices of per-edge sums sent in `order`.
+    pub fn reordered(mut self, order: RawOrder) -> Tables {
+        if self.raw_order != order {
+            self.raw_order = order;
+            self.send.clear();
+            self.send_block_off.clear();
+            self.merge_sends();
+        }
+        self
+    }
+
     /// Builds `send` and `send_block_off` from the raw and partial lists.
     fn merge_sends(&mut self) {
         let rows = self.row_dst.len() as f64;
@@ -494,9 +521,22 @@ impl Tables {
             let raws = &self.raw_send[q];
             let n_raw = raws.len() as f64;
             let mut keyed: Vec<(f64, Send)> = Vec::new();
+            // Per-edge raws by descending fan-out (hubs first), as ranks spread over the rows.
+            let mut rank = vec![0usize; raws.len()];
+            if self.raw_order == RawOrder::FanOut {
+                let fan = |u: u32| self.r_off[u as usize + 1] - self.r_off[u as usize];
+                let mut ix: Vec<usize> = (0..raws.len()).collect();
+                ix.sort_by_key(|&i| std::cmp::Reverse(fan(raws[i])));
+                for (r, &i) in ix.iter().enumerate() {
+                    rank[i] = r;
+                }
+            }
             for (i, &u) in raws.iter().enumerate() {
                 let targets = &self.r_rows[self.r_off[u as usize]..self.r_off[u as usize + 1]];
                 let key = match targets.iter().min() {
+                    Some(_) if self.raw_order == RawOrder::FanOut => {
+                        (rank[i] as f64 + 0.5) * rows / n_raw
+                    }
                     Some(&r) => r as f64,
                     None if rows > 0.0 => (i as f64 + 0.5) * rows / n_raw,
                     None => i as f64,
@@ -555,42 +595,6 @@ impl Tables {
         &self.send[q][off[b as usize]..off[b as usize + 1]]
     }
 
-    /// The predicted time block by block, for a choice that needs more than one block: each
-    /// block takes as long as its own busiest link (the blocks' loads differ, and a barrier
-    /// keeps one block's slack from absorbing the next one's load), plus a switch-driven
-    /// barrier between blocks and the latency. Refines [`Prediction::time_us`], which counts
-    /// the busiest link over the whole layer.
-    pub fn predict_by_block(&self, part: &[u32], prof: &SwitchProfile, sizes: Sizes) -> f64 {
-        let m = self.raw_send.len();
-        let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
-        let mut t = 0.0;
-        for b in 0..self.blocks {
-            up.iter_mut().for_each(|x| *x = 0);
-            down.iter_mut().for_each(|x| *x = 0);
-            for (q, up_q) in up.iter_mut().enumerate() {
-                let sends = self.sends(q, b);
-                *up_q += sends.len() as u64;
-                for s in sends.iter().filter(|s| !s.partial) {
-                    let u = s.vertex as usize;
-                    for &p in &self.mcast[self.mcast_off[u]..self.mcast_off[u + 1]] {
-                        down[p as usize] += 1;
-                    }
-                }
-            }
-            let lo = b as usize * self.capacity_rows as usize;
-            for &v in &self.row_dst[lo..lo + self.rows_in_block(b) as usize] {
-                down[part[v as usize] as usize] += 1;
-            }
-            let busiest = up.iter().chain(&down).copied().max().unwrap_or(0);
-            t += (busiest * sizes.segments) as f64 * prof.data_frame_us();
-        }
-        let r_passes: u64 = (0..self.r_off.len().saturating_sub(1))
-            .map(|u| (self.r_off[u + 1] - self.r_off[u]).saturating_sub(1) as u64)
-            .sum();
-        t = t.max((r_passes * sizes.segments) as f64 * prof.pass_us());
-        t + self.blocks.saturating_sub(1) as f64 * prof.advance_us() + prof.latency_us()
-    }
-
     /// Raw copies delivered to workers (vectors).
     pub fn raw_deliveries(&self) -> u64 {
         self.mcast.len() as u64
@@ -600,8 +604,14 @@ impl Tables {
 /// What one layer costs under a choice, counted per feature segment.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Prediction {
-    /// Predicted time of one layer's exchange, microseconds.
+    /// Predicted time of one layer's exchange, microseconds: the replay of the delivery's
+    /// schedule ([`Tables::replay`]) where the planner built its tables, else [`Self::bound_us`].
     pub time_us: f64,
+    /// The busiest-link bound: the busiest uplink, downlink or the recirculation, as if they
+    /// overlapped perfectly, plus barriers and one latency. The local search minimises it; the
+    /// replay adds what the bound misses (sums that complete late and drain afterwards).
+    #[serde(default)]
+    pub bound_us: f64,
     /// Busiest uplink, microseconds.
     pub uplink_us: f64,
     /// Busiest downlink, microseconds.
@@ -833,8 +843,10 @@ impl<'a> Load<'a> {
         let max_up = *self.up.iter().max().unwrap_or(&0) as u64;
         let max_down = *self.down.iter().max().unwrap_or(&0) as u64;
         let blocks = self.blocks(sizes);
+        let t = self.time(prof, sizes);
         Prediction {
-            time_us: self.time(prof, sizes),
+            time_us: t,
+            bound_us: t,
             uplink_us: (max_up * seg) as f64 * prof.data_frame_us(),
             downlink_us: (max_down * seg) as f64 * prof.data_frame_us(),
             recirc_us: (self.passes as u64 * seg) as f64 * prof.pass_us(),
@@ -1152,6 +1164,7 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     }
     p.barriers_us = p.blocks.saturating_sub(1) as f64 * prof.barrier_us();
     p.time_us += prof.latency_us();
+    p.bound_us = p.time_us;
     p.switch_destinations = dests.len() as u64;
     p
 }
@@ -1217,9 +1230,8 @@ pub fn compare(plan: &Plan, prof: &SwitchProfile) -> Vec<ModeRow> {
     rows
 }
 
-/// The delivery of `mode` (not `paper`) for `plan` under `prof`, with its tables, the
-/// prediction refined block by block ([`Tables::predict_by_block`]) when it needs more than
-/// one block.
+/// The delivery of `mode` (not `paper`) for `plan` under `prof`, with its tables and its time
+/// replayed ([`Tables::replay`]).
 pub fn plan_delivery(
     plan: &Plan,
     idx: &PairIndex,
@@ -1229,8 +1241,18 @@ pub fn plan_delivery(
     plan_delivery_with(plan, idx, mode, prof, true)
 }
 
+/// Candidates whose bound is within this factor of the best bound are replayed, and `auto`
+/// keeps the one whose replay is fastest: the bound cannot see a drain, so choices it ranks
+/// alike can differ by the drain (per-edge sums fed by many senders).
+pub const REPLAY_MARGIN: f64 = 1.25;
+
 /// [`plan_delivery`], with `allow_r = false` keeping `auto` from per-edge sums (`R`): what a
 /// plan falls back to when its `R` choice does not fit the switch's pass limit.
+///
+/// `auto` searches with and without `R` ([`search`]) and, where `R` is allowed, also weighs
+/// every pair `R` (the paper's per-edge design without its memory cut); each candidate within
+/// [`REPLAY_MARGIN`] of the best bound is replayed, a candidate with `R` in both raw orders
+/// ([`RawOrder`]), and the fastest replay wins.
 pub fn plan_delivery_with(
     plan: &Plan,
     idx: &PairIndex,
@@ -1240,40 +1262,50 @@ pub fn plan_delivery_with(
 ) -> Planned {
     let sizes = Sizes::of(plan);
     let owner = &plan.partition;
-    let mut r = match mode {
-        AggregateMode::Multicast => evaluate(
-            idx,
-            owner,
-            &Choice::uniform(idx.workers, Delivery::M),
-            prof,
-            sizes,
-        ),
-        AggregateMode::Partials => evaluate(
-            idx,
-            owner,
-            &Choice::uniform(idx.workers, Delivery::A),
-            prof,
-            sizes,
-        ),
-        AggregateMode::Auto | AggregateMode::Paper => optimize(
-            idx,
-            owner,
-            prof,
-            sizes,
+    let uniform = |d| evaluate(idx, owner, &Choice::uniform(idx.workers, d), prof, sizes);
+    let candidates = match mode {
+        AggregateMode::Multicast => vec![uniform(Delivery::M)],
+        AggregateMode::Partials => vec![uniform(Delivery::A)],
+        AggregateMode::Auto | AggregateMode::Paper => {
+            let without = [Delivery::M, Delivery::A, Delivery::C];
+            let mut c = vec![search(idx, owner, prof, sizes, &without, 64)];
             if allow_r {
-                &[Delivery::M, Delivery::A, Delivery::C, Delivery::R]
-            } else {
-                &[Delivery::M, Delivery::A, Delivery::C]
-            },
-            64,
-        ),
+                let with = [Delivery::M, Delivery::A, Delivery::C, Delivery::R];
+                c.push(search(idx, owner, prof, sizes, &with, 64));
+                c.push(uniform(Delivery::R));
+            }
+            c
+        }
     };
-    let tables = Tables::new(idx, &plan.graph, owner, &r.choice, sizes);
-    if tables.blocks > 1 {
-        r.prediction.time_us = tables.predict_by_block(owner, prof, sizes);
+    let best_bound = candidates
+        .iter()
+        .map(|c| c.prediction.bound_us)
+        .fold(f64::INFINITY, f64::min);
+    let mut best: Option<Planned> = None;
+    for mut r in candidates {
+        let bound = r.prediction.bound_us;
+        if !bound.is_finite() || bound > best_bound * REPLAY_MARGIN {
+            continue;
+        }
+        let mut tables = Tables::new(idx, &plan.graph, owner, &r.choice, sizes);
+        r.prediction.time_us = tables.replay(owner, prof, sizes).time_us;
+        if !tables.r_rows.is_empty() {
+            let other = tables.clone().reordered(RawOrder::FanOut);
+            let t = other.replay(owner, prof, sizes).time_us;
+            if t < r.prediction.time_us {
+                r.prediction.time_us = t;
+                tables = other;
+            }
+        }
+        r.tables = tables;
+        if best
+            .as_ref()
+            .is_none_or(|b| r.prediction.time_us < b.prediction.time_us)
+        {
+            best = Some(r);
+        }
     }
-    r.tables = tables;
-    r
+    best.expect("at least one candidate has the best bound")
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! The capacity-aware delivery strategies (`multicast`, `partials`, `switchgnn_auto`) on real
 //! plans: every host link carries exactly the bytes of the planner's delivery model, the layer
-//! completes with every sum delivered, the cost model's prediction is within 15% of the
-//! simulated time, and `switchgnn_auto` beats the host-based baseline and the paper's design
+//! completes with every sum delivered, the cost model's prediction is within 2% of the
+//! simulated time for the delivery strategies (its replay of their schedule) and within 15%
+//! for host-based exchange and the paper's plan, and `switchgnn_auto` beats the host-based baseline and the paper's design
 //! when recirculation costs a frame time per pass.
 
 use sgnn_plan::Plan;
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::{run_strategy, RunReport, SimConfig, Strategy, Time, Topology};
+use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
 use common::*;
@@ -31,7 +33,7 @@ fn us(r: &RunReport) -> f64 {
 #[test]
 fn delivery_strategies_put_the_models_bytes_on_every_link_and_match_the_prediction() {
     let p = plan(11, 8, 100_000_000, 128);
-    for recirc_gbps in [100u64, 2_400] {
+    for recirc_gbps in [100u64, 2_400, 1_000_000] {
         let mut cfg = sim_cfg();
         cfg.recirc_bps = recirc_gbps * GBPS;
         for s in DELIVERY
@@ -64,8 +66,9 @@ fn delivery_strategies_put_the_models_bytes_on_every_link_and_match_the_predicti
                 .as_ref()
                 .expect("every one of these has a prediction");
             let err = (predicted.time_us - us(&r)).abs() / us(&r);
+            let tolerance = if DELIVERY.contains(&s) { 0.02 } else { 0.15 };
             assert!(
-                err <= 0.15,
+                err <= tolerance,
                 "{} at {recirc_gbps} Gbit/s: predicted {:.1} us, simulated {:.1} us",
                 s.name(),
                 predicted.time_us,
@@ -105,4 +108,47 @@ fn delivery_strategies_run_on_a_star_only() {
         let e = run_strategy(&p, s, topo.clone(), sim_cfg(), &mut |_| {}).unwrap_err();
         assert!(e.contains("star only"), "{e}");
     }
+}
+
+/// ego-Facebook at 32 workers with free recirculation: many senders feed each sum, so per-edge
+/// sums drain after the uplinks. The cost model's replay must see that and the hubs-first raw
+/// order must recover it: auto within 2% of `unlimited` (the paper's design without its memory
+/// cut, which fits 10 MB here) and of supergcn, its prediction within 2% of the simulation.
+#[test]
+fn auto_matches_the_per_edge_lower_bound_where_sums_drain() {
+    let path = sgnn_testkit::datasets_dir().join("ego-Facebook/edges.txt.gz");
+    let Some(g) = sgnn_testkit::require(
+        "ego-Facebook drain test",
+        sgnn_graph::load_graph(path.to_str().unwrap()),
+        "put the shared datasets in ../shared/datasets or set SGNN_DATASETS",
+    ) else {
+        return;
+    };
+    let req = PlanRequest {
+        config: base_config(32, 10_000_000, 128),
+        graph_source: "ego-Facebook".into(),
+        max_abs_value: 1.0,
+    };
+    let p = make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0;
+    let mut cfg = sim_cfg();
+    cfg.recirc_bps = 1_000_000 * GBPS;
+    let auto = simulate(&p, Strategy::SwitchGnnAuto, cfg);
+    let unlimited = us(&simulate(&p, Strategy::Unlimited, cfg));
+    let supergcn = us(&simulate(&p, Strategy::SuperGcn, cfg));
+    let predicted = auto.predicted.as_ref().unwrap();
+    let t = us(&auto);
+    assert!(
+        t <= unlimited.min(supergcn) * 1.02,
+        "auto {t:.2} us, unlimited {unlimited:.2} us, supergcn {supergcn:.2} us"
+    );
+    assert!(
+        (predicted.time_us - t).abs() <= 0.02 * t,
+        "predicted {:.2} us, simulated {t:.2} us",
+        predicted.time_us
+    );
+    assert!(
+        predicted.bound_us < 0.85 * t,
+        "the busiest-link bound alone misses the drain here ({:.2} us against {t:.2} us)",
+        predicted.bound_us
+    );
 }
