@@ -428,6 +428,54 @@ pub fn drop_simulator() -> Scenario {
     }
 }
 
+/// Control frames are accepted only from the port of the worker they name, and a daemon's
+/// start-up probe learns the block the switch is at: a BlockDone for worker 1 entering on
+/// worker 0's port (and one for worker 0 on worker 1's) is dropped and counted
+/// `drop_wrong_port` without touching the synchronisation, before and after a block; a
+/// probe answered at round 0 block 0, then again once the switch has moved on.
+pub fn control_frames_from_their_ports() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 2, 2 * 1024, 32, 256);
+    assert!(plan.blocks.len() > 1, "several blocks");
+    let enc = features(&plan, 5);
+    let probe = |w: u16| {
+        let mut p = Repr::new(PacketType::Ack);
+        p.worker_id = w;
+        p.src_id = w as u32;
+        p.dst_id = sgnn_wire::PROBE_DST;
+        Step {
+            port: w,
+            frame: frame_to(w, worker_ip(w), p, None),
+            what: format!("probe {w}->{w}"),
+        }
+    };
+    let forged = |w: u16, port: u16, block: u16, round: u16| {
+        let mut st = block_done(w, block, round);
+        st.port = port;
+        st.what = format!("block-done w{w} round {round} block {block} on port {port}");
+        st
+    };
+    let mut steps = vec![probe(0), forged(1, 0, 0, 0), forged(0, 1, 0, 0)];
+    let mut round = whole_round(&plan, &enc, 0);
+    // Forged completions of block 0 before the real ones: the switch must not advance.
+    let first_done = round
+        .iter()
+        .position(|s| s.what.starts_with("block-done"))
+        .expect("a block-done");
+    round.insert(first_done, forged(1, 0, 0, 0));
+    steps.extend(round);
+    // A stale block-done on the wrong port is not answered either; on its own port it is.
+    steps.push(forged(0, 1, 0, 0));
+    steps.push(block_done(0, 0, 0));
+    steps.push(probe(1));
+    Scenario {
+        name: "control_frames_from_their_ports",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
 /// A small graph re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`).
 fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u64) -> Plan {
     let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", workers, mem, 32, 256);
@@ -486,6 +534,7 @@ pub fn all() -> Vec<Scenario> {
         loss_recovery_paths(),
         forwarding_and_malformed(),
         drop_simulator(),
+        control_frames_from_their_ports(),
     ]
 }
 

@@ -75,13 +75,36 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.drop_not_ipv4, 1);
                 assert_eq!(c.drop_malformed, 7);
                 assert_eq!(c.drop_unexpected, 2);
-                assert_eq!(c.drop_unknown_worker, 1);
+                // Worker 77's block-done on worker 0's port.
+                assert_eq!(c.drop_wrong_port, 1);
+                assert_eq!(c.drop_unknown_worker, 0);
             }
             "drop_simulator" => {
                 assert_eq!(c.drop_simulated, sc.steps.len() as u64 / 3);
                 assert!(
                     m.busy_aggregators() > 0,
                     "lost contributions leave aggregators busy"
+                );
+            }
+            "control_frames_from_their_ports" => {
+                // Two forged before the round, one inside it, one after: none counted.
+                assert_eq!(c.drop_wrong_port, 4, "{c:?}");
+                assert_eq!(c.block_advance as usize, sc.plan.blocks.len(), "{c:?}");
+                assert_eq!(c.block_done as usize, 2 * sc.plan.blocks.len(), "{c:?}");
+                assert_eq!(c.block_done_stale, 1, "{c:?}");
+                assert_eq!(m.busy_aggregators(), 0);
+                // The probes: round 0 block 0 first, then the next round's block 0 (every
+                // block of round 0 done), each with the plan tag.
+                let probes: Vec<_> = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .filter(|(r, _)| r.sgnn.dst_id == sgnn_wire::PROBE_DST)
+                    .map(|(r, _)| (r.sgnn.src_id, r.sgnn.round, r.sgnn.block_id))
+                    .collect();
+                assert_eq!(
+                    probes,
+                    vec![(sc.plan.tag(), 0, 0), (sc.plan.tag(), 1, 0)],
+                    "{c:?}"
                 );
             }
             other => panic!("unchecked scenario {other}"),

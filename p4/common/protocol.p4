@@ -89,5 +89,6 @@ const bit<32> EV_DROP_BAD_INDEX       = 22;
 const bit<32> EV_DROP_UNKNOWN_WORKER  = 23;
 const bit<32> EV_SATURATED            = 24;   // contributions with at least one saturated lane
 const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (source, segment)
+const bit<32> EV_DROP_WRONG_PORT      = 26;   // a BlockDone not from its worker's port
 
 #endif

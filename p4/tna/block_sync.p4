@@ -130,6 +130,13 @@ control BlockSync(inout headers_t hdr,
             behind = true;
         }
 
+        bool wrong_port = false;
+        if (meta.port_known == 0) {
+            wrong_port = true;
+        } else if (meta.port_worker != hdr.sgnn.worker_id) {
+            wrong_port = true;
+        }
+
         if (!meta.from_host) {
             // PASS_ADVANCE: CurrentBlock has moved to the next block; tell every worker.
             EVENT(EV_BLOCK_ADVANCE);
@@ -137,6 +144,9 @@ control BlockSync(inout headers_t hdr,
             hdr.bridge.advance_mc = 1;
             ig_tm_md.mcast_grp_a = (MulticastGroupId_t)ADVANCE_MCAST_GROUP;
             ig_dprsr_md.drop_ctl = 0;
+        } else if (wrong_port) {
+            // Not from the port of the worker it names: a stray or forged frame.
+            EVENT(EV_DROP_WRONG_PORT);
         } else if (unknown_worker) {
             EVENT(EV_DROP_UNKNOWN_WORKER);
         } else if (behind) {

@@ -1,5 +1,5 @@
 /* forwarding.p4: where frames go and how switch frames are addressed, as
- * ../v1model/forwarding.p4: ipv4_forward and worker_table in ingress, worker_addr and the
+ * ../v1model/forwarding.p4: ipv4_forward, worker_table and port_worker in ingress, worker_addr and the
  * rewrite of switch frames in egress. */
 #ifndef SGNN_TNA_FORWARDING_P4
 #define SGNN_TNA_FORWARDING_P4
@@ -27,6 +27,30 @@ control Ipv4Forward(inout headers_t hdr,
         if (!ipv4_forward.apply().hit) {
             EVENT(EV_DROP_NO_ROUTE);
         }
+    }
+}
+
+/* The worker on the ingress port (../v1model/forwarding.p4's PortWorker): looked up for
+ * every frame at the top of ingress, so BlockSync's verdict does not wait for it. */
+control PortWorker(inout ig_metadata_t meta, in ingress_intrinsic_metadata_t ig_intr_md) {
+    @name(".set_port_worker") @id(9)
+    action set_port_worker(bit<16> worker_id) {
+        meta.port_known = 1;
+        meta.port_worker = worker_id;
+    }
+
+    @name(".port_worker") @id(7)
+    table port_worker {
+        key = { ig_intr_md.ingress_port: exact @name("port"); }
+        actions = { set_port_worker; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = MAX_WORKERS;
+    }
+
+    apply {
+        meta.port_known = 0;
+        meta.port_worker = 0;
+        port_worker.apply();
     }
 }
 

@@ -99,6 +99,8 @@ struct ig_metadata_t {
     bit<1>  to_recirc;
     bit<16> dst_worker;
     bit<16> mcast_group;
+    bit<1>  port_known;     // port_worker hit: the ingress port is a worker's
+    bit<16> port_worker;    // that worker
 
     /* agg_table action data and what follows from it. */
     bit<2>  run_kind;       // agg_table's action: 0 miss, 1 aggregate, 2 deliver, 3 replicate

@@ -41,6 +41,7 @@ control SgnnIngress(inout headers_t hdr,
     Aggregation() aggregation;
     BlockSync() block_sync;
     WorkerPort() worker_port;
+    PortWorker() port_worker;
     IngressCounters() counters;
 
     apply {
@@ -50,6 +51,7 @@ control SgnnIngress(inout headers_t hdr,
             agg_lookup.apply(hdr, meta);
         }
         current_block.apply(hdr, meta);
+        port_worker.apply(meta, ig_intr_md);
         // Nothing leaves unless a control below sends it.
         ig_dprsr_md.drop_ctl = 1;
         // Read at the end; set here as well as in the parser, because the compiler may
@@ -108,8 +110,11 @@ control SgnnIngress(inout headers_t hdr,
                 } else if (t == TYPE_BLOCK_DONE) {
                     block_sync.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
                 } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
+                    // A daemon's start-up probe learns the plan tag and the switch's block.
                     if (t == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
                         hdr.sgnn.src_id = meta.cfg.plan_tag;
+                        hdr.sgnn.round = meta.sync_round;
+                        hdr.sgnn.block_id = meta.sync_block;
                     }
                     forward = true;
                 } else {

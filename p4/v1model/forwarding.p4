@@ -1,7 +1,8 @@
 /* forwarding.p4: where frames go and how switch frames are addressed.
  *
  * Ingress: ipv4_forward (plain IPv4 and host-to-host SwitchGNN: Ack, FetchReq, Bypass,
- * forwarded byte for byte) and worker_table (the port of a worker the switch sends to).
+ * forwarded byte for byte), worker_table (the port of a worker the switch sends to) and
+ * port_worker (the worker on a port, which a BlockDone must come from).
  * Egress: worker_addr and the rewrite of the Ethernet and IPv4 headers of every frame the
  * switch originates (softswitch::Pipeline::send_to_worker), with switch_config's switch_mac
  * and switch_ip (meta.cfg). */
@@ -29,6 +30,31 @@ control Ipv4Forward(inout headers_t hdr,
         if (!ipv4_forward.apply().hit) {
             events.count(EV_DROP_NO_ROUTE);   // egress_spec stays the drop port
         }
+    }
+}
+
+/* The worker on the ingress port (the inverse of worker_table): a BlockDone counts only if
+ * it comes in on the port of the worker it names (a stray or forged frame must not
+ * advance, or be answered for, another worker). `known` is false for a port with no
+ * worker. */
+control PortWorker(in standard_metadata_t sm, out bool known, out bit<16> worker) {
+    bit<16> w = 0;
+    @name(".set_port_worker") @id(9)
+    action set_port_worker(bit<16> worker_id) {
+        w = worker_id;
+    }
+
+    @name(".port_worker") @id(7)
+    table port_worker {
+        key = { sm.ingress_port: exact @name("port"); }
+        actions = { set_port_worker; @defaultonly NoAction; }
+        const default_action = NoAction();
+        size = MAX_WORKERS;
+    }
+
+    apply {
+        known = port_worker.apply().hit;
+        worker = w;
     }
 }
 

@@ -29,6 +29,7 @@ control SgnnIngress(inout headers_t hdr,
     BlockSync() block_sync;
     CurrentBlock() current_block;
     WorkerPort() worker_port;
+    PortWorker() port_worker;
 
     apply {
         // The settings, for every pass (a recirculated pass starts with fresh metadata).
@@ -81,12 +82,21 @@ control SgnnIngress(inout headers_t hdr,
                         aggregation.apply(hdr, meta, sm);
                     }
                 } else if (t == TYPE_BLOCK_DONE) {
-                    block_sync.apply(hdr, meta, sm);
+                    bool known;
+                    bit<16> port_w;
+                    port_worker.apply(sm, known, port_w);
+                    if (!known || port_w != hdr.sgnn.worker_id) {
+                        events.count(EV_DROP_WRONG_PORT);
+                    } else {
+                        block_sync.apply(hdr, meta, sm);
+                    }
                 } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
                     // Host to host: forwarded byte for byte, except a daemon's start-up
-                    // probe, which learns the tag of the plan the tables hold.
+                    // probe, which learns the tag of the plan the tables hold and the block
+                    // the switch is at (a switch left mid-run by an earlier job is refused).
                     if (t == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
                         hdr.sgnn.src_id = meta.cfg.plan_tag;
+                        current_block.apply(hdr.sgnn.round, hdr.sgnn.block_id);
                     }
                     forward = true;
                 } else {

@@ -1259,6 +1259,20 @@ impl Engine {
             self.fatal.get_or_insert(TransportError::Protocol(msg));
             return;
         }
+        // The switch wrote the block it is at into round and block_id. Before this daemon's
+        // first Data frame every worker is still probing or waiting for its peers, so a
+        // switch past round 0, block 0 holds an earlier job's synchronisation: its BlockDones
+        // would be stale and the layer would hang until the stall timeout.
+        if self.cfg.mode == Mode::SwitchGnn
+            && matches!(self.probe, Probe::Pending { .. })
+            && (s.round, s.block_id) != (0, 0)
+        {
+            self.fatal.get_or_insert(TransportError::Protocol(format!(
+                "the switch is at round {} block {}: it still holds the state of an earlier run of this plan (or a worker of this job restarted after it began). Reload it with `switch-ctl load --plan DIR --target ADDR` (or restart the software switch) and start every worker again",
+                s.round, s.block_id
+            )));
+            return;
+        }
         if matches!(self.probe, Probe::Pending { .. }) {
             self.probe = if self.cfg.peer_barrier {
                 Probe::Peers { next_at: now }

@@ -63,9 +63,14 @@ const LATENCY: u64 = 2_000;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum To {
-    Switch,
+    /// The switch, entering on this port (worker w's is port w; [`STRAY_PORT`] is no
+    /// worker's).
+    Switch(u16),
     Host(u16),
 }
+
+/// The switch port a frame from nowhere enters on (no worker's).
+const STRAY_PORT: u16 = 511;
 
 /// A frame put on the network by the test, and where it goes.
 type Injected = (To, Vec<u8>);
@@ -179,7 +184,7 @@ impl Sim {
                     return Err((w as u16, e));
                 }
                 while let Some((_, f)) = self.engines[w].poll_transmit(self.now) {
-                    self.send(To::Switch, f);
+                    self.send(To::Switch(w as u16), f);
                 }
                 if let Some(e) = self.engines[w].take_error() {
                     return Err((w as u16, e));
@@ -211,9 +216,9 @@ impl Sim {
                 }
                 let Reverse((_, _, to, frame)) = self.heap.pop().unwrap();
                 match to {
-                    To::Switch => {
+                    To::Switch(port) => {
                         let mut out = Vec::new();
-                        self.sw.process(0, &frame, &mut out);
+                        self.sw.process(port, &frame, &mut out);
                         for e in out {
                             if let Some((w, left)) = self.drop_advances_to.as_mut() {
                                 if e.port == *w
@@ -371,7 +376,7 @@ fn forged(t: PacketType, worker: u16, round: u16, block: u16, to: To) -> (To, Ve
     s.round = round;
     s.block_id = block;
     let (dst_mac, dst_ip) = match to {
-        To::Switch => (SWITCH_MAC, SWITCH_IP),
+        To::Switch(_) => (SWITCH_MAC, SWITCH_IP),
         To::Host(w) => (worker_mac(w), worker_ip(w)),
     };
     let r = FrameRepr {
@@ -398,9 +403,9 @@ fn forged(t: PacketType, worker: u16, round: u16, block: u16, to: To) -> (To, Ve
 }
 
 /// One datagram from anywhere must not end a job (issue 14): a BlockDone for a block from the
-/// past that makes the switch answer worker 0 with a BlockAdvance for a block its plan does
-/// not have, and such a BlockAdvance sent straight to worker 1, are counted as stale and
-/// ignored; every sum stays exact.
+/// past, from no worker's port or from another worker's, is dropped by the switch (counted
+/// `drop_wrong_port`, never answered), and a BlockAdvance for a block the plan does not have,
+/// sent straight to worker 1, is counted as stale and ignored; every sum stays exact.
 #[test]
 fn forged_control_frames_are_counted_and_ignored() {
     let plan = small_plan();
@@ -409,20 +414,38 @@ fn forged_control_frames_are_counted_and_ignored() {
         sim.inject = Some((
             1,
             vec![
-                forged(PacketType::BlockDone, 0, 0, blocks + 4, To::Switch),
+                forged(PacketType::BlockDone, 0, 0, blocks + 4, To::Switch(STRAY_PORT)),
+                forged(PacketType::BlockDone, 0, 1, 0, To::Switch(2)),
                 forged(PacketType::BlockAdvance, 1, 1, blocks + 9, To::Host(1)),
             ],
         ));
     });
-    assert!(
-        sim.sw.counters.block_done_stale >= 1,
-        "the switch answered the forged BlockDone"
-    );
-    assert!(
-        stats[0].stale >= 1,
-        "worker 0 counted the advance it provoked"
+    assert_eq!(sim.sw.counters.drop_wrong_port, 2, "both forged BlockDones");
+    assert_eq!(
+        sim.sw.counters.block_done_stale, 0,
+        "the switch answered no forged BlockDone"
     );
     assert!(stats[1].stale >= 1, "worker 1 counted the forged advance");
+}
+
+/// A switch that still holds an earlier run's synchronisation (a second job started without
+/// reloading it) answers the start-up probe with its round and block: every daemon stops at
+/// once with a message saying to reload, before any data, instead of hanging until the stall
+/// timeout.
+#[test]
+fn a_switch_left_mid_run_by_an_earlier_job_is_refused_before_any_data() {
+    let mut sim = Sim::new(small_plan(), quick_cfg(), QUIET);
+    sim.sw.regs.sync_round = 3;
+    sim.sw.regs.sync_block = 1;
+    let (_, err) = first_error(&mut sim);
+    let msg = err.to_string();
+    assert!(msg.contains("round 3 block 1"), "{msg}");
+    assert!(msg.contains("switch-ctl load"), "{msg}");
+    assert_eq!(sim.sw.counters.data, 0, "no data left a daemon");
+    assert!(
+        sim.now < quick_cfg().stall_timeout_ns / 10,
+        "refused at the probe, not by the stall timeout"
+    );
 }
 
 fn small_plan() -> Plan {

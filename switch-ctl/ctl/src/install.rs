@@ -12,9 +12,10 @@ use sgnn_p4rt::{Target, TargetError};
 use crate::program::{Entry, SwitchProgram, SwitchSizes};
 
 /// Tables `load` fills and `clear` empties (all but the keyless `switch_config`).
-pub const TABLES: [&str; 5] = [
+pub const TABLES: [&str; 6] = [
     "agg_table",
     "worker_table",
+    "port_worker",
     "worker_addr",
     "ipv4_forward",
     "dscp_priority",

@@ -123,8 +123,8 @@ struct LoadArgs {
 struct DumpArgs {
     #[command(flatten)]
     target: TargetArgs,
-    /// Also list the entries of this table (agg_table, worker_table, worker_addr,
-    /// ipv4_forward, dscp_priority).
+    /// Also list the entries of this table (agg_table, worker_table, port_worker,
+    /// worker_addr, ipv4_forward, dscp_priority).
     #[arg(long, value_name = "NAME")]
     table: Option<String>,
     /// Print at most this many entries of --table.

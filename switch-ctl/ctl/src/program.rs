@@ -298,6 +298,12 @@ pub fn program_for(
             params: vec![("port", port as u128)],
         });
         prog.base_entries.push(Entry {
+            table: "port_worker",
+            matches: vec![("port", port as u128)],
+            action: "set_port_worker",
+            params: vec![("worker_id", w as u128)],
+        });
+        prog.base_entries.push(Entry {
             table: "worker_addr",
             matches: vec![("worker_id", w as u128)],
             action: "set_worker_addr",

@@ -111,13 +111,14 @@ fn load_dump_clear_a_software_switch_over_p4runtime() {
     let (ok, _, err) = ctl(&["load", "--plan", d, "--target", &addr, "--quiet"]);
     assert!(ok, "{err}");
     assert!(
-        err.contains(&format!("removed {} entries", contributions + 17)),
+        // 4 workers: worker_table, port_worker, worker_addr and ipv4_forward, and the DSCP map.
+        err.contains(&format!("removed {} entries", contributions + 21)),
         "{err}"
     );
     let (ok, out, err) = ctl(&["clear", "--target", &addr]);
     assert!(ok, "{err}");
     assert!(
-        out.starts_with(&format!("cleared {} entries", contributions + 17)),
+        out.starts_with(&format!("cleared {} entries", contributions + 21)),
         "{out}"
     );
     let p = sw.lock().unwrap();

@@ -34,11 +34,11 @@ pub const MULTICAST_ALL_WORKERS: u32 = 1;
 /// Clone session used for recirculation (I2E clone of the original packet).
 pub const CLONE_SESSION_RECIRCULATE: u32 = 100;
 
-/// Number of cells of the `events` counter (25 used, see [`EVENTS`]).
+/// Number of cells of the `events` counter (27 used, see [`EVENTS`]).
 pub const EVENTS_SIZE: i64 = 32;
 
 /// Indices of the `events` counter, in the order of `softswitch::Counters`.
-pub const EVENTS: [&str; 26] = [
+pub const EVENTS: [&str; 27] = [
     "rx",
     "tx",
     "data",
@@ -65,6 +65,7 @@ pub const EVENTS: [&str; 26] = [
     "drop_unknown_worker",
     "saturated",
     "drop_duplicate",
+    "drop_wrong_port",
 ];
 
 fn preamble(prefix: Prefix, n: u32, name: &str) -> Option<cfg::Preamble> {
@@ -307,6 +308,7 @@ fn v1model_p4info() -> cfg::P4Info {
             "replicate",
             &[("group", 16), ("more", 1), ("seen_base", 32)],
         ),
+        action(9, "set_port_worker", &[("worker_id", 16)]),
         cfg::Action {
             preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
             params: Vec::new(),
@@ -325,6 +327,7 @@ fn v1model_p4info() -> cfg::P4Info {
         table(4, "dscp_priority", &[("dscp", 6)], &[5], 64),
         table(5, "worker_addr", &[("worker_id", 16)], &[6], MAX_WORKERS),
         table(6, "switch_config", &[], &[7], 1),
+        table(7, "port_worker", &[("port", 9)], &[9], MAX_WORKERS),
     ];
     let mut registers: Vec<cfg::Register> = (0..LANES)
         .map(|lane| register(lane + 1, &format!("agg_value_{lane}"), 32, AGGREGATORS))

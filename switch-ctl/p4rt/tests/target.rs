@@ -292,7 +292,7 @@ fn invalid_arguments_never_reach_the_switch() {
         ),
         (
             vec![Op::Insert(TableEntry::new("no_such_table", "x"))],
-            "no table named `no_such_table` in the P4Info (it has: agg_table, dscp_priority, ipv4_forward, switch_config, worker_addr, worker_table)",
+            "no table named `no_such_table` in the P4Info (it has: agg_table, dscp_priority, ipv4_forward, port_worker, switch_config, worker_addr, worker_table)",
         ),
         (
             vec![Op::Insert(

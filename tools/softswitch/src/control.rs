@@ -237,6 +237,15 @@ impl Pipeline {
                 };
                 apply!(self.tables.worker_addr, key, v.expect("not a delete"))
             }
+            "port_worker" => {
+                let key = m("port", 9)? as crate::tables::PortId;
+                let v = match (kind, e.action.as_str()) {
+                    (WriteKind::Delete, _) => None,
+                    (_, "set_port_worker") => Some(p("worker_id", 16)? as u16),
+                    (_, other) => return Err(unknown_action(&e.table, other)),
+                };
+                apply!(self.tables.port_worker, key, v.expect("not a delete"))
+            }
             other => Err(ControlError::Unknown {
                 kind: "table",
                 name: other.into(),
@@ -337,6 +346,17 @@ impl Pipeline {
                     ));
                 }
             }
+            "port_worker" => {
+                let mut v: Vec<_> = self.tables.port_worker.iter().collect();
+                v.sort_unstable();
+                for (&port, &w) in v {
+                    out.push(entry(
+                        &[("port", port as u128)],
+                        "set_port_worker",
+                        &[("worker_id", w as u128)],
+                    ));
+                }
+            }
             "ipv4_forward" => {
                 let mut v: Vec<_> = self.tables.ipv4_forward.iter().collect();
                 v.sort_unstable();
@@ -412,6 +432,7 @@ impl Pipeline {
             "ipv4_forward" => std::mem::take(&mut t.ipv4_forward).len(),
             "dscp_priority" => std::mem::take(&mut t.dscp_priority).len(),
             "worker_addr" => std::mem::take(&mut t.worker_addr).len(),
+            "port_worker" => std::mem::take(&mut t.port_worker).len(),
             other => {
                 return Err(ControlError::Unknown {
                     kind: "table",

@@ -167,14 +167,17 @@ pub struct Counters {
     pub saturated: u64,
     /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
     pub drop_duplicate: u64,
+    /// Dropped: a BlockDone that did not come in on the port of the worker it names (a
+    /// stray or forged frame must not advance, or answer for, another worker).
+    pub drop_wrong_port: u64,
 }
 
 impl Counters {
     /// Names in the order of the P4 program's `events` counter indices.
-    pub const NAMES: [&'static str; 26] = sgnn_p4rt::schema::EVENTS;
+    pub const NAMES: [&'static str; 27] = sgnn_p4rt::schema::EVENTS;
 
     /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
-    pub fn to_array(&self) -> [u64; 26] {
+    pub fn to_array(&self) -> [u64; 27] {
         [
             self.rx,
             self.tx,
@@ -202,6 +205,7 @@ impl Counters {
             self.drop_unknown_worker,
             self.saturated,
             self.drop_duplicate,
+            self.drop_wrong_port,
         ]
     }
 }
@@ -369,14 +373,17 @@ impl Pipeline {
                 let lanes = lanes.expect("Data carries lanes");
                 self.data(repr, lanes, out)
             }
-            PacketType::BlockDone => self.block_done(repr, out),
+            PacketType::BlockDone => self.block_done(ingress, repr, out),
             PacketType::Ack if repr.sgnn.dst_id == sgnn_wire::PROBE_DST => {
-                // A daemon's start-up probe: forwarded with the plan tag in src_id.
+                // A daemon's start-up probe: forwarded with the plan tag in src_id and the
+                // block the switch is at in round and block_id.
                 let mut f = frame.to_vec();
-                sgnn_wire::sgnn::Packet::new_unchecked(
+                let mut p = sgnn_wire::sgnn::Packet::new_unchecked(
                     &mut f[sgnn_wire::ETHERNET_HEADER_LEN + sgnn_wire::IPV4_HEADER_LEN..],
-                )
-                .set_src_id(self.config.plan_tag);
+                );
+                p.set_src_id(self.config.plan_tag);
+                p.set_round(self.regs.sync_round);
+                p.set_block_id(self.regs.sync_block);
                 self.forward(repr.ip.dst, repr.ip.dscp, f, out)
             }
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
@@ -647,9 +654,14 @@ impl Pipeline {
         self.regs.agg_tag[i] = t;
     }
 
-    fn block_done(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
+    fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
         let s = repr.sgnn;
         let w = s.worker_id as usize;
+        // port_worker first: only the worker on the ingress port may report for itself.
+        if self.tables.port_worker.get(&ingress) != Some(&s.worker_id) {
+            self.counters.drop_wrong_port += 1;
+            return;
+        }
         if w >= self.regs.sync_done.len() {
             self.counters.drop_unknown_worker += 1;
             return;

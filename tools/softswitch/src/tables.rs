@@ -7,6 +7,7 @@
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
 //! | `worker_addr` (egress) | `worker_id` exact | `set_worker_addr(mac, ip)` |
+//! | `port_worker` | `port` exact (the ingress port) | `set_port_worker(worker_id)` |
 //!
 //! Plus the packet replication engine's multicast groups (group 1: every worker, replica id =
 //! worker id; groups from [`sgnn_plan::FIRST_REPLICA_GROUP`] on: the worker sets raw frames
@@ -139,6 +140,8 @@ pub struct Tables {
     pub worker_table: FastMap<u16, PortId>,
     /// `worker_addr` (egress): worker id -> addresses.
     pub worker_addr: FastMap<u16, WorkerAddr>,
+    /// `port_worker`: ingress port -> the worker on it (a BlockDone must come from there).
+    pub port_worker: FastMap<PortId, u16>,
     /// Multicast groups of the packet replication engine.
     pub multicast_groups: FastMap<u16, Vec<Replica>>,
     /// `ipv4_forward`: destination address -> port.
@@ -171,14 +174,15 @@ impl Tables {
         t
     }
 
-    /// Worker `i` of `workers` in `worker_table`, `worker_addr`, `ipv4_forward` and the
-    /// block-advance group; no aggregation entries.
+    /// Worker `i` of `workers` in `worker_table`, `port_worker`, `worker_addr`,
+    /// `ipv4_forward` and the block-advance group; no aggregation entries.
     pub fn for_workers(workers: &[WorkerPort]) -> Tables {
         let mut t = Tables::default();
         let mut group = Vec::new();
         for (i, w) in workers.iter().enumerate() {
             let id = i as u16;
             t.worker_table.insert(id, w.port);
+            t.port_worker.insert(w.port, id);
             t.worker_addr.insert(
                 id,
                 WorkerAddr {

@@ -383,7 +383,7 @@ fn foreign_and_malformed_frames_are_forwarded_or_dropped_and_counted() {
     let mut r = Repr::new(PacketType::Result);
     r.worker_id = 1;
     sw.process(0, &frame(r, Some(&[0; LANES])), &mut out);
-    // An unknown worker's block-done.
+    // An unknown worker's block-done, on worker 0's port.
     sw.process(0, &block_done(77, 0, 0), &mut out);
     assert_eq!(out.len(), 1, "nothing else was emitted");
     let c = &sw.counters;
@@ -393,7 +393,7 @@ fn foreign_and_malformed_frames_are_forwarded_or_dropped_and_counted() {
             c.drop_not_ipv4,
             c.drop_malformed,
             c.drop_unexpected,
-            c.drop_unknown_worker
+            c.drop_wrong_port
         ),
         (1, 1, 3, 1, 1)
     );
