@@ -135,6 +135,47 @@ fn host_based_baseline_exact_at_one_percent_drop() {
     run_cluster(0.01, "host-based");
 }
 
+/// A second job on the same software switch without reloading it (issue 14: it hung until
+/// `--timeout` with thousands of `drop_stale`): after a first job of 2 layers, four new
+/// daemons with the same plan stop at the start-up probe, each saying where the switch is and
+/// to reload it, with no Data frame of theirs reaching the switch.
+#[test]
+fn a_second_job_on_a_switch_that_was_not_reloaded_is_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plan");
+    make_test_plan(&plan_dir);
+    let tb = Testbed::start(&plan_dir, 0.0, &dir.path().join("switch.json"));
+    let run = |args: &[&str]| -> Vec<Child> {
+        (0..WORKERS)
+            .map(|w| tb.hostd(&plan_dir, w, args).spawn().unwrap())
+            .collect()
+    };
+    for (w, k) in run(&["--layers", "2"]).iter_mut().enumerate() {
+        let st = wait_deadline(k, Duration::from_secs(120));
+        let err = stderr_of(k);
+        assert!(
+            st.is_some_and(|s| s.success()),
+            "first job, worker {w}:
+{err}"
+        );
+    }
+    // The same plan again, with a stall timeout far above what the refusal takes.
+    for (w, k) in run(&["--layers", "2", "--timeout", "600"])
+        .iter_mut()
+        .enumerate()
+    {
+        let st = wait_deadline(k, Duration::from_secs(120));
+        let err = stderr_of(k);
+        let st = st.unwrap_or_else(|| panic!("second job, worker {w} hung:\n{err}"));
+        assert!(!st.success(), "second job, worker {w} should fail:\n{err}");
+        assert!(
+            err.contains("the switch is at round") && err.contains("switch-ctl load"),
+            "worker {w} should say the switch holds an earlier run and to reload it:\n{err}"
+        );
+    }
+    tb.stop();
+}
+
 #[test]
 fn a_killed_worker_makes_the_others_fail_clearly() {
     let dir = tempfile::tempdir().unwrap();

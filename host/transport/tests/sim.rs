@@ -414,7 +414,13 @@ fn forged_control_frames_are_counted_and_ignored() {
         sim.inject = Some((
             1,
             vec![
-                forged(PacketType::BlockDone, 0, 0, blocks + 4, To::Switch(STRAY_PORT)),
+                forged(
+                    PacketType::BlockDone,
+                    0,
+                    0,
+                    blocks + 4,
+                    To::Switch(STRAY_PORT),
+                ),
                 forged(PacketType::BlockDone, 0, 1, 0, To::Switch(2)),
                 forged(PacketType::BlockAdvance, 1, 1, blocks + 9, To::Host(1)),
             ],

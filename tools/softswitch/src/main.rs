@@ -349,7 +349,7 @@ fn main() -> ExitCode {
     let result = serve(&mut *datapath, &pipeline, &mut queues, &mut faults, |p| {
         closed.load(Ordering::Relaxed) || limit.is_some_and(|l| p.counters.block_advance >= l)
     });
-    let dp = result.as_ref().copied().unwrap_or_default();
+    let dp = result.as_ref().cloned().unwrap_or_default();
     let p = pipeline.lock().unwrap();
     let json = counters_json(&p, &dp, &datapath.counters());
     // Whoever started the switch may have stopped reading its stdout; that is not an error.
@@ -391,7 +391,8 @@ fn open_dpdk(_: &Args, _: usize) -> Result<Box<dyn Ports>, String> {
 }
 
 /// The counters as a JSON object (field names as in `Counters`), plus the datapath's
-/// `tx_errors`, `queue_drops`, `max_queue_depth`, the per-port packet and byte counts and the
+/// `tx_errors`, `queue_drops`, `max_queue_depth`, the per-port packet and byte counts
+/// (`port_tx` only what left; `port_tx_failed` what the datapath could not send) and the
 /// backend's own counters (`datapath`: DPDK's, and the capture's with --pcap).
 fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) -> String {
     let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
@@ -423,5 +424,6 @@ fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) ->
     };
     v["port_rx"] = ports(&p.port_rx);
     v["port_tx"] = ports(&p.port_tx);
+    v["port_tx_failed"] = ports(&p.port_tx_failed);
     v.to_string() + "\n"
 }

@@ -117,7 +117,7 @@ impl Ports for MetricsPorts {
 struct Snapshot {
     counters: Counters,
     /// `(port, rx, tx)` of the host ports and of any other port that saw traffic.
-    ports: Vec<(usize, PortCount, PortCount)>,
+    ports: Vec<(usize, PortCount, PortCount, PortCount)>,
     aggregators: u32,
     busy: usize,
     workers: u16,
@@ -134,9 +134,12 @@ impl Snapshot {
             .port_rx
             .iter()
             .zip(&p.port_tx)
+            .zip(&p.port_tx_failed)
             .enumerate()
-            .filter(|(i, (rx, tx))| *i < host_ports || rx.packets > 0 || tx.packets > 0)
-            .map(|(i, (rx, tx))| (i, *rx, *tx))
+            .filter(|(i, ((rx, tx), failed))| {
+                *i < host_ports || rx.packets > 0 || tx.packets > 0 || failed.packets > 0
+            })
+            .map(|(i, ((rx, tx), failed))| (i, *rx, *tx, *failed))
             .collect();
         Snapshot {
             counters: p.counters.clone(),
@@ -191,7 +194,7 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
     let per_port = |r: &mut Registry,
                     name: &str,
                     help: &str,
-                    f: &dyn Fn(&(usize, PortCount, PortCount)) -> u64| {
+                    f: &dyn Fn(&(usize, PortCount, PortCount, PortCount)) -> u64| {
         let fam = Family::<Labels, Counter>::default();
         for p in &s.ports {
             fam.get_or_create(&label("port", p.0)).inc_by(f(p));
@@ -221,6 +224,12 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
         "sgnn_switch_port_tx_bytes",
         "Bytes of the frames sent per egress port",
         &|p| p.2.bytes,
+    );
+    per_port(
+        &mut r,
+        "sgnn_switch_port_tx_failed_frames",
+        "Frames the pipeline sent to a port that the datapath could not send (not in port_tx)",
+        &|p| p.3.packets,
     );
     gauge(
         &mut r,

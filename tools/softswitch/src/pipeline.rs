@@ -246,8 +246,12 @@ pub struct Pipeline {
     pub counters: Counters,
     /// `port_rx`: frames received per ingress port.
     pub port_rx: Vec<PortCount>,
-    /// `port_tx`: frames sent per egress port.
+    /// `port_tx`: frames sent per egress port (the datapath takes back the ones it could
+    /// not send, [`Pipeline::transmit_failed`]).
     pub port_tx: Vec<PortCount>,
+    /// Frames the pipeline sent to a port that the datapath could not put on the wire (no
+    /// such port, a socket or DPDK error): counted here, not in `port_tx`.
+    pub port_tx_failed: Vec<PortCount>,
     /// Egress queue depth per port, supplied by the datapath for ECN marking.
     pub queue_depth: Vec<u32>,
     /// Host ports this switch has (its datapath's ports: one per `--worker` address,
@@ -287,6 +291,7 @@ impl Pipeline {
             counters: Counters::default(),
             port_rx: vec![PortCount::default(); PORTS],
             port_tx: vec![PortCount::default(); PORTS],
+            port_tx_failed: vec![PortCount::default(); PORTS],
             queue_depth: Vec::new(),
             host_ports: None,
             rng,
@@ -411,6 +416,19 @@ impl Pipeline {
             c.bytes += frame.len() as u64;
         }
         out.push(Emitted { port, queue, frame });
+    }
+
+    /// The datapath could not send a frame of `bytes` bytes the pipeline emitted to `port`:
+    /// it moves from `port_tx` to `port_tx_failed`.
+    pub fn transmit_failed(&mut self, port: PortId, bytes: usize) {
+        if let Some(c) = self.port_tx.get_mut(port as usize) {
+            c.packets = c.packets.saturating_sub(1);
+            c.bytes = c.bytes.saturating_sub(bytes as u64);
+        }
+        if let Some(c) = self.port_tx_failed.get_mut(port as usize) {
+            c.packets += 1;
+            c.bytes += bytes as u64;
+        }
     }
 
     /// Whether egress `port`'s queue is over the ECN threshold.

@@ -290,7 +290,7 @@ impl EgressFaults {
 }
 
 /// Frames the datapath could not send.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct DatapathStats {
     /// Frames dropped by [`EgressFaults`].
     pub fault_dropped: u64,
@@ -298,12 +298,33 @@ pub struct DatapathStats {
     pub fault_duplicated: u64,
     /// Frames held back by [`EgressFaults`].
     pub fault_reordered: u64,
-    /// Sends that failed (no such port, or a socket error).
+    /// Sends that failed (no such port, or a socket error), and flushes that failed.
     pub tx_errors: u64,
+    /// Sends that failed and not yet handed to the pipeline's `port_tx_failed` (port,
+    /// bytes): [`serve`] moves them there once per burst.
+    pub failed: Vec<(PortId, usize)>,
     /// Frames dropped because their egress queue was full.
     pub queue_drops: u64,
     /// Deepest egress queue seen (frames).
     pub max_queue_depth: u32,
+}
+
+impl DatapathStats {
+    fn send_failed(&mut self, port: PortId, bytes: usize) {
+        self.tx_errors += 1;
+        self.failed.push((port, bytes));
+    }
+
+    /// Moves the failed sends into the pipeline's per-port counts.
+    fn settle(&mut self, pipeline: &Mutex<Pipeline>) {
+        if self.failed.is_empty() {
+            return;
+        }
+        let mut p = pipeline.lock().expect("pipeline lock");
+        for (port, bytes) in self.failed.drain(..) {
+            p.transmit_failed(port, bytes);
+        }
+    }
 }
 
 /// Output queues: per-port FIFOs drained at a fixed rate, like a switch port slower than its
@@ -358,7 +379,7 @@ impl EgressQueues {
                 self.tokens[p] -= 1.0;
                 let f = q.pop_front().expect("not empty");
                 if ports.send(p as PortId, &f).is_err() {
-                    stats.tx_errors += 1;
+                    stats.send_failed(p as PortId, f.len());
                 }
             }
             if !q.is_empty() {
@@ -378,7 +399,7 @@ impl EgressQueues {
     ) {
         if self.rate_pps.is_none() || port as usize >= self.queues.len() {
             if ports.send(port, frame).is_err() {
-                stats.tx_errors += 1;
+                stats.send_failed(port, frame.len());
             }
             return;
         }
@@ -417,6 +438,7 @@ pub fn serve(
             if ports.flush().is_err() {
                 stats.tx_errors += 1;
             }
+            stats.settle(pipeline);
             return Ok(stats);
         }
         let wait = queues.drain(ports, &mut stats);
@@ -451,6 +473,7 @@ pub fn serve(
         if ports.flush().is_err() {
             stats.tx_errors += 1;
         }
+        stats.settle(pipeline);
     }
 }
 
