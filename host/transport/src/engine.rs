@@ -33,6 +33,11 @@ use sgnn_wire::PEER_HELLO;
 /// answers with its plan tag in `src_id`).
 pub use sgnn_wire::PROBE_DST;
 
+/// Health probes (sent while a block makes no progress, one per probe interval) the switch
+/// may leave unanswered before the worker stops: the switch is down or lost its tables. At
+/// 20% loss ten in a row are lost once in ten million stalls.
+pub const HEALTH_PROBES_UNANSWERED: u32 = 10;
+
 /// How vertex features cross the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -259,6 +264,11 @@ pub struct Engine {
     queues: [VecDeque<Vec<u8>>; 5],
     t0: u64,
     probe: Probe,
+    /// When to probe the switch again while a block makes no progress (a switch that
+    /// restarted mid-layer lost its tables and registers: the answer says so).
+    health_at: u64,
+    /// Health probes sent since the switch last answered one.
+    health_unanswered: u32,
     /// The round running, or the next one when idle.
     round: u16,
     phase: Phase,
@@ -300,6 +310,8 @@ impl Engine {
             queues: Default::default(),
             t0: now,
             probe,
+            health_at: 0,
+            health_unanswered: 0,
             round: 0,
             phase: Phase::Idle,
             cur: None,
@@ -757,7 +769,22 @@ impl Engine {
         if self.busy() {
             at(self.last_progress + self.cfg.stall_timeout_ns);
         }
+        if let Some(h) = self.health_probe_due() {
+            at(h);
+        }
         t
+    }
+
+    /// When the next health probe is due: in SwitchGNN mode, after the start-up probe, while
+    /// a block has made no progress for two advance timeouts, at most once per probe
+    /// interval.
+    fn health_probe_due(&self) -> Option<u64> {
+        let stalled_block = matches!(self.phase, Phase::Block(_));
+        (self.cfg.mode == Mode::SwitchGnn
+            && self.cfg.probe
+            && matches!(self.probe, Probe::Done)
+            && stalled_block)
+            .then(|| (self.last_progress + 2 * self.cfg.advance_timeout_ns).max(self.health_at))
     }
 
     // ----- timers ---------------------------------------------------------------------
@@ -770,6 +797,19 @@ impl Engine {
         }
         if self.busy() && now >= self.last_progress + self.cfg.stall_timeout_ns {
             return Err(TransportError::Stalled(self.stall_message(now)));
+        }
+        if self.health_probe_due().is_some_and(|h| now >= h) {
+            if self.health_unanswered >= HEALTH_PROBES_UNANSWERED {
+                return Err(TransportError::Protocol(format!(
+                    "the switch answered none of {} probes sent over {:.1} s while this worker's block made no progress: it is down, or it restarted and lost its tables (it cannot route the probe back). Restart it, reload it with `switch-ctl load --plan DIR --target ADDR`, and start the job again",
+                    self.health_unanswered,
+                    (self.health_unanswered as u64 * self.cfg.probe_interval_ns) as f64 * 1e-9
+                )));
+            }
+            self.health_at = now + self.cfg.probe_interval_ns;
+            self.health_unanswered += 1;
+            self.stats.health_probes += 1;
+            self.send_probe();
         }
         let view = self.view.clone();
         let max = self.cfg.max_backoff_ns;
@@ -1244,6 +1284,12 @@ impl Engine {
         }
         // The switch wrote the tag of the plan its tables hold into src_id. The baseline
         // only needs forwarding, so only SwitchGNN mode insists on the same plan.
+        let starting = matches!(self.probe, Probe::Pending { .. });
+        self.health_unanswered = 0;
+        if self.cfg.mode == Mode::SwitchGnn && !starting {
+            self.check_switch_mid_run(s);
+            return;
+        }
         if self.cfg.mode == Mode::SwitchGnn && s.src_id != self.view.plan_tag {
             let msg = if s.src_id == 0 {
                 format!(
@@ -1285,6 +1331,43 @@ impl Engine {
             });
             self.check_peers(now);
         }
+    }
+
+    /// A health probe's answer (sent while a block makes no progress): a switch that lost
+    /// this plan's tables, or whose synchronisation is behind this worker's block, restarted
+    /// (or was reloaded) mid-run; the partial sums it held are gone, so the job stops with a
+    /// message instead of stalling.
+    fn check_switch_mid_run(&mut self, s: &Repr) {
+        let mine = match &self.phase {
+            Phase::Block(bs) => Some((self.cur_round(), bs.b as u16)),
+            _ => None,
+        };
+        let tag_lost = s.src_id != self.view.plan_tag;
+        // Rounds wrap at 2^16: "behind" is up to half the range behind.
+        let behind = mine.is_some_and(|(r, b)| {
+            let d = r.wrapping_sub(s.round);
+            (d != 0 && d < 0x8000) || (d == 0 && s.block_id < b)
+        });
+        if !(tag_lost || behind) {
+            return;
+        }
+        let holds = if s.src_id == self.view.plan_tag {
+            "it holds this plan again".to_string()
+        } else if s.src_id == 0 {
+            "it holds no plan".to_string()
+        } else {
+            format!(
+                "it holds the plan with tag {:08x}, not this worker's {:08x}",
+                s.src_id, self.view.plan_tag
+            )
+        };
+        let at = mine.map_or(String::new(), |(r, b)| {
+            format!(" while this worker is at round {r} block {b}")
+        });
+        self.fatal.get_or_insert(TransportError::Protocol(format!(
+            "the switch restarted or was reloaded mid-run: {holds} but is at round {} block {}{at}, so the partial sums it held are lost. Reload it with `switch-ctl load --plan DIR --target ADDR` and start the job again",
+            s.round, s.block_id
+        )));
     }
 
     /// A peer's hello (segment 0, answered) or its answer (segment 1): the peer is up.

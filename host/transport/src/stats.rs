@@ -125,6 +125,8 @@ pub struct Stats {
     pub raw_duplicate: u64,
     /// Start-barrier hellos and answers received from peers (`sgnn_wire::PEER_HELLO`).
     pub peer_hellos: u64,
+    /// Probes sent while a block made no progress, to learn whether the switch restarted.
+    pub health_probes: u64,
     /// Replicated raw vertex segments added into their local neighbours (a delivery plan's
     /// `M`, from the switch or a fetch).
     pub replicas_used: u64,

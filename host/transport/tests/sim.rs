@@ -100,28 +100,35 @@ struct Sim {
     lost_before_start: Vec<PacketType>,
 }
 
+/// A software switch loaded with `plan` (workers on ports 0..M), as `switch-ctl load` leaves
+/// it: registers fresh, at round 0 block 0.
+fn loaded_switch(plan: &Plan) -> Pipeline {
+    let workers = plan.workers() as u16;
+    let ports: Vec<WorkerPort> = (0..workers)
+        .map(|w| WorkerPort {
+            port: w,
+            mac: worker_mac(w),
+            ip: worker_ip(w),
+        })
+        .collect();
+    Pipeline::new(
+        SwitchConfig {
+            aggregators: plan.manifest.aggregators as u32,
+            workers,
+            blocks_per_round: plan.blocks.len() as u16,
+            plan_tag: plan.tag(),
+            mac: SWITCH_MAC,
+            ip: SWITCH_IP,
+            ..SwitchConfig::default()
+        },
+        Tables::from_plan(plan, &ports),
+    )
+}
+
 impl Sim {
     fn new(plan: Plan, cfg: EngineConfig, chan: Channel) -> Sim {
         let workers = plan.workers() as u16;
-        let ports: Vec<WorkerPort> = (0..workers)
-            .map(|w| WorkerPort {
-                port: w,
-                mac: worker_mac(w),
-                ip: worker_ip(w),
-            })
-            .collect();
-        let sw = Pipeline::new(
-            SwitchConfig {
-                aggregators: plan.manifest.aggregators as u32,
-                workers,
-                blocks_per_round: plan.blocks.len() as u16,
-                plan_tag: plan.tag(),
-                mac: SWITCH_MAC,
-                ip: SWITCH_IP,
-                ..SwitchConfig::default()
-            },
-            Tables::from_plan(&plan, &ports),
-        );
+        let sw = loaded_switch(&plan);
         let engines = (0..workers as u32)
             .map(|w| {
                 let view = Arc::new(WorkerView::new(&plan, w, None).unwrap());
@@ -451,6 +458,66 @@ fn a_switch_left_mid_run_by_an_earlier_job_is_refused_before_any_data() {
     assert!(
         sim.now < quick_cfg().stall_timeout_ns / 10,
         "refused at the probe, not by the stall timeout"
+    );
+}
+
+/// A switch that restarts mid-layer and comes back empty (no tables, no plan) cannot even
+/// route the health probes the stalled workers send: they stop after
+/// `HEALTH_PROBES_UNANSWERED` of them, long before the stall timeout, saying the switch is
+/// down or lost its tables.
+#[test]
+fn a_switch_that_restarts_empty_mid_layer_stops_the_workers_with_a_clear_error() {
+    let mut sim = Sim::new(small_plan(), quick_cfg(), QUIET);
+    start_layer(&mut sim, 32);
+    let mut restarted = false;
+    let (_, err) = sim
+        .run(60_000_000_000, |sim| {
+            if !restarted && sim.sw.counters.aggregated > 50 {
+                sim.sw = Pipeline::new(SwitchConfig::default(), Tables::default());
+                restarted = true;
+            }
+            false
+        })
+        .expect_err("the workers must stop");
+    let msg = err.to_string();
+    assert!(restarted);
+    assert!(msg.contains("answered none of 10 probes"), "{msg}");
+    assert!(msg.contains("switch-ctl load"), "{msg}");
+    assert!(
+        sim.now < quick_cfg().stall_timeout_ns / 2,
+        "stopped by the health probes, not the stall timeout"
+    );
+}
+
+/// A switch that restarts mid-layer and is reloaded (tables and plan tag back, registers at
+/// round 0 block 0) lost the block's partial sums: the stalled workers' health probes find it
+/// behind their block and every worker stops, saying so.
+#[test]
+fn a_switch_reloaded_mid_layer_stops_the_workers_with_a_clear_error() {
+    let plan = small_plan();
+    assert!(plan.blocks.len() > 1);
+    let mut sim = Sim::new(plan.clone(), quick_cfg(), QUIET);
+    start_layer(&mut sim, 32);
+    let mut restarted = false;
+    let (_, err) = sim
+        .run(60_000_000_000, |sim| {
+            if !restarted && sim.sw.regs.sync_block == 1 && sim.sw.counters.aggregated > 0 {
+                sim.sw = loaded_switch(&plan);
+                restarted = true;
+            }
+            false
+        })
+        .expect_err("the workers must stop");
+    let msg = err.to_string();
+    assert!(restarted);
+    assert!(
+        msg.contains("restarted or was reloaded mid-run")
+            && msg.contains("at round 0 block 0 while this worker is at round 0 block 1"),
+        "{msg}"
+    );
+    assert!(
+        sim.now < quick_cfg().stall_timeout_ns / 2,
+        "stopped by a health probe, not the stall timeout"
     );
 }
 

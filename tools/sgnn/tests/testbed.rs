@@ -163,6 +163,32 @@ fn a_killed_worker_fails_the_run_clearly() {
     assert!(last.contains("worker 0 exited"), "{last}");
 }
 
+/// A switch that restarts mid-run (tables and registers wiped, the plan loaded again) lost
+/// the partial sums it held: the workers notice through their health probes and the run ends
+/// with their message, not a hang until the stall timeout.
+#[test]
+fn a_switch_restarted_mid_run_fails_the_run_clearly() {
+    let (ok, last, err) = testbed(&[
+        "--restart-switch-after",
+        "300",
+        "--layers",
+        "500",
+        "--no-baseline",
+        "--aggregate",
+        "paper",
+    ]);
+    assert!(!ok, "{last}\n{err}");
+    assert!(err.contains("restarted the switch"), "{err}");
+    assert!(
+        last.starts_with("FAILED: switchgnn: the switch was restarted by --restart-switch-after"),
+        "{last}"
+    );
+    assert!(
+        last.contains("restarted or was reloaded mid-run") || last.contains("answered none of"),
+        "the workers say what happened: {last}"
+    );
+}
+
 #[test]
 fn bad_options_fail_with_what_to_fix() {
     let (ok, last, _) = testbed(&["--loss", "1.5"]);

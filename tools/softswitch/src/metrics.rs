@@ -191,16 +191,17 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
         "Pipeline events and drops by reason (the P4 program's events counter; names as in the stats JSON)",
         events,
     );
-    let per_port = |r: &mut Registry,
-                    name: &str,
-                    help: &str,
-                    f: &dyn Fn(&(usize, PortCount, PortCount, PortCount)) -> u64| {
-        let fam = Family::<Labels, Counter>::default();
-        for p in &s.ports {
-            fam.get_or_create(&label("port", p.0)).inc_by(f(p));
-        }
-        r.register(name, help, fam);
-    };
+    let per_port =
+        |r: &mut Registry,
+         name: &str,
+         help: &str,
+         f: &dyn Fn(&(usize, PortCount, PortCount, PortCount)) -> u64| {
+            let fam = Family::<Labels, Counter>::default();
+            for p in &s.ports {
+                fam.get_or_create(&label("port", p.0)).inc_by(f(p));
+            }
+            r.register(name, help, fam);
+        };
     per_port(
         &mut r,
         "sgnn_switch_port_rx_frames",

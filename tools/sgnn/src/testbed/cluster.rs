@@ -60,6 +60,8 @@ pub struct Cluster {
     switch_index: usize,
     switch_addr: String,
     target: sgnn_p4rt::target::P4RuntimeTarget,
+    /// The drop simulator's probability `load` set (faults injected by the switch).
+    drop_prob: f64,
     prefix: String,
     hostd: PathBuf,
     out: PathBuf,
@@ -221,6 +223,7 @@ impl Cluster {
             switch_index,
             switch_addr,
             target,
+            drop_prob,
             prefix,
             hostd,
             out: out.to_path_buf(),
@@ -287,6 +290,20 @@ impl Cluster {
     /// Stops the switch (the software switch writes its counters as it exits; bmv2's are read
     /// over P4Runtime), removes the fabric, and returns the switch's counters.
     /// The switch's process index in the supervisor (bmv2 or the software switch).
+    /// What a switch restart does to its state, then what the control plane does after one:
+    /// every table, group and register wiped (`switch-ctl clear`), then the plan in
+    /// `plan_dir` loaded again (`switch-ctl load`), with the same drop probability.
+    pub fn restart_switch(&mut self, plan_dir: &Path) -> Result<()> {
+        switch_ctl::install::clear(&mut self.target)?;
+        let plan = sgnn_plan::Plan::load(plan_dir)?;
+        super::install_plan(
+            &mut self.target,
+            &plan,
+            "the restarted switch",
+            self.drop_prob,
+        )
+    }
+
     pub fn switch_process(&self) -> usize {
         self.switch_index
     }

@@ -75,6 +75,14 @@ pub struct TestbedArgs {
     /// When --kill-worker strikes, in milliseconds after the workers start.
     #[arg(long, default_value_t = 30, value_name = "MS")]
     pub kill_after_ms: u64,
+    /// Restart the switch mid-run, MS milliseconds after the workers of each SwitchGNN run
+    /// start: its tables and registers are wiped as a restart loses them (`switch-ctl clear`
+    /// over P4Runtime), then the plan is loaded again as a control plane does after a
+    /// restart. The partial sums the switch held are gone: the workers notice through the
+    /// probes they send while a block makes no progress and the run fails with their
+    /// message (never a hang). The host-based baseline is not restarted.
+    #[arg(long, value_name = "MS")]
+    pub restart_switch_after: Option<u64>,
     /// Skip the host-based baseline.
     #[arg(long)]
     pub no_baseline: bool,
@@ -416,6 +424,12 @@ fn run_mode(
     );
     bar.set_message(label.to_string());
     let mut killed = false;
+    let mut restarted = false;
+    let restart_after = a
+        .restart_switch_after
+        .filter(|_| mode != "host-based")
+        .map(Duration::from_millis);
+    let mut cluster = cluster;
     let limit = Duration::from_secs_f64(a.timeout * (rounds as f64 + 2.0) + 30.0);
     let mut failures = Vec::new();
     // Memory of every process, sampled every half second: (first, last, max) KiB.
@@ -466,6 +480,16 @@ fn run_mode(
                 );
             }
         }
+        if let Some(after) = restart_after {
+            if !restarted && started.elapsed() >= after {
+                restarted = true;
+                cluster.restart_switch(plan_dir)?;
+                eprintln!(
+                    "restarted the switch {} ms after the start (tables and registers wiped, plan loaded again)",
+                    started.elapsed().as_millis()
+                );
+            }
+        }
         let mut running = 0;
         failures.clear();
         for (w, (i, _)) in ws.iter().enumerate() {
@@ -501,7 +525,12 @@ fn run_mode(
                 }
             })
             .collect();
-        bail!("{label}: {}", msgs.join("; "));
+        let cause = if restarted {
+            "the switch was restarted by --restart-switch-after; "
+        } else {
+            ""
+        };
+        bail!("{label}: {cause}{}", msgs.join("; "));
     }
     let switch = cluster.stop(sup)?;
     let read_json = |p: PathBuf| -> Result<Value> {
@@ -548,8 +577,6 @@ pub(crate) fn load_switch(
     drop_prob: f64,
     out: &Path,
 ) -> Result<sgnn_p4rt::target::P4RuntimeTarget> {
-    use switch_ctl::install::{install, sizes_of};
-    use switch_ctl::program::{program_for, Deployment};
     let plan = Plan::load(plan_dir)?;
     let expected = sgnn_p4rt::schema::switchgnn_p4info();
     let mut target = if bmv2 {
@@ -578,18 +605,31 @@ pub(crate) fn load_switch(
             anyhow::anyhow!("{e}{hint}")
         })?
     };
+    install_plan(&mut target, &plan, addr, drop_prob)?;
+    Ok(target)
+}
+
+/// Installs `plan`'s tables, groups and settings into a connected switch (`switch-ctl load`).
+pub(crate) fn install_plan(
+    target: &mut sgnn_p4rt::target::P4RuntimeTarget,
+    plan: &Plan,
+    addr: &str,
+    drop_prob: f64,
+) -> Result<()> {
+    use switch_ctl::install::{install, sizes_of};
+    use switch_ctl::program::{program_for, Deployment};
     let mut dep = Deployment::standard(plan.workers());
     dep.drop_probability = drop_prob;
-    let sizes = sizes_of(&target)?;
-    let prog = program_for(&plan, &dep, &sizes)?;
-    let r = install(&mut target, &prog, 1000, &mut |_, _| {})?;
+    let sizes = sizes_of(target)?;
+    let prog = program_for(plan, &dep, &sizes)?;
+    let r = install(target, &prog, 1000, &mut |_, _| {})?;
     eprintln!(
         "switch-ctl load: {} operations in {:.2} s ({:.0}/s) into {addr}",
         r.entries,
         r.seconds,
         r.rate()
     );
-    Ok(target)
+    Ok(())
 }
 
 /// Checks every worker's sums of every round against a single-process reference computed
