@@ -126,6 +126,7 @@ struct Snapshot {
     sync_block: u16,
     sync_count: u16,
     queue_depth: Vec<u32>,
+    datapath: crate::ports::DatapathStats,
 }
 
 impl Snapshot {
@@ -152,6 +153,7 @@ impl Snapshot {
             sync_block: p.regs.sync_block,
             sync_count: p.regs.sync_count,
             queue_depth: p.queue_depth.clone(),
+            datapath: p.datapath.clone(),
         }
     }
 }
@@ -285,6 +287,32 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
             fam,
         );
     }
+    let dp = &s.datapath;
+    counter(
+        &mut r,
+        "sgnn_switch_queue_drops",
+        "Frames dropped because their egress queue was full (with --port-rate)",
+        dp.queue_drops,
+    );
+    gauge(
+        &mut r,
+        "sgnn_switch_max_queue_depth",
+        "Deepest egress queue seen so far, frames (with --port-rate)",
+        dp.max_queue_depth as i64,
+    );
+    let faults = Family::<Labels, Counter>::default();
+    for (kind, v) in [
+        ("dropped", dp.fault_dropped),
+        ("duplicated", dp.fault_duplicated),
+        ("reordered", dp.fault_reordered),
+    ] {
+        faults.get_or_create(&label("fault", kind)).inc_by(v);
+    }
+    r.register(
+        "sgnn_switch_egress_faults",
+        "Frames the egress fault injector dropped, sent twice or held back (--egress-loss, --egress-duplicate, --egress-reorder)",
+        faults,
+    );
     if let Some(live) = live {
         counter(
             &mut r,

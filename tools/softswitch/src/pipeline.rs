@@ -252,6 +252,9 @@ pub struct Pipeline {
     /// Frames the pipeline sent to a port that the datapath could not put on the wire (no
     /// such port, a socket or DPDK error): counted here, not in `port_tx`.
     pub port_tx_failed: Vec<PortCount>,
+    /// The datapath's own counters (queue drops, deepest queue, injected faults, failed
+    /// sends), as `ports::serve` last published them, for the metrics.
+    pub datapath: crate::ports::DatapathStats,
     /// Egress queue depth per port, supplied by the datapath for ECN marking.
     pub queue_depth: Vec<u32>,
     /// Host ports this switch has (its datapath's ports: one per `--worker` address,
@@ -292,6 +295,7 @@ impl Pipeline {
             port_rx: vec![PortCount::default(); PORTS],
             port_tx: vec![PortCount::default(); PORTS],
             port_tx_failed: vec![PortCount::default(); PORTS],
+            datapath: Default::default(),
             queue_depth: Vec::new(),
             host_ports: None,
             rng,

@@ -315,15 +315,28 @@ impl DatapathStats {
         self.failed.push((port, bytes));
     }
 
-    /// Moves the failed sends into the pipeline's per-port counts.
-    fn settle(&mut self, pipeline: &Mutex<Pipeline>) {
-        if self.failed.is_empty() {
+    /// Moves the failed sends into the pipeline's per-port counts and publishes the other
+    /// counters there ([`Pipeline::datapath`], read by the metrics); locks only when
+    /// something changed.
+    fn settle(&mut self, pipeline: &Mutex<Pipeline>, published: &mut u64) {
+        let sig = self.tx_errors
+            + self.queue_drops
+            + self.max_queue_depth as u64
+            + self.fault_dropped
+            + self.fault_duplicated
+            + self.fault_reordered;
+        if self.failed.is_empty() && sig == *published {
             return;
         }
+        *published = sig;
         let mut p = pipeline.lock().expect("pipeline lock");
         for (port, bytes) in self.failed.drain(..) {
             p.transmit_failed(port, bytes);
         }
+        p.datapath = DatapathStats {
+            failed: Vec::new(),
+            ..self.clone()
+        };
     }
 }
 
@@ -423,6 +436,7 @@ pub fn serve(
     mut stop: impl FnMut(&Pipeline) -> bool,
 ) -> io::Result<DatapathStats> {
     let mut stats = DatapathStats::default();
+    let mut published = 0u64;
     let mut buf = vec![0u8; 9216];
     let mut out: Vec<Emitted> = Vec::with_capacity(64);
     loop {
@@ -438,7 +452,7 @@ pub fn serve(
             if ports.flush().is_err() {
                 stats.tx_errors += 1;
             }
-            stats.settle(pipeline);
+            stats.settle(pipeline, &mut published);
             return Ok(stats);
         }
         let wait = queues.drain(ports, &mut stats);
@@ -473,7 +487,7 @@ pub fn serve(
         if ports.flush().is_err() {
             stats.tx_errors += 1;
         }
-        stats.settle(pipeline);
+        stats.settle(pipeline, &mut published);
     }
 }
 

@@ -182,3 +182,88 @@ fn metrics_follow_the_frames_the_switch_receives() {
         );
     }
 }
+
+/// The datapath's own counters (egress faults, queue drops, deepest queue) are in the
+/// metrics as well as in the JSON at exit, with the same values.
+#[test]
+fn datapath_counters_are_in_the_metrics() {
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
+    let dir = tempfile::tempdir().unwrap();
+    plan.save(dir.path()).unwrap();
+    let workers: Vec<UdpSocket> = (0..WORKERS)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
+        .arg("--plan")
+        .arg(dir.path())
+        .args(
+            workers
+                .iter()
+                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
+        )
+        .args(["--metrics", "127.0.0.1:0"])
+        // Half the frames dropped on the way out; a slow port with a 4-frame queue.
+        .args([
+            "--egress-loss",
+            "0.5",
+            "--port-rate",
+            "20",
+            "--queue-capacity",
+            "4",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = out.next().unwrap().unwrap();
+    let switch = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    let line = err.next().unwrap().unwrap();
+    let metrics = line
+        .strip_prefix("metrics on http://")
+        .and_then(|l| l.strip_suffix("/metrics"))
+        .expect(&line)
+        .to_string();
+    let m = scrape(&metrics);
+    assert_eq!(m["sgnn_switch_queue_drops_total"], 0.0);
+    assert_eq!(m["sgnn_switch_egress_faults_total{fault=\"dropped\"}"], 0.0);
+
+    // 40 acks from worker 0 to worker 1, forwarded to port 1 faster than it drains.
+    for _ in 0..40 {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = 0;
+        let f = common::frame_to(0, sgnn_wire::addressing::worker_ip(1), s, None);
+        workers[0].send_to(&f, &switch).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let m = loop {
+        let m = scrape(&metrics);
+        let seen = m["sgnn_switch_egress_faults_total{fault=\"dropped\"}"]
+            + m["sgnn_switch_queue_drops_total"];
+        if (event(&m, "forwarded") >= 40.0 && seen > 0.0) || Instant::now() > deadline {
+            break m;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(event(&m, "forwarded"), 40.0);
+    let dropped = m["sgnn_switch_egress_faults_total{fault=\"dropped\"}"];
+    assert!(dropped > 0.0, "half the frames are dropped: {m:?}");
+    assert!(m["sgnn_switch_queue_drops_total"] > 0.0, "{m:?}");
+    assert_eq!(m["sgnn_switch_max_queue_depth"], 4.0);
+
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let json = out
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("counters: ").map(str::to_string))
+        .expect("counters at exit");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["fault_dropped"].as_u64().unwrap() as f64, dropped);
+    assert_eq!(json["max_queue_depth"].as_u64().unwrap(), 4);
+    assert!(json["queue_drops"].as_u64().unwrap() as f64 >= m["sgnn_switch_queue_drops_total"]);
+}
