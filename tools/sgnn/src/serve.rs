@@ -114,6 +114,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
         rate_mbps: 400.0,
         timeout: a.timeout,
         pcap: None,
+        metrics: None,
     };
     let run_dir = out.join(&a.mode);
     let _ = std::fs::remove_dir_all(&run_dir);

@@ -189,6 +189,96 @@ fn a_switch_restarted_mid_run_fails_the_run_clearly() {
     );
 }
 
+/// One HTTP GET of `/metrics` on `addr`; None while nothing listens there.
+fn scrape(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).ok()?;
+    resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string())
+}
+
+/// The value of the sample `key` (name and labels as written) in an exposition.
+fn sample(body: &str, key: &str) -> Option<f64> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(key)?.trim().parse().ok())
+}
+
+/// `sgnn testbed --metrics HOST:PORT`: the switch and every daemon serve live metrics while
+/// the run goes on, scraped here mid-run; the run still ends exact.
+#[test]
+fn testbed_metrics_are_scraped_mid_run() {
+    let base = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sgnn"))
+        .args([
+            "testbed",
+            "--graph",
+            "rmat:scale=9,edge_factor=8,seed=3",
+            "--workers",
+            "4",
+            "--feature-dim",
+            "48",
+            "--switch-mem",
+            "32KB",
+            "--layers",
+            "100",
+            "--aggregate",
+            "paper",
+            "--no-baseline",
+            "--metrics",
+            &format!("127.0.0.1:{base}"),
+            "--out",
+        ])
+        .arg(out.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let switch = format!("127.0.0.1:{base}");
+    let worker3 = format!("127.0.0.1:{}", base + 4);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let (mut sw_data, mut w3_sent) = (0.0, 0.0);
+    while std::time::Instant::now() < deadline && (sw_data == 0.0 || w3_sent == 0.0) {
+        if let Some(b) = scrape(&switch) {
+            sw_data = sample(&b, "sgnn_switch_events_total{event=\"data\"}").unwrap_or(0.0);
+        }
+        if let Some(b) = scrape(&worker3) {
+            w3_sent = sample(&b, "sgnn_host_sent_frames_total{class=\"data\"}").unwrap_or(0.0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        sw_data > 0.0,
+        "the switch's metrics showed Data frames mid-run"
+    );
+    assert!(
+        w3_sent > 0.0,
+        "worker 3's metrics showed frames sent mid-run"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "metrics on http://127.0.0.1:{base}/metrics (switch)"
+        )),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn bad_options_fail_with_what_to_fix() {
     let (ok, last, _) = testbed(&["--loss", "1.5"]);

@@ -40,6 +40,18 @@ pub struct ClusterSpec {
     /// Capture directory: the software switch writes `DIR/MODE/switch.pcapng` and each daemon
     /// `DIR/MODE/wW.pcapng` (bmv2 captures nothing).
     pub pcap: Option<PathBuf>,
+    /// Metrics: the software switch on this address, worker w's daemon on its port + 1 + w.
+    pub metrics: Option<std::net::SocketAddr>,
+}
+
+impl ClusterSpec {
+    /// Where worker `w`'s daemon serves its metrics (`--metrics`), if at all.
+    pub fn worker_metrics(&self, w: usize) -> Option<std::net::SocketAddr> {
+        self.metrics.map(|mut a| {
+            a.set_port(a.port() + 1 + w as u16);
+            a
+        })
+    }
 }
 
 /// Where the switch and the workers run.
@@ -171,6 +183,9 @@ impl Cluster {
                 if let Some(dir) = &pcap {
                     sw.arg("--pcap").arg(dir.join("switch.pcapng"));
                 }
+                if let Some(m) = spec.metrics {
+                    sw.args(["--metrics", &m.to_string()]);
+                }
                 if let Fabric::Memif { dir } = fabric {
                     let vdevs: Vec<String> = (0..workers)
                         .map(|w| memif_vdev(w, "server", &dir.join(format!("w{w}.sock"))))
@@ -268,6 +283,9 @@ impl Cluster {
             .arg(self.out.join(format!("w{w}.json")));
         if let Some(dir) = &self.pcap {
             c.arg("--pcap").arg(dir.join(format!("w{w}.pcapng")));
+        }
+        if let Some(m) = self.spec.worker_metrics(w) {
+            c.args(["--metrics", &m.to_string()]);
         }
         c.args(extra);
         let prefix = &self.prefix;

@@ -120,6 +120,12 @@ pub struct TestbedArgs {
     /// decodes them with tools/wireshark/sgnn.lua.
     #[arg(long, value_name = "DIR")]
     pub pcap: Option<PathBuf>,
+    /// Serve live Prometheus metrics from every process while it runs: the software switch
+    /// on HOST:PORT, worker w's daemon on HOST:PORT+1+w (`GET /metrics`; names in
+    /// docs/host.md). Each run (switchgnn, host-based) reuses the ports. Only with --net udp
+    /// or memif, where every process shares this host's loopback.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// The network of the testbed.
@@ -255,6 +261,17 @@ fn check_args(a: &TestbedArgs) -> Result<()> {
     if a.layers == 0 {
         bail!("--layers must be at least 1");
     }
+    if a.metrics.is_some() && !matches!(a.net, Net::Udp | Net::Memif) {
+        bail!("--metrics needs --net udp or --net memif: with veths the switch and the daemons run in their own network namespaces, whose addresses this host cannot reach");
+    }
+    if a.metrics.is_some() && a.switch == SwitchKind::Bmv2 {
+        bail!("--metrics needs the software switch (bmv2 serves no metrics); drop --switch bmv2");
+    }
+    if let Some(m) = a.metrics {
+        if m.port() == 0 || m.port() as u32 + a.workers > u16::MAX as u32 {
+            bail!("--metrics {m}: give a fixed port with room for {} more above it (the workers' ports)", a.workers);
+        }
+    }
     if let Some(r) = a.rounds {
         if r == 0 || r % 2 == 1 {
             bail!("--rounds {r}: must be a positive even number (N/2 forward rounds, then N/2 backward)");
@@ -381,6 +398,7 @@ impl TestbedArgs {
             rate_mbps: self.rate_mbps,
             timeout: self.timeout,
             pcap: self.pcap.clone(),
+            metrics: self.metrics,
         }
     }
 }
@@ -396,7 +414,19 @@ fn run_mode(
     std::fs::create_dir_all(out.join("sums"))?;
     let workers = a.workers as usize;
     let rounds = 2 * a.layer_count() as usize;
-    let cluster = Cluster::start(&a.cluster_spec(), sup, plan_dir, label, out)?;
+    let spec = a.cluster_spec();
+    let cluster = Cluster::start(&spec, sup, plan_dir, label, out)?;
+    if let Some(m) = spec.metrics {
+        let workers: Vec<String> = (0..workers)
+            .filter_map(|w| spec.worker_metrics(w))
+            .map(|a| format!("http://{a}/metrics"))
+            .collect();
+        eprintln!(
+            "{label}: metrics on http://{m}/metrics (switch) and {} (workers 0..{})",
+            workers.join(", "),
+            workers.len()
+        );
+    }
     let started = Instant::now();
     let mut ws: Vec<(usize, PathBuf)> = Vec::new();
     for w in 0..workers {

@@ -45,6 +45,7 @@ pub(super) fn train_distributed(
         rate_mbps: a.rate_mbps,
         timeout: a.timeout,
         pcap: None,
+        metrics: None,
     };
     let cluster = Cluster::start(&spec, sup, plan_dir, mode, &out)?;
     let mut daemons = Vec::new();
