@@ -260,6 +260,12 @@ struct ShowArgs {
     /// Print this worker's schedule: sends and expected results per block.
     #[arg(long, value_name = "W")]
     worker: Option<u32>,
+    /// Estimate what recycling aggregators by live range would give this plan: rows live at
+    /// once per block against rows held, and the blocks, uploads and results if consecutive
+    /// blocks were merged while the rows live at once fit the memory (`sgnn_plan::live`;
+    /// docs/planner.md, "Recycling by live range").
+    #[arg(long)]
+    recycling: bool,
     /// Print at most this many rows.
     #[arg(long, default_value_t = 50)]
     limit: usize,
@@ -565,6 +571,39 @@ fn verify(dir: &Path) -> Result<()> {
 fn show(a: &ShowArgs) -> Result<()> {
     let plan = Plan::load(&a.plan)?;
     let m = &plan.manifest;
+    if a.recycling {
+        let r = sgnn_plan::live::recycle(&plan);
+        let pct = |x: u64, of: u64| 100.0 * x as f64 / of.max(1) as f64;
+        println!(
+            "recycling by live range (sgnn_plan::live; each worker sends its share of a block in order, one vector per step):"
+        );
+        println!(
+            "  rows per block: {} held, {} live at once at each block's peak ({:.1}%), capacity {} per block",
+            r.rows,
+            r.peaks,
+            pct(r.peaks, r.rows),
+            r.capacity_rows
+        );
+        println!(
+            "  blocks   {:>10} -> {:>10} ({:.1}%)",
+            r.blocks,
+            r.recycled_blocks(),
+            pct(r.recycled_blocks(), r.blocks)
+        );
+        println!(
+            "  uploads  {:>10} -> {:>10} vectors ({:.1}%)",
+            r.sends,
+            r.recycled_sends(),
+            pct(r.recycled_sends(), r.sends)
+        );
+        println!(
+            "  results  {:>10} -> {:>10} vectors ({:.1}%)",
+            r.rows,
+            r.recycled_rows(),
+            pct(r.recycled_rows(), r.rows)
+        );
+        return Ok(());
+    }
     if let Some(b) = a.block {
         let Some(block) = plan.blocks.get(b as usize) else {
             bail!(

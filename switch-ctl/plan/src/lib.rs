@@ -12,6 +12,7 @@
 pub mod delivery;
 mod error;
 mod io;
+pub mod live;
 pub mod lower;
 pub mod model;
 pub mod mvc;
