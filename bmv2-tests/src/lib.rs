@@ -6,6 +6,7 @@
 
 pub mod device;
 pub mod net;
+pub mod recording;
 pub mod runner;
 pub mod scenario;
 pub mod tools;

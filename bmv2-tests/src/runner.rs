@@ -29,6 +29,9 @@ pub struct RunReport {
     pub frames: usize,
     /// Register cells compared.
     pub cells: usize,
+    /// What the switch emitted at each step, sorted ((port, frame) pairs): what
+    /// [`crate::recording`] keeps.
+    pub emitted: Vec<Vec<(u16, Vec<u8>)>>,
 }
 
 fn describe(frame: &[u8]) -> String {
@@ -146,6 +149,7 @@ pub fn run(
         }
         report.steps += 1;
         report.frames += want.len();
+        report.emitted.push(got);
     }
     // Nothing late.
     let late = net.collect(0, Duration::ZERO, Duration::from_millis(200));

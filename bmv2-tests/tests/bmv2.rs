@@ -49,6 +49,9 @@ fn every_scenario_on_bmv2_matches_the_model() {
     let build = tempfile::tempdir().unwrap();
     let c = t.compile(&p4_main(), build.path()).unwrap();
     let cli = t.simple_switch_grpc.with_file_name("simple_switch_CLI");
+    // SGNN_RECORD_BMV2=FILE: keep what bmv2 emitted for tests/recorded.rs.
+    let record = std::env::var_os("SGNN_RECORD_BMV2");
+    let mut recorded = Vec::new();
     for sc in scenario::all() {
         let dir = tempfile::tempdir().unwrap();
         let net = TestNet::create("bm", sc.plan.workers() as usize).unwrap();
@@ -62,12 +65,34 @@ fn every_scenario_on_bmv2_matches_the_model() {
         };
         let model = model_of(&sc, &prog);
         match runner::run(&sc, model, &net, &mut state, Duration::from_secs(5)) {
-            Ok(r) => eprintln!(
-                "bmv2 {}: {} steps, {} frames, {} register cells equal",
-                sc.name, r.steps, r.frames, r.cells
-            ),
+            Ok(r) => {
+                eprintln!(
+                    "bmv2 {}: {} steps, {} frames, {} register cells equal",
+                    sc.name, r.steps, r.frames, r.cells
+                );
+                recorded.push(sgnn_bmv2_tests::recording::Recorded {
+                    name: sc.name.to_string(),
+                    plan_tag: sc.plan.tag(),
+                    steps: sc
+                        .steps
+                        .iter()
+                        .zip(r.emitted)
+                        .map(|(st, got)| {
+                            (
+                                sgnn_bmv2_tests::recording::input_digest(st.port, &st.frame),
+                                got,
+                            )
+                        })
+                        .collect(),
+                });
+            }
             Err(e) => panic!("{e}\n(bmv2 log: {})", sw.log.display()),
         }
+    }
+    if let Some(path) = record {
+        sgnn_bmv2_tests::recording::write(std::path::Path::new(&path), &t.versions(), &recorded)
+            .unwrap();
+        eprintln!("recorded bmv2's frames in {}", path.to_string_lossy());
     }
 }
 

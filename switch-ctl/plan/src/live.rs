@@ -243,7 +243,11 @@ mod tests {
         // Worker 0 sends 0, 2, 4 at times 0, 1, 2; each feeds its own two destinations, so
         // at most two rows are live at once although the block has six.
         assert_eq!(
-            peak(&[vec![(0, vec![11, 13]), (2, vec![15, 17]), (4, vec![19, 21])]]),
+            peak(&[vec![
+                (0, vec![11, 13]),
+                (2, vec![15, 17]),
+                (4, vec![19, 21])
+            ]]),
             2
         );
         // A destination fed at the start and at the end stays live throughout.
@@ -252,7 +256,11 @@ mod tests {
             2
         );
         assert_eq!(
-            peak(&[vec![(0, vec![11, 13]), (2, vec![15, 13]), (4, vec![11, 17])]]),
+            peak(&[vec![
+                (0, vec![11, 13]),
+                (2, vec![15, 13]),
+                (4, vec![11, 17])
+            ]]),
             3
         );
     }

@@ -37,7 +37,7 @@ struct Cli {
 enum Cmd {
     /// Run a whole SwitchGNN cluster on this machine (software switch + N sgnn-hostd over
     /// loopback UDP), verify every sum, and compare with the host-based baseline.
-    Testbed(testbed::TestbedArgs),
+    Testbed(Box<testbed::TestbedArgs>),
     /// Train a GNN (GCN or GraphSAGE-mean) full-graph: accuracy, per-epoch time split into
     /// compute, exchange and weight sync, train.json and a plot of loss and accuracy over time.
     Train(Box<train::TrainArgs>),
@@ -105,7 +105,7 @@ mod train;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Cmd::Testbed(a) = cli.command {
-        return testbed::main(a);
+        return testbed::main(*a);
     }
     if let Cmd::Sim(a) = cli.command {
         return sim::main(*a);

@@ -221,7 +221,7 @@ fn testbed_metrics_are_scraped_mid_run() {
         .unwrap()
         .port();
     let out = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sgnn"))
+    let child = Command::new(env!("CARGO_BIN_EXE_sgnn"))
         .args([
             "testbed",
             "--graph",

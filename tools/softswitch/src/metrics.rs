@@ -113,11 +113,14 @@ impl Ports for MetricsPorts {
     }
 }
 
+/// `(port, rx, tx, tx failed)` of one port.
+type PortSample = (usize, PortCount, PortCount, PortCount);
+
 /// What one scrape reads from the pipeline (copied under its lock).
 struct Snapshot {
     counters: Counters,
     /// `(port, rx, tx)` of the host ports and of any other port that saw traffic.
-    ports: Vec<(usize, PortCount, PortCount, PortCount)>,
+    ports: Vec<PortSample>,
     aggregators: u32,
     busy: usize,
     workers: u16,
@@ -193,17 +196,13 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
         "Pipeline events and drops by reason (the P4 program's events counter; names as in the stats JSON)",
         events,
     );
-    let per_port =
-        |r: &mut Registry,
-         name: &str,
-         help: &str,
-         f: &dyn Fn(&(usize, PortCount, PortCount, PortCount)) -> u64| {
-            let fam = Family::<Labels, Counter>::default();
-            for p in &s.ports {
-                fam.get_or_create(&label("port", p.0)).inc_by(f(p));
-            }
-            r.register(name, help, fam);
-        };
+    let per_port = |r: &mut Registry, name: &str, help: &str, f: &dyn Fn(&PortSample) -> u64| {
+        let fam = Family::<Labels, Counter>::default();
+        for p in &s.ports {
+            fam.get_or_create(&label("port", p.0)).inc_by(f(p));
+        }
+        r.register(name, help, fam);
+    };
     per_port(
         &mut r,
         "sgnn_switch_port_rx_frames",
