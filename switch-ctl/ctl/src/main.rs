@@ -80,6 +80,33 @@ struct TargetArgs {
     /// Election id (the highest connected client is primary).
     #[arg(long, default_value_t = 1)]
     election_id: u128,
+    /// Talk P4Runtime over TLS, trusting this CA certificate (PEM) for the switch's
+    /// certificate (host:port targets; `softswitch --p4runtime-tls-cert` serves one).
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// The name the switch's certificate carries, if not the host of --target.
+    #[arg(long, value_name = "NAME", requires = "tls_ca")]
+    tls_domain: Option<String>,
+}
+
+impl TargetArgs {
+    /// P4Runtime client options: TLS when --tls-ca is given.
+    fn client_options(&self) -> Result<sgnn_p4rt::ClientOptions> {
+        let mut o = sgnn_p4rt::ClientOptions::default();
+        if let Some(ca) = &self.tls_ca {
+            if self.target.starts_with("bfrt://") {
+                bail!(
+                    "--tls-ca is for P4Runtime targets; BfRuntime (bfrt://) runs without TLS here"
+                );
+            }
+            o.tls = Some(sgnn_p4rt::ClientTls {
+                ca_pem: std::fs::read(ca)
+                    .with_context(|| format!("--tls-ca: reading {}", ca.display()))?,
+                domain: self.tls_domain.clone(),
+            });
+        }
+        Ok(o)
+    }
 }
 
 #[derive(Args)]
@@ -890,10 +917,11 @@ fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
     }
     // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
     Ok(Box::new(
-        sgnn_p4rt::target::P4RuntimeTarget::connect_switchgnn(
+        sgnn_p4rt::target::P4RuntimeTarget::connect_switchgnn_with(
             &t.target,
             t.device_id,
             t.election_id,
+            t.client_options()?,
         )?,
     ))
 }
@@ -930,7 +958,7 @@ fn load(a: &LoadArgs) -> Result<()> {
                 &t.target,
                 t.device_id,
                 t.election_id,
-                Default::default(),
+                t.client_options()?,
                 &p4info,
                 bytes,
             )?)

@@ -252,3 +252,78 @@ fn load_dump_clear_a_tofino_over_bfruntime() {
     ]);
     assert!(!ok && err.contains("bf_switchd"), "{err}");
 }
+
+/// A CA and a certificate for `localhost` signed by it, PEM: (ca, cert, key).
+fn certificates() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &ca, &ca_key)
+        .unwrap();
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// P4Runtime over TLS (rustls through tonic): `switch-ctl load` with `--tls-ca` programs a
+/// software switch that serves TLS; without the CA, with another CA, or in plaintext it is
+/// refused with a message, and nothing is written.
+#[test]
+fn p4runtime_over_tls_needs_the_right_ca() {
+    let (dir, plan) = plan_dir(256 << 10, 64);
+    let d = dir.path().to_str().unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates();
+    let (other_ca, _, _) = certificates();
+    let write = |name: &str, pem: &str| {
+        let p = certs.path().join(name);
+        std::fs::write(&p, pem).unwrap();
+        p.display().to_string()
+    };
+    let ca = write("ca.pem", &ca);
+    let other_ca = write("other-ca.pem", &other_ca);
+    let sw = Arc::new(Mutex::new(Pipeline::new(
+        SwitchConfig::default(),
+        Tables::default(),
+    )));
+    let addr = softswitch::p4rt::spawn_with(
+        sw.clone(),
+        0,
+        "127.0.0.1:0".parse().unwrap(),
+        Some(softswitch::p4rt::ServerTls {
+            cert_pem: cert.into_bytes(),
+            key_pem: key.into_bytes(),
+        }),
+    )
+    .unwrap();
+    let port = addr.rsplit(':').next().unwrap();
+    let target = format!("localhost:{port}");
+    let load = |extra: &[&str]| {
+        let mut args = vec!["load", "--plan", d, "--target", &target, "--quiet"];
+        args.extend_from_slice(extra);
+        ctl(&args)
+    };
+    // Plaintext to a TLS endpoint, and TLS trusting another CA: refused, nothing written.
+    let (ok, _, err) = load(&[]);
+    assert!(!ok, "plaintext must not reach a TLS switch");
+    assert!(err.contains(&target), "{err}");
+    assert!(err.contains("--tls-ca"), "the error suggests TLS: {err}");
+    let (ok, _, err) = load(&["--tls-ca", &other_ca]);
+    assert!(!ok, "another CA must not be trusted");
+    assert!(
+        err.contains(&target) && err.contains("certificate"),
+        "{err}"
+    );
+    assert!(sw.lock().unwrap().tables.agg_table.is_empty());
+    // The right CA: loaded.
+    let (ok, _, err) = load(&["--tls-ca", &ca]);
+    assert!(ok, "{err}");
+    assert_eq!(sw.lock().unwrap().config.plan_tag, plan.tag());
+    let (ok, out, err) = ctl(&["dump", "--target", &target, "--tls-ca", &ca, "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["settings"]["plan_tag"], plan.tag(), "{out}");
+}

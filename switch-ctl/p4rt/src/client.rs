@@ -38,6 +38,18 @@ pub struct ClientOptions {
     pub batch_size: usize,
     /// The P4Runtime role; empty is the default role (full access).
     pub role: String,
+    /// TLS towards a `host:port` server; `None` is plaintext (loopback, Unix sockets).
+    pub tls: Option<ClientTls>,
+}
+
+/// TLS on the P4Runtime channel (rustls): the server's certificate must chain to `ca_pem`
+/// and name `domain` (by default the host of the address).
+#[derive(Debug, Clone, Default)]
+pub struct ClientTls {
+    /// The CA certificate(s), PEM.
+    pub ca_pem: Vec<u8>,
+    /// The name the server's certificate must carry, if not the address's host.
+    pub domain: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -48,6 +60,7 @@ impl Default for ClientOptions {
             rpc_timeout: Duration::from_secs(60),
             batch_size: DEFAULT_BATCH_SIZE,
             role: String::new(),
+            tls: None,
         }
     }
 }
@@ -344,18 +357,42 @@ impl P4RuntimeClient {
         election_id: u128,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
+        if options.tls.is_some() && addr.starts_with("unix:") {
+            return Err(ClientError::BadAddress {
+                addr: addr.to_string(),
+                reason: "TLS is for host:port addresses; a Unix socket is protected by its file permissions".into(),
+            });
+        }
+        let scheme = if options.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let uri = if addr.contains("://") {
             addr.to_string()
         } else if addr.starts_with("unix:") {
             // The URI is not used for the connection, only for the requests' authority.
             "http://localhost".to_string()
         } else {
-            format!("http://{addr}")
+            format!("{scheme}://{addr}")
         };
-        let endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::BadAddress {
+        let mut endpoint = Endpoint::from_shared(uri).map_err(|e| ClientError::BadAddress {
             addr: addr.to_string(),
             reason: chain(&e),
         })?;
+        if let Some(tls) = &options.tls {
+            let mut cfg = tonic::transport::ClientTlsConfig::new()
+                .ca_certificate(tonic::transport::Certificate::from_pem(&tls.ca_pem));
+            if let Some(d) = &tls.domain {
+                cfg = cfg.domain_name(d.clone());
+            }
+            endpoint = endpoint
+                .tls_config(cfg)
+                .map_err(|e| ClientError::BadAddress {
+                    addr: addr.to_string(),
+                    reason: format!("TLS configuration: {}", chain(&e)),
+                })?;
+        }
         let endpoint = endpoint
             .connect_timeout(options.connect_timeout)
             .tcp_nodelay(true)
@@ -421,13 +458,22 @@ impl P4RuntimeClient {
         tx.send(arbitration)
             .await
             .expect("the receiver is alive until the stream is opened");
+        // A plaintext client at a TLS endpoint sees the connection cut: say what to try.
+        let plaintext = options.tls.is_none() && !addr.starts_with("unix:");
+        let hint = |m: &str| {
+            if plaintext && m.contains("transport error") {
+                format!("{m} (if the switch serves P4Runtime over TLS, give its CA with --tls-ca)")
+            } else {
+                m.to_string()
+            }
+        };
         let arbitration_failed = |status: tonic::Status| match status.code() {
-            Code::Unavailable => unreachable(status.message().to_string()),
+            Code::Unavailable => unreachable(hint(status.message())),
             code => ClientError::Arbitration {
                 addr: addr.to_string(),
                 device_id,
                 code,
-                message: status.message().to_string(),
+                message: hint(status.message()),
             },
         };
         let timeout = options.arbitration_timeout;

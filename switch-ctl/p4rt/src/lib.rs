@@ -23,7 +23,7 @@ pub mod schema;
 pub mod target;
 mod textformat;
 
-pub use client::{ClientError, ClientOptions, P4RuntimeClient, WriteFailure};
+pub use client::{ClientError, ClientOptions, ClientTls, P4RuntimeClient, WriteFailure};
 pub use p4info::P4InfoIndex;
 pub use target::{Target, TargetError};
 

@@ -69,6 +69,13 @@ struct Args {
     /// namespaces); `switch-ctl load|dump|clear --target` talk to it.
     #[arg(long, value_name = "ADDR")]
     p4runtime: Option<softswitch::p4rt::Listen>,
+    /// Serve P4Runtime over TLS with this certificate (chain, PEM); needs
+    /// --p4runtime-tls-key and a host:port --p4runtime. Clients: `switch-ctl --tls-ca`.
+    #[arg(long, value_name = "FILE", requires = "p4runtime_tls_key")]
+    p4runtime_tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --p4runtime-tls-cert.
+    #[arg(long, value_name = "FILE", requires = "p4runtime_tls_cert")]
+    p4runtime_tls_key: Option<PathBuf>,
     /// P4Runtime device id.
     #[arg(long, default_value_t = 0)]
     device_id: u64,
@@ -294,7 +301,24 @@ fn main() -> ExitCode {
         }
     }
     if let Some(listen) = a.p4runtime.clone() {
-        match softswitch::p4rt::spawn(pipeline.clone(), a.device_id, listen) {
+        let tls = match (&a.p4runtime_tls_cert, &a.p4runtime_tls_key) {
+            (Some(c), Some(k)) => {
+                let read = |p: &PathBuf| {
+                    std::fs::read(p).map_err(|e| format!("--p4runtime-tls: {}: {e}", p.display()))
+                };
+                match (read(c), read(k)) {
+                    (Ok(cert_pem), Ok(key_pem)) => {
+                        Some(softswitch::p4rt::ServerTls { cert_pem, key_pem })
+                    }
+                    (Err(e), _) | (_, Err(e)) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            _ => None,
+        };
+        match softswitch::p4rt::spawn_with(pipeline.clone(), a.device_id, listen, tls) {
             Ok(addr) => println!("p4runtime on {addr}"),
             Err(e) => {
                 eprintln!("error: cannot serve P4Runtime: {e}");

@@ -708,6 +708,39 @@ pub fn spawn(
     device_id: u64,
     listen: Listen,
 ) -> std::io::Result<String> {
+    spawn_with(pipeline, device_id, listen, None)
+}
+
+/// The certificate and key (PEM) of a TLS P4Runtime endpoint.
+#[derive(Debug, Clone)]
+pub struct ServerTls {
+    /// Certificate chain, PEM.
+    pub cert_pem: Vec<u8>,
+    /// Private key, PEM.
+    pub key_pem: Vec<u8>,
+}
+
+/// [`spawn`], with TLS on a TCP endpoint when `tls` is given (rustls through tonic). A Unix
+/// socket with TLS is refused: its file permissions protect it.
+pub fn spawn_with(
+    pipeline: Arc<Mutex<Pipeline>>,
+    device_id: u64,
+    listen: Listen,
+    tls: Option<ServerTls>,
+) -> std::io::Result<String> {
+    if tls.is_some() && matches!(listen, Listen::Unix(_)) {
+        return Err(std::io::Error::other(
+            "TLS is for a host:port P4Runtime endpoint; a Unix socket is protected by its file permissions",
+        ));
+    }
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(t) = &tls {
+        builder = builder
+            .tls_config(tonic::transport::ServerTlsConfig::new().identity(
+                tonic::transport::Identity::from_pem(&t.cert_pem, &t.key_pem),
+            ))
+            .map_err(|e| std::io::Error::other(format!("TLS configuration: {e}")))?;
+    }
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("p4runtime".into())
@@ -720,7 +753,8 @@ pub fn spawn(
                 let svc = P4RuntimeServer::new(SoftswitchRuntime::new(pipeline, device_id))
                     .max_decoding_message_size(64 << 20)
                     .max_encoding_message_size(64 << 20);
-                let router = tonic::transport::Server::builder().add_service(svc);
+                let mut builder = builder;
+                let router = builder.add_service(svc);
                 match listen {
                     Listen::Tcp(addr) => {
                         let l = match tokio::net::TcpListener::bind(addr).await {

@@ -92,13 +92,17 @@ impl P4RuntimeTarget {
         device_id: u64,
         election_id: u128,
     ) -> Result<Self, TargetError> {
-        let mut target = Self::open(
-            addr,
-            device_id,
-            election_id,
-            ClientOptions::default(),
-            &switchgnn_p4info(),
-        )?;
+        Self::connect_switchgnn_with(addr, device_id, election_id, ClientOptions::default())
+    }
+
+    /// [`P4RuntimeTarget::connect_switchgnn`] with client options (TLS, timeouts, role).
+    pub fn connect_switchgnn_with(
+        addr: &str,
+        device_id: u64,
+        election_id: u128,
+        options: ClientOptions,
+    ) -> Result<Self, TargetError> {
+        let mut target = Self::open(addr, device_id, election_id, options, &switchgnn_p4info())?;
         let actual = target.installed()?;
         let expected = switchgnn_p4info_for(arch_of(&actual));
         target.index = P4InfoIndex::new(&expected)?;
