@@ -302,6 +302,11 @@ impl P4rtState<'_> {
 }
 
 impl SwitchState for P4rtState<'_> {
+    /// bmv2 (the only target read through Thrift) counts before `truncate()`.
+    fn tx_bytes_include_input_padding(&self) -> bool {
+        self.thrift.is_some()
+    }
+
     fn events(&mut self) -> Result<Vec<u64>, String> {
         Ok(self
             .target

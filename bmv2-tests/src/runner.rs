@@ -18,6 +18,21 @@ pub trait SwitchState {
     fn register(&mut self, name: &str) -> Result<Vec<u128>, String>;
     /// `port_rx` or `port_tx` at `port`: (packets, bytes).
     fn port_counter(&mut self, name: &str, port: usize) -> Result<(u64, u64), String>;
+    /// Whether `port_tx` counts a switch frame's bytes before the program's `truncate()`,
+    /// with the Ethernet padding of the frame that caused it (bmv2 counts in egress, and
+    /// truncation happens as the frame leaves). The frames themselves are exact either way.
+    fn tx_bytes_include_input_padding(&self) -> bool {
+        false
+    }
+}
+
+/// Bytes after the IPv4 packet (Ethernet padding) of a frame, 0 if it is not IPv4.
+fn padding(frame: &[u8]) -> u64 {
+    if frame.len() < 18 || frame[12..14] != [0x08, 0x00] {
+        return 0;
+    }
+    let total = u16::from_be_bytes([frame[16], frame[17]]) as usize;
+    frame.len().saturating_sub(14 + total) as u64
 }
 
 /// What a run found.
@@ -111,9 +126,21 @@ pub fn run(
 ) -> Result<RunReport, String> {
     let mut report = RunReport::default();
     let mut out = Vec::new();
+    // Per port, the input padding of the switch frames sent there (see
+    // SwitchState::tx_bytes_include_input_padding).
+    let mut tx_padding = vec![0u64; sc.plan.workers() as usize];
     for (k, st) in sc.steps.iter().enumerate() {
         out.clear();
         model.process(st.port, &st.frame, &mut out);
+        let pad = padding(&st.frame);
+        for e in &out {
+            let switch_frame = e.frame.get(6..12) == Some(&model.config.mac[..]);
+            if let Some(t) = tx_padding.get_mut(e.port as usize) {
+                if switch_frame {
+                    *t += pad;
+                }
+            }
+        }
         let mut want: Vec<(u16, Vec<u8>)> = out.iter().map(|e| (e.port, e.frame.clone())).collect();
         let want_events = model.counters.to_array();
         net.send(st.port, &st.frame)
@@ -205,11 +232,14 @@ pub fn run(
     }
     for port in 0..sc.plan.workers() as usize {
         for name in ["port_rx", "port_tx"] {
-            let m = if name == "port_rx" {
+            let mut m = if name == "port_rx" {
                 model.port_rx[port]
             } else {
                 model.port_tx[port]
             };
+            if name == "port_tx" && state.tx_bytes_include_input_padding() {
+                m.bytes += tx_padding[port];
+            }
             let d = state.port_counter(name, port)?;
             if d != (m.packets, m.bytes) {
                 return Err(format!(

@@ -9,7 +9,7 @@ use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
-use softswitch::{AggAction, Pipeline, SwitchConfig, Tables, WorkerPort};
+use softswitch::{AggAction, AggregateParams, Pipeline, SwitchConfig, Tables, WorkerPort};
 use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// One input frame and the port it enters on.
@@ -476,6 +476,268 @@ pub fn control_frames_from_their_ports() -> Scenario {
     }
 }
 
+/// An `agg_table` entry beyond the plan's: `src` of block 0, pass 0, into a fresh aggregator.
+fn extra_aggregate(
+    src: u32,
+    agg_base: u32,
+    dst: u32,
+    dst_worker: u16,
+    expected: u16,
+    seen: u32,
+) -> ((u16, u32, u8), AggAction) {
+    (
+        (0, src, 0),
+        AggAction::Aggregate(AggregateParams {
+            agg_base,
+            dst_id: dst,
+            dst_worker,
+            expected,
+            more: false,
+            seen_base: seen,
+        }),
+    )
+}
+
+/// Lanes that saturate both ways (counted `saturated` once per contribution, every lane
+/// clamped, not wrapped), and frames with Ethernet padding: switch frames leave at their exact
+/// length, forwarded ones keep their padding. (Ported from the deleted Python checker's
+/// `saturation` and `padding`.)
+pub fn saturation_and_padding() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
+    let base = 60_000; // aggregators beyond the plan's
+    let extra = vec![
+        extra_aggregate(100_000, base, 950, 0, 3, 200_000),
+        extra_aggregate(100_001, base, 950, 0, 3, 200_001),
+        extra_aggregate(100_002, base, 950, 0, 3, 200_002),
+        extra_aggregate(100_010, base + 1, 990, 1, 1, 200_010),
+        (
+            (0, 100_011, 0),
+            AggAction::Deliver {
+                dst_id: 991,
+                dst_worker: 2,
+                more: false,
+                seen_base: 200_011,
+            },
+        ),
+    ];
+    let data = |w: u16, src: u32, lanes: [i32; LANES], pad: usize, what: &str| {
+        let mut s = Repr::new(PacketType::Data);
+        s.worker_id = w;
+        s.src_id = src;
+        s.frac_bits = 20;
+        let mut f = frame(w, s, Some(&lanes));
+        f.extend(std::iter::repeat_n(0xee, pad));
+        Step {
+            port: w,
+            frame: f,
+            what: what.into(),
+        }
+    };
+    let lanes_of = |head: [i32; 4], rest: i32| {
+        let mut l = [rest; LANES];
+        l[..4].copy_from_slice(&head);
+        l
+    };
+    let mut steps = vec![
+        data(
+            0,
+            100_000,
+            lanes_of([i32::MAX - 5, i32::MIN + 5, 1 << 30, -(1 << 30)], 7),
+            0,
+            "saturating contribution 1",
+        ),
+        data(
+            1,
+            100_001,
+            lanes_of([10, -10, 1 << 30, -(1 << 30) - 1], -7),
+            0,
+            "saturating contribution 2",
+        ),
+        data(
+            2,
+            100_002,
+            lanes_of([20, -20, 5, -5], 0),
+            0,
+            "contribution 3 (completes, saturating again)",
+        ),
+        data(
+            0,
+            100_010,
+            [30; LANES],
+            7,
+            "data with 7 bytes of padding (result)",
+        ),
+        data(
+            0,
+            100_011,
+            [31; LANES],
+            3,
+            "data with 3 bytes of padding (deliver)",
+        ),
+    ];
+    for w in 0..3u16 {
+        let mut st = block_done(w, 0, 0);
+        st.frame.extend([0, 0]);
+        st.what += " with 2 bytes of padding";
+        steps.push(st);
+    }
+    let mut st = block_done(1, 0, 0);
+    st.frame.extend([0; 6]);
+    st.what += " (stale: answered) with 6 bytes of padding";
+    steps.push(st);
+    let mut ack = Repr::new(PacketType::Ack);
+    ack.worker_id = 1;
+    let mut f = frame_to(1, worker_ip(0), ack, None);
+    f.extend([0; 6]);
+    steps.push(Step {
+        port: 1,
+        frame: f,
+        what: "ack 1->0 with 6 bytes of padding".into(),
+    });
+    Scenario {
+        name: "saturation_and_padding",
+        config: config(&plan),
+        plan,
+        extra_entries: extra,
+        steps,
+    }
+}
+
+/// A seeded random mix over a 3-block plan: valid, stale, resent, duplicated, padded,
+/// truncated and bit-flipped frames of every type from every port, with the drop simulator on
+/// (ported from the deleted Python checker's `random`).
+pub fn random_mix() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1024, 32, 256);
+    assert!(
+        plan.blocks.len() >= 3,
+        "several blocks: {}",
+        plan.blocks.len()
+    );
+    let enc = features(&plan, 6);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+    let mut steps: Vec<Step> = Vec::new();
+    let workers = plan.workers() as u16;
+    let blocks = plan.blocks.len() as u16;
+    let mut last_data: Option<Step> = None;
+    let lanes = |rng: &mut rand_chacha::ChaCha8Rng| {
+        let mut l = [0i32; LANES];
+        for x in &mut l {
+            *x = if rng.gen::<f64>() < 0.1 {
+                [i32::MAX, i32::MIN, 1 << 30, -(1 << 30), rng.gen()][rng.gen_range(0..5)]
+            } else {
+                rng.gen_range(-1_000_000..1_000_000)
+            };
+        }
+        l
+    };
+    for i in 0..300 {
+        let x: f64 = rng.gen();
+        let (round, block) = (rng.gen_range(0..2u16), rng.gen_range(0..blocks));
+        let st = if x < 0.05 && last_data.is_some() {
+            let mut d = last_data.clone().expect("checked");
+            d.what = format!("random {i}: a network duplicate of the last data");
+            d
+        } else if x < 0.55 {
+            let b = &plan.blocks[block as usize];
+            let k = rng.gen_range(0..b.sources.len());
+            let src = b.sources[k];
+            let mut s = data_repr(
+                &plan,
+                src,
+                block,
+                round,
+                rng.gen_range(0..plan.manifest.segments as u16),
+            );
+            s.flags.resend = rng.gen::<f64>() < 0.12;
+            let passes = b.passes(k).len().max(1) as u8;
+            s.pass = if s.flags.resend {
+                rng.gen_range(0..passes)
+            } else {
+                u8::from(rng.gen::<f64>() < 0.03)
+            };
+            s.flags.ecn = rng.gen::<f64>() < 0.1;
+            let l = if rng.gen::<f64>() < 0.5 {
+                enc[src as usize][s.segment as usize]
+            } else {
+                lanes(&mut rng)
+            };
+            let st = Step {
+                port: s.worker_id,
+                frame: frame(s.worker_id, s, Some(&l)),
+                what: format!("random {i}: data src {src} block {block} round {round}"),
+            };
+            last_data = Some(st.clone());
+            st
+        } else if x < 0.68 {
+            let w = rng.gen_range(0..workers);
+            let mut st = block_done(w, block, round);
+            // Sometimes on another worker's port.
+            if rng.gen::<f64>() < 0.15 {
+                st.port = (w + 1) % workers;
+            }
+            st.what = format!("random {i}: {} on port {}", st.what, st.port);
+            st
+        } else if x < 0.80 {
+            let w = rng.gen_range(0..workers);
+            let t =
+                [PacketType::Ack, PacketType::FetchReq, PacketType::Bypass][rng.gen_range(0..3)];
+            let mut s = Repr::new(t);
+            s.worker_id = w;
+            s.src_id = rng.gen_range(0..9999);
+            s.dst_id = rng.gen_range(0..9999);
+            let l = lanes(&mut rng);
+            let mut f = frame_to(
+                w,
+                worker_ip(rng.gen_range(0..workers)),
+                s,
+                (t == PacketType::Bypass).then_some(&l),
+            );
+            if rng.gen::<f64>() < 0.3 {
+                f.extend(std::iter::repeat_n(0, rng.gen_range(1..20)));
+            }
+            Step {
+                port: w,
+                frame: f,
+                what: format!("random {i}: {t:?} from {w}"),
+            }
+        } else {
+            // A mutated SwitchGNN frame: a flipped bit (checksum fixed or not), truncated, or
+            // padded.
+            let b = &plan.blocks[block as usize];
+            let src = b.sources[rng.gen_range(0..b.sources.len())];
+            let s = data_repr(&plan, src, block, round, 0);
+            let mut f = frame(s.worker_id, s, Some(&lanes(&mut rng)));
+            let kind: f64 = rng.gen();
+            if kind < 0.6 {
+                let pos = rng.gen_range(12..58);
+                f[pos] ^= 1 << rng.gen_range(0..8);
+                if rng.gen::<f64>() < 0.7 && pos != 24 && pos != 25 {
+                    fix_ipv4_checksum(&mut f);
+                }
+            } else if kind < 0.8 {
+                f.truncate(rng.gen_range(14..f.len()));
+            } else {
+                f.extend(std::iter::repeat_n(0x5a, rng.gen_range(1..30)));
+            }
+            Step {
+                port: s.worker_id,
+                frame: f,
+                what: format!("random {i}: mutated ({kind:.2})"),
+            }
+        };
+        steps.push(st);
+    }
+    let mut config = config(&plan);
+    config.drop_every = 17;
+    Scenario {
+        name: "random_mix",
+        config,
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
 /// A small graph re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`).
 fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u64) -> Plan {
     let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", workers, mem, 32, 256);
@@ -535,6 +797,8 @@ pub fn all() -> Vec<Scenario> {
         forwarding_and_malformed(),
         drop_simulator(),
         control_frames_from_their_ports(),
+        saturation_and_padding(),
+        random_mix(),
     ]
 }
 

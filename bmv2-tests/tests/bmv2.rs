@@ -186,3 +186,81 @@ fn a_queue_over_the_threshold_marks_results_ecn_on_bmv2() {
     // The marks change nothing else: the same frames as the unmarked model, ECN bits aside.
     eprintln!("bmv2 ECN: {marked} of {want_results} results marked");
 }
+
+/// DSCP priority on bmv2's priority queues (ported from the deleted Python checker's `priority`):
+/// with worker 1's port draining 10 frames a second, 12 bulk frames (plain UDP, DSCP 0,
+/// queue 0) sent first and 3 acks (results and acks, queue 5) sent after them all reach worker
+/// 1, and the acks leave before the last bulk frame: they overtook it.
+#[test]
+fn acks_overtake_bulk_frames_in_the_priority_queues_on_bmv2() {
+    let Some(t) = tools() else { return };
+    let build = tempfile::tempdir().unwrap();
+    let c = t.compile(&p4_main(), build.path()).unwrap();
+    let sc = scenario::forwarding_and_malformed();
+    let dir = tempfile::tempdir().unwrap();
+    let net = TestNet::create("bp", 3).unwrap();
+    let sw = start_bmv2(&t, &net, dir.path()).unwrap();
+    let mut plan_sc = sc;
+    plan_sc.steps.clear();
+    let prog = program(&plan_sc).unwrap();
+    let _target = load(&sw, &prog, Some(&c)).unwrap();
+    let cli = t.simple_switch_grpc.with_file_name("simple_switch_CLI");
+    let python = std::env::var("P4_PYTHON").unwrap_or_else(|_| "python3".into());
+    let (ns, port) = sw.thrift.clone().unwrap();
+    let set_rate = |pps: u32| {
+        let mut child = std::process::Command::new("ip")
+            .args(["netns", "exec", &ns, &python])
+            .arg(&cli)
+            .args(["--thrift-port", &port.to_string()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let cmds: String = (0..8)
+            .map(|q| format!("set_queue_rate {pps} 1 {q}\n"))
+            .collect();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(cmds.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+    };
+    // The plan has 2 workers (ports 0 and 1); the frames go from worker 0 to worker 1.
+    set_rate(10);
+    let to = sgnn_wire::addressing::worker_ip(1);
+    for i in 0..12u8 {
+        let mut ack = sgnn_wire::sgnn::Repr::new(sgnn_wire::PacketType::Ack);
+        ack.worker_id = 0;
+        ack.src_id = i as u32;
+        let mut f = scenario::frame_to(0, to, ack, None);
+        // Plain UDP (protocol 17), DSCP 0: bulk traffic, forwarded by ipv4_forward.
+        f[14 + 1] = 0;
+        f[14 + 9] = 17;
+        scenario::fix_ipv4_checksum(&mut f);
+        net.send(0, &f).unwrap();
+    }
+    for i in 0..3u32 {
+        let mut ack = sgnn_wire::sgnn::Repr::new(sgnn_wire::PacketType::Ack);
+        ack.worker_id = 0;
+        ack.dst_id = i;
+        let mut f = scenario::frame_to(0, to, ack, None);
+        f[14 + 1] = sgnn_wire::dscp::RESULT_ACK << 2;
+        scenario::fix_ipv4_checksum(&mut f);
+        net.send(0, &f).unwrap();
+    }
+    let got = net.collect(15, Duration::from_secs(10), Duration::from_millis(500));
+    set_rate(1_000_000);
+    let seq: String = got
+        .iter()
+        .map(|(_, f)| if f[14 + 9] == 17 { 'u' } else { 'a' })
+        .collect();
+    eprintln!("bmv2 priority: sent uuuuuuuuuuuuaaa, received {seq}");
+    assert_eq!(seq.len(), 15, "every frame arrives: {seq}");
+    assert!(
+        seq.rfind('a') < seq.rfind('u'),
+        "the acks overtake the last bulk frame: {seq}"
+    );
+}

@@ -107,6 +107,38 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                     "{c:?}"
                 );
             }
+            "saturation_and_padding" => {
+                assert_eq!(c.saturated, 2, "two contributions saturate: {c:?}");
+                assert_eq!(c.results, 2, "{c:?}");
+                assert_eq!(c.delivered, 1, "{c:?}");
+                assert_eq!(c.block_done_stale, 1, "{c:?}");
+                assert_eq!(c.forwarded, 1, "{c:?}");
+                // The result of the saturating sum: clamped lanes, every other lane exact.
+                let r = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .find(|(r, _)| r.sgnn.dst_id == 950)
+                    .expect("the sum of 950");
+                let l = r.1.unwrap();
+                assert_eq!(&l[..4], &[i32::MAX, i32::MIN, i32::MAX, i32::MIN]);
+                assert!(l[4..].iter().all(|&x| x == 0));
+                // Switch frames at their exact length; the forwarded ack kept its padding.
+                for e in &out {
+                    let (r, _) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                    if r.sgnn.packet_type == sgnn_wire::PacketType::Ack {
+                        assert_eq!(e.frame.len(), r.frame_len() + 6);
+                    } else {
+                        assert_eq!(e.frame.len(), r.frame_len(), "{:?}", r.sgnn);
+                    }
+                }
+            }
+            "random_mix" => {
+                assert!(c.drop_simulated > 0, "{c:?}");
+                assert!(c.drop_malformed > 0, "{c:?}");
+                assert!(c.drop_stale > 0, "{c:?}");
+                assert!(c.drop_wrong_port > 0, "{c:?}");
+                assert!(c.aggregated > 0 && c.forwarded > 0, "{c:?}");
+            }
             other => panic!("unchecked scenario {other}"),
         }
     }
