@@ -230,7 +230,7 @@ pub fn run(
             }
         }
     }
-    for port in 0..sc.plan.workers() as usize {
+    for (port, &pad) in tx_padding.iter().enumerate() {
         for name in ["port_rx", "port_tx"] {
             let mut m = if name == "port_rx" {
                 model.port_rx[port]
@@ -238,7 +238,7 @@ pub fn run(
                 model.port_tx[port]
             };
             if name == "port_tx" && state.tx_bytes_include_input_padding() {
-                m.bytes += tx_padding[port];
+                m.bytes += pad;
             }
             let d = state.port_counter(name, port)?;
             if d != (m.packets, m.bytes) {
