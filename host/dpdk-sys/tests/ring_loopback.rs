@@ -46,6 +46,11 @@ fn child() -> Result<String, String> {
     .collect();
     let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr() as *mut c_char).collect();
     argv.push(ptr::null_mut());
+    // SAFETY: this child process runs the EAL once and nothing else. `argv` points into
+    // `args`, NUL-terminated C strings alive until the end of the function; every other pointer
+    // passed is to a local alive across its call (`conf`, all-zero bytes being a valid
+    // rte_eth_conf), or is an mbuf or pool DPDK returned, checked for NULL, used only while it
+    // is ours (allocated and not yet sent, or received and not yet freed) and freed once.
     unsafe {
         if rte_eal_init(args.len() as i32, argv.as_mut_ptr()) < 0 {
             return Err(err("rte_eal_init"));

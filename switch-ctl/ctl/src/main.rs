@@ -781,6 +781,8 @@ fn run_measured(cmd: &mut std::process::Command) -> Result<(f64, u64)> {
         })?;
     let pid = child.id() as i32;
     let mut status = 0i32;
+    // SAFETY: rusage is a plain C struct of integers and timevals, for which all-zero bytes
+    // are a valid value; wait4 overwrites it.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: wait4 on our own child with valid out-pointers.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
