@@ -232,16 +232,14 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
                 n if n.starts_with("agg_") => register(id, n, w, TNA_AGGREGATORS),
                 _ => r.clone(),
             };
+            // bf-p4c ignores `@id` on Tofino externs: registers and counters get p4c's hashed
+            // id of `pipe.NAME` (tables and actions keep theirs).
+            if let Some(pre) = r.preamble.as_mut() {
+                pre.id = hashed_id(Prefix::Register, &format!("pipe.{name}"));
+            }
         }
         p.counters
             .push(counter(4, "egress_events", Unit::Packets, EVENTS_SIZE));
-        // bf-p4c ignores `@id` on Tofino externs: registers and counters get p4c's hashed id
-        // of `pipe.NAME` (tables and actions keep theirs).
-        for r in &mut p.registers {
-            if let Some(pre) = r.preamble.as_mut() {
-                pre.id = hashed_id(Prefix::Register, &format!("pipe.{}", pre.name));
-            }
-        }
         for c in &mut p.counters {
             if let Some(pre) = c.preamble.as_mut() {
                 pre.id = hashed_id(Prefix::Counter, &format!("pipe.{}", pre.name));
