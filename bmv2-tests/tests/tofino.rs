@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 
-use sgnn_bmv2_tests::tools::{TofinoBuild, TofinoCompiler};
+use sgnn_bmv2_tests::tools::{TofinoBuild, TofinoCompiler, TofinoFailure};
 use sgnn_p4rt::bfrt::{compare_schema, BfrtInfo};
 use sgnn_p4rt::p4info::load_p4info;
 use sgnn_p4rt::schema::{compare_p4info, switchgnn_p4info_for, Arch};
@@ -71,17 +71,27 @@ fn check_control_plane(target: &str, b: &TofinoBuild) {
     }
 }
 
+/// What the compiler wrote (in `.0`, deleted when it goes) and whether a binary came out.
+type Compiled = (tempfile::TempDir, Result<TofinoBuild, Box<TofinoFailure>>);
+
+/// Compiles for `target` and checks the control plane of what the compiler wrote, whether or
+/// not a binary came out. None without the compiler.
+fn compile_checked(target: &str) -> Option<Compiled> {
+    let c = compiler(target)?;
+    let dir = tempfile::tempdir().unwrap();
+    let r = c
+        .compile(&tna_main(), target, &[], dir.path())
+        .unwrap_or_else(|e| panic!("{e}"));
+    check_control_plane(target, r.as_ref().unwrap_or_else(|f| &f.build));
+    Some((dir, r))
+}
+
 /// Compiles for `target`; checks the control plane; returns whether a binary came out, and
 /// fails on any error other than the stage count.
 fn compile_and_check(target: &str) -> Option<bool> {
-    let c = compiler(target)?;
-    let dir = tempfile::tempdir().unwrap();
-    match c
-        .compile(&tna_main(), target, &[], dir.path())
-        .unwrap_or_else(|e| panic!("{e}"))
-    {
+    let (_dir, r) = compile_checked(target)?;
+    match r {
         Ok(b) => {
-            check_control_plane(target, &b);
             assert!(
                 b.binary.is_file(),
                 "no {} after compiling",
@@ -90,7 +100,6 @@ fn compile_and_check(target: &str) -> Option<bool> {
             Some(true)
         }
         Err(f) => {
-            check_control_plane(target, &f.build);
             let Some((have, need)) = f.stage_overflow() else {
                 panic!("{}", f.log);
             };
@@ -111,18 +120,9 @@ fn the_tna_program_gets_through_bf_p4c_for_tofino_1_but_the_stage_count() {
 /// (docs/tofino.md, Status), so only the control plane is checked and the outcome printed.
 #[test]
 fn the_tna_program_has_the_contracts_control_plane_on_tofino_2() {
-    let Some(c) = compiler("tofino2") else { return };
-    let dir = tempfile::tempdir().unwrap();
-    match c
-        .compile(&tna_main(), "tofino2", &[], dir.path())
-        .unwrap_or_else(|e| panic!("{e}"))
-    {
-        Ok(b) => check_control_plane("tofino2", &b),
-        Err(f) => {
-            check_control_plane("tofino2", &f.build);
-            let first = f.log.lines().find(|l| l.contains("error:")).unwrap_or("");
-            eprintln!("tofino2: bf-p4c stops at: {first} (docs/tofino.md)");
-        }
+    if let Some((_dir, Err(f))) = compile_checked("tofino2") {
+        let first = f.log.lines().find(|l| l.contains("error:")).unwrap_or("");
+        eprintln!("tofino2: bf-p4c stops at: {first} (docs/tofino.md)");
     }
 }
 
