@@ -461,7 +461,16 @@ impl P4RuntimeClient {
         // A plaintext client at a TLS endpoint sees the connection cut: say what to try.
         let plaintext = options.tls.is_none() && !addr.starts_with("unix:");
         let hint = |m: &str| {
-            if plaintext && m.contains("transport error") {
+            // tonic reports it as a transport or an h2 error, depending on timing.
+            let cut = [
+                "transport error",
+                "h2 protocol error",
+                "http2 error",
+                "connection",
+            ]
+            .iter()
+            .any(|k| m.contains(k));
+            if plaintext && cut {
                 format!("{m} (if the switch serves P4Runtime over TLS, give its CA with --tls-ca)")
             } else {
                 m.to_string()
@@ -481,7 +490,11 @@ impl P4RuntimeClient {
             addr: addr.to_string(),
             device_id,
             code: Code::DeadlineExceeded,
-            message: format!("no arbitration answer within {timeout:?}"),
+            message: if plaintext {
+                format!("no arbitration answer within {timeout:?} (if the switch serves P4Runtime over TLS, give its CA with --tls-ca)")
+            } else {
+                format!("no arbitration answer within {timeout:?}")
+            },
         };
         let mut stream =
             tokio::time::timeout(timeout, grpc.stream_channel(ReceiverStream::new(rx)))
