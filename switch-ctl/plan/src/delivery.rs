@@ -971,10 +971,43 @@ pub fn evaluate(
     }
 }
 
-/// The `auto` choice: [`search`] with `allowed`, and again without `R` when `R` is allowed,
-/// keeping the faster. `R` fills the switch memory in one block, and the search cannot leave
-/// such a choice for one that needs a second block (every single step there has `R` and two
-/// blocks, which is never chosen), so the search without `R` reaches choices it cannot.
+/// `auto`'s candidates under the busiest-link bound: [`search`] over `allowed`; when `allowed`
+/// holds `R` among others, first the search without `R` and then, after the search with it,
+/// every pair `R` (the paper's per-edge design without its memory cut). `R` fills the switch
+/// memory in one block, and the search cannot leave such a choice for one that needs a second
+/// block (every single step there has `R` and two blocks, which is never chosen), so the
+/// search without `R` reaches choices the other cannot. [`plan_delivery_with`] replays them.
+pub fn auto_candidates(
+    idx: &PairIndex,
+    owner: &[u32],
+    prof: &SwitchProfile,
+    sizes: Sizes,
+    allowed: &[Delivery],
+    max_sweeps: usize,
+) -> Vec<Planned> {
+    if !allowed.contains(&Delivery::R) || allowed.len() == 1 {
+        return vec![search(idx, owner, prof, sizes, allowed, max_sweeps)];
+    }
+    let without: Vec<Delivery> = allowed
+        .iter()
+        .copied()
+        .filter(|&d| d != Delivery::R)
+        .collect();
+    vec![
+        search(idx, owner, prof, sizes, &without, max_sweeps),
+        search(idx, owner, prof, sizes, allowed, max_sweeps),
+        evaluate(
+            idx,
+            owner,
+            &Choice::uniform(idx.workers, Delivery::R),
+            prof,
+            sizes,
+        ),
+    ]
+}
+
+/// The best of [`auto_candidates`] by the bound alone: `auto` where no graph is at hand to
+/// build tables and replay them.
 pub fn optimize(
     idx: &PairIndex,
     owner: &[u32],
@@ -983,21 +1016,16 @@ pub fn optimize(
     allowed: &[Delivery],
     max_sweeps: usize,
 ) -> Planned {
-    let best = search(idx, owner, prof, sizes, allowed, max_sweeps);
-    if !allowed.contains(&Delivery::R) || allowed.len() == 1 {
-        return best;
-    }
-    let without: Vec<Delivery> = allowed
-        .iter()
-        .copied()
-        .filter(|&d| d != Delivery::R)
-        .collect();
-    let other = search(idx, owner, prof, sizes, &without, max_sweeps);
-    if other.prediction.time_us < best.prediction.time_us {
-        other
-    } else {
-        best
-    }
+    auto_candidates(idx, owner, prof, sizes, allowed, max_sweeps)
+        .into_iter()
+        .reduce(|a, b| {
+            if b.prediction.bound_us < a.prediction.bound_us {
+                b
+            } else {
+                a
+            }
+        })
+        .expect("at least one candidate")
 }
 
 /// A local search from the best uniform choice: it changes a whole row or column of pairs, or
@@ -1249,8 +1277,7 @@ pub const REPLAY_MARGIN: f64 = 1.25;
 /// [`plan_delivery`], with `allow_r = false` keeping `auto` from per-edge sums (`R`): what a
 /// plan falls back to when its `R` choice does not fit the switch's pass limit.
 ///
-/// `auto` searches with and without `R` ([`search`]) and, where `R` is allowed, also weighs
-/// every pair `R` (the paper's per-edge design without its memory cut); each candidate within
+/// `auto` takes [`auto_candidates`]; each candidate within
 /// [`REPLAY_MARGIN`] of the best bound is replayed, a candidate with `R` in both raw orders
 /// ([`RawOrder`]), and the fastest replay wins.
 pub fn plan_delivery_with(
@@ -1267,14 +1294,12 @@ pub fn plan_delivery_with(
         AggregateMode::Multicast => vec![uniform(Delivery::M)],
         AggregateMode::Partials => vec![uniform(Delivery::A)],
         AggregateMode::Auto | AggregateMode::Paper => {
-            let without = [Delivery::M, Delivery::A, Delivery::C];
-            let mut c = vec![search(idx, owner, prof, sizes, &without, 64)];
-            if allow_r {
-                let with = [Delivery::M, Delivery::A, Delivery::C, Delivery::R];
-                c.push(search(idx, owner, prof, sizes, &with, 64));
-                c.push(uniform(Delivery::R));
-            }
-            c
+            let allowed: &[Delivery] = if allow_r {
+                &[Delivery::M, Delivery::A, Delivery::C, Delivery::R]
+            } else {
+                &[Delivery::M, Delivery::A, Delivery::C]
+            };
+            auto_candidates(idx, owner, prof, sizes, allowed, 64)
         }
     };
     let best_bound = candidates
