@@ -192,6 +192,19 @@ fn whole_round(plan: &Plan, enc: &[Vec<[i32; LANES]>], round: u16) -> Vec<Step> 
     steps
 }
 
+/// Worker `w`'s start-up probe: an Ack to itself (`dst_id` = `PROBE_DST`).
+fn probe(w: u16) -> Step {
+    let mut p = Repr::new(PacketType::Ack);
+    p.worker_id = w;
+    p.src_id = w as u32;
+    p.dst_id = sgnn_wire::PROBE_DST;
+    Step {
+        port: w,
+        frame: frame_to(w, worker_ip(w), p, None),
+        what: format!("probe {w}->{w}"),
+    }
+}
+
 fn block_done(w: u16, block: u16, round: u16) -> Step {
     let mut s = Repr::new(PacketType::BlockDone);
     s.worker_id = w;
@@ -340,11 +353,8 @@ pub fn forwarding_and_malformed() -> Scenario {
     ack.dst_id = 4;
     push(0, frame_to(0, worker_ip(1), ack, None), "ack 0->1");
     // A daemon's start-up probe: an Ack to itself, answered with the plan tag in src_id.
-    let mut probe = Repr::new(PacketType::Ack);
-    probe.worker_id = 1;
-    probe.src_id = 1;
-    probe.dst_id = sgnn_wire::PROBE_DST;
-    push(1, frame_to(1, worker_ip(1), probe, None), "probe 1->1");
+    let p = probe(1);
+    push(p.port, p.frame, &p.what);
     let mut fetch = Repr::new(PacketType::FetchReq);
     fetch.worker_id = 1;
     fetch.src_id = 5;
@@ -437,17 +447,6 @@ pub fn control_frames_from_their_ports() -> Scenario {
     let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 2, 2 * 1024, 32, 256);
     assert!(plan.blocks.len() > 1, "several blocks");
     let enc = features(&plan, 5);
-    let probe = |w: u16| {
-        let mut p = Repr::new(PacketType::Ack);
-        p.worker_id = w;
-        p.src_id = w as u32;
-        p.dst_id = sgnn_wire::PROBE_DST;
-        Step {
-            port: w,
-            frame: frame_to(w, worker_ip(w), p, None),
-            what: format!("probe {w}->{w}"),
-        }
-    };
     let forged = |w: u16, port: u16, block: u16, round: u16| {
         let mut st = block_done(w, block, round);
         st.port = port;

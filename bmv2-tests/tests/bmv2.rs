@@ -11,6 +11,29 @@ use sgnn_bmv2_tests::net::TestNet;
 use sgnn_bmv2_tests::{p4_main, runner, scenario, Tools};
 use sgnn_p4rt::Target;
 
+/// Runs `cmds` (one per line) through simple_switch_CLI (next to simple_switch_grpc, with
+/// `$P4_PYTHON` if set) against the switch's Thrift port inside its namespace.
+fn simple_switch_cli(t: &Tools, (ns, port): &(String, u16), cmds: &str) {
+    use std::io::Write;
+    let cli = t.simple_switch_grpc.with_file_name("simple_switch_CLI");
+    let python = std::env::var("P4_PYTHON").unwrap_or_else(|_| "python3".into());
+    let mut child = std::process::Command::new("ip")
+        .args(["netns", "exec", ns, &python])
+        .arg(&cli)
+        .args(["--thrift-port", &port.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(cmds.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+}
+
 fn tools() -> Option<Tools> {
     let t = sgnn_testkit::require("bmv2 tests", Tools::find(), sgnn_testkit::HOW_BMV2)?;
     sgnn_testkit::require(
@@ -112,18 +135,6 @@ fn a_queue_over_the_threshold_marks_results_ecn_on_bmv2() {
     let prog = program(&sc).unwrap();
     let mut target = load(&sw, &prog, Some(&c)).unwrap();
     // simple_switch_CLI: every egress queue holds 1000 frames and drains 100 per second.
-    let cli = t.simple_switch_grpc.with_file_name("simple_switch_CLI");
-    let python = std::env::var("P4_PYTHON").unwrap_or_else(|_| "python3".into());
-    let (ns, port) = sw.thrift.clone().unwrap();
-    let mut child = std::process::Command::new("ip")
-        .args(["netns", "exec", &ns, &python])
-        .arg(&cli)
-        .args(["--thrift-port", &port.to_string()])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
     // With priority queues, rates and depths are per port and priority.
     let mut cmds = String::new();
     for p in 0..sc.plan.workers() {
@@ -131,13 +142,7 @@ fn a_queue_over_the_threshold_marks_results_ecn_on_bmv2() {
             cmds += &format!("set_queue_depth 1000 {p} {q}\nset_queue_rate 100 {p} {q}\n");
         }
     }
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(cmds.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    simple_switch_cli(&t, sw.thrift.as_ref().unwrap(), &cmds);
     // The first block's data, all at once: results pile up in the egress queues.
     let mut model = model_of(&sc, &prog);
     let mut want_results = 0;
@@ -204,29 +209,11 @@ fn acks_overtake_bulk_frames_in_the_priority_queues_on_bmv2() {
     plan_sc.steps.clear();
     let prog = program(&plan_sc).unwrap();
     let _target = load(&sw, &prog, Some(&c)).unwrap();
-    let cli = t.simple_switch_grpc.with_file_name("simple_switch_CLI");
-    let python = std::env::var("P4_PYTHON").unwrap_or_else(|_| "python3".into());
-    let (ns, port) = sw.thrift.clone().unwrap();
     let set_rate = |pps: u32| {
-        let mut child = std::process::Command::new("ip")
-            .args(["netns", "exec", &ns, &python])
-            .arg(&cli)
-            .args(["--thrift-port", &port.to_string()])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
         let cmds: String = (0..8)
             .map(|q| format!("set_queue_rate {pps} 1 {q}\n"))
             .collect();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(cmds.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success());
+        simple_switch_cli(&t, sw.thrift.as_ref().unwrap(), &cmds);
     };
     // The plan has 2 workers (ports 0 and 1); the frames go from worker 0 to worker 1.
     set_rate(10);

@@ -9,28 +9,33 @@ fn testbed(extra: &[&str]) -> (bool, String, String) {
     (ok, last, err)
 }
 
+/// `sgnn testbed` on the tests' graph (R-MAT 2^9, 4 workers, 48 features, 32 KB: several
+/// blocks), a 5 s stall timeout, writing into `out`, then `extra`.
+fn testbed_command(out: &std::path::Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sgnn"));
+    c.args([
+        "testbed",
+        "--graph",
+        "rmat:scale=9,edge_factor=8,seed=3",
+        "--workers",
+        "4",
+        "--feature-dim",
+        "48",
+        "--switch-mem",
+        "32KB",
+        "--timeout",
+        "5",
+        "--out",
+    ])
+    .arg(out)
+    .args(extra);
+    c
+}
+
 /// Runs the testbed; also returns report.json when it succeeded.
 fn testbed_report(extra: &[&str]) -> (bool, String, String, serde_json::Value) {
     let out = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_sgnn"))
-        .args([
-            "testbed",
-            "--graph",
-            "rmat:scale=9,edge_factor=8,seed=3",
-            "--workers",
-            "4",
-            "--feature-dim",
-            "48",
-            "--switch-mem",
-            "32KB",
-            "--timeout",
-            "5",
-            "--out",
-        ])
-        .arg(out.path())
-        .args(extra)
-        .output()
-        .unwrap();
+    let o = testbed_command(out.path(), extra).output().unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     let last = stdout.lines().last().unwrap_or("").to_string();
@@ -221,37 +226,29 @@ fn testbed_metrics_are_scraped_mid_run() {
         .unwrap()
         .port();
     let out = tempfile::tempdir().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_sgnn"))
-        .args([
-            "testbed",
-            "--graph",
-            "rmat:scale=9,edge_factor=8,seed=3",
-            "--workers",
-            "4",
-            "--feature-dim",
-            "48",
-            "--switch-mem",
-            "32KB",
+    let metrics = format!("127.0.0.1:{base}");
+    let child = testbed_command(
+        out.path(),
+        &[
             "--layers",
             "100",
             "--aggregate",
             "paper",
             "--no-baseline",
             "--metrics",
-            &format!("127.0.0.1:{base}"),
-            "--out",
-        ])
-        .arg(out.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let switch = format!("127.0.0.1:{base}");
+            &metrics,
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let switch = &metrics;
     let worker3 = format!("127.0.0.1:{}", base + 4);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let (mut sw_data, mut w3_sent) = (0.0, 0.0);
     while std::time::Instant::now() < deadline && (sw_data == 0.0 || w3_sent == 0.0) {
-        if let Some(b) = scrape(&switch) {
+        if let Some(b) = scrape(switch) {
             sw_data = sample(&b, "sgnn_switch_events_total{event=\"data\"}").unwrap_or(0.0);
         }
         if let Some(b) = scrape(&worker3) {

@@ -54,23 +54,29 @@ fn event(m: &HashMap<String, f64>, e: &str) -> f64 {
     m[&format!("sgnn_switch_events_total{{event=\"{e}\"}}")]
 }
 
-#[test]
-fn metrics_follow_the_frames_the_switch_receives() {
-    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
-    let dir = tempfile::tempdir().unwrap();
-    plan.save(dir.path()).unwrap();
-    let workers: Vec<UdpSocket> = (0..WORKERS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+/// Starts the softswitch binary on `plan` with `workers` as its UDP ports, `--metrics` on a
+/// free port and `extra`; returns it, its stdout lines after the first, its UDP address and
+/// its metrics address.
+fn start(
+    plan: &std::path::Path,
+    workers: &[UdpSocket],
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::io::Lines<BufReader<std::process::ChildStdout>>,
+    String,
+    String,
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
         .arg("--plan")
-        .arg(dir.path())
+        .arg(plan)
         .args(
             workers
                 .iter()
                 .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
         )
         .args(["--metrics", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -89,6 +95,18 @@ fn metrics_follow_the_frames_the_switch_receives() {
         .and_then(|l| l.strip_suffix("/metrics"))
         .expect(&line)
         .to_string();
+    (child, out, switch, metrics)
+}
+
+#[test]
+fn metrics_follow_the_frames_the_switch_receives() {
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
+    let dir = tempfile::tempdir().unwrap();
+    plan.save(dir.path()).unwrap();
+    let workers: Vec<UdpSocket> = (0..WORKERS)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let (mut child, out, switch, metrics) = start(dir.path(), &workers, &[]);
 
     let (status, _) = get(&metrics, "/other");
     assert_eq!(status, 404);
@@ -193,42 +211,19 @@ fn datapath_counters_are_in_the_metrics() {
     let workers: Vec<UdpSocket> = (0..WORKERS)
         .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
         .collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
-        .arg("--plan")
-        .arg(dir.path())
-        .args(
-            workers
-                .iter()
-                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
-        )
-        .args(["--metrics", "127.0.0.1:0"])
-        // Half the frames dropped on the way out; a slow port with a 4-frame queue.
-        .args([
+    // Half the frames dropped on the way out; a slow port with a 4-frame queue.
+    let (mut child, out, switch, metrics) = start(
+        dir.path(),
+        &workers,
+        &[
             "--egress-loss",
             "0.5",
             "--port-rate",
             "20",
             "--queue-capacity",
             "4",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = out.next().unwrap().unwrap();
-    let switch = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
-    let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
-    let line = err.next().unwrap().unwrap();
-    let metrics = line
-        .strip_prefix("metrics on http://")
-        .and_then(|l| l.strip_suffix("/metrics"))
-        .expect(&line)
-        .to_string();
+        ],
+    );
     let m = scrape(&metrics);
     assert_eq!(m["sgnn_switch_queue_drops_total"], 0.0);
     assert_eq!(m["sgnn_switch_egress_faults_total{fault=\"dropped\"}"], 0.0);
