@@ -169,6 +169,7 @@ pub fn build_block(
                     dst: g.vertices[u as usize],
                     base: aggregators.len() as u32 * segments,
                     expected: g.degree(u),
+                    generation: 0,
                 });
             }
             fanout.push(slot_of[u as usize]);

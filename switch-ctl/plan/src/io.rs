@@ -13,7 +13,8 @@
 //! DIR/blocks/NNNNN/sources.npy       uint32 [S]     sources in send order
 //! DIR/blocks/NNNNN/fanout_ptr.npy    uint32 [S+1]   passes of source i: fanout[ptr[i]..ptr[i+1]]
 //! DIR/blocks/NNNNN/fanout.npy        uint32 [F]     aggregator row of each pass
-//! DIR/blocks/NNNNN/aggregators.npy   uint32 [A,3]   (destination, first aggregator, expected)
+//! DIR/blocks/NNNNN/aggregators.npy   uint32 [A,3]   (destination, first aggregator, expected),
+//!                                    or [A,4]       and the generation (plans with --recycle)
 //! DIR/workers/NNN/sends.npy          uint32 [K,2]   (block, source) in send order
 //! DIR/workers/NNN/receives.npy       uint32 [R,3]   (block, destination, expected)
 //! ```
@@ -87,6 +88,28 @@ fn read_u32(path: &Path, cols: Option<usize>) -> Result<Vec<u32>, PlanError> {
     check_shape(path, &arr.shape, cols)?;
     match arr.data {
         NpyData::U32(v) => Ok(v),
+        other => Err(PlanError::format(
+            path,
+            format!("expected dtype uint32, found {}", other.dtype_name()),
+        )),
+    }
+}
+
+/// Reads a 2-D uint32 array with one of `cols` columns; returns the values and the columns.
+fn read_u32_cols(path: &Path, cols: &[usize]) -> Result<(Vec<u32>, usize), PlanError> {
+    let arr = npy::read_npy(path).map_err(|e| PlanError::format(path, e.to_string()))?;
+    let c = match arr.shape.as_slice() {
+        [_, c] if cols.contains(c) => *c,
+        shape => {
+            let want: Vec<String> = cols.iter().map(|c| format!("[N, {c}]")).collect();
+            return Err(PlanError::format(
+                path,
+                format!("expected shape {}, found {shape:?}", want.join(" or ")),
+            ));
+        }
+    };
+    match arr.data {
+        NpyData::U32(v) => Ok((v, c)),
         other => Err(PlanError::format(
             path,
             format!("expected dtype uint32, found {}", other.dtype_name()),
@@ -222,14 +245,25 @@ impl Plan {
                 &block.fanout_ptr,
             )?;
             write_u32(&bd.join("fanout.npy"), &[block.fanout.len()], &block.fanout)?;
+            // A fourth column (the generation) only in plans that recycle aggregators, so
+            // every other plan stays byte for byte what it was.
+            let cols = if block.aggregators.iter().any(|a| a.generation != 0) {
+                4
+            } else {
+                3
+            };
             let flat: Vec<u32> = block
                 .aggregators
                 .iter()
-                .flat_map(|a| [a.dst, a.base, a.expected])
+                .flat_map(|a| {
+                    [a.dst, a.base, a.expected, a.generation]
+                        .into_iter()
+                        .take(cols)
+                })
                 .collect();
             write_u32(
                 &bd.join("aggregators.npy"),
-                &[block.aggregators.len(), 3],
+                &[block.aggregators.len(), cols],
                 &flat,
             )?;
         }
@@ -398,13 +432,15 @@ impl Plan {
             let sources = read_u32(&bd.join("sources.npy"), None)?;
             let fanout_ptr = read_u32(&bd.join("fanout_ptr.npy"), None)?;
             let fanout = read_u32(&bd.join("fanout.npy"), None)?;
-            let flat = read_u32(&bd.join("aggregators.npy"), Some(3))?;
+            let path = bd.join("aggregators.npy");
+            let (flat, cols) = read_u32_cols(&path, &[3, 4])?;
             let aggregators = flat
-                .chunks_exact(3)
+                .chunks_exact(cols)
                 .map(|r| AggSlot {
                     dst: r[0],
                     base: r[1],
                     expected: r[2],
+                    generation: r.get(3).copied().unwrap_or(0),
                 })
                 .collect();
             blocks.push(Block {

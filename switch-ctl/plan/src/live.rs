@@ -203,6 +203,7 @@ mod tests {
                             dst: v,
                             base: n,
                             expected: 0,
+                            generation: 0,
                         });
                     }
                     blk.fanout.push(row);

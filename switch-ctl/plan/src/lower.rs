@@ -112,6 +112,7 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
                 dst: tables.row_dst[r],
                 base: ((r - lo) as u64 * seg as u64) as u32,
                 expected,
+                generation: 0,
             });
         }
         // Every worker's share of the block, interleaved so the block's source list keeps each

@@ -175,6 +175,13 @@ pub struct AggSlot {
     pub base: u32,
     /// Contributions (one per in-block remote neighbour) that complete the aggregate.
     pub expected: u32,
+    /// Generation of the aggregators at `base` this row uses: 0 unless the plan recycles
+    /// aggregators by live range (`switch-ctl plan --recycle`), where rows sharing `base` in one
+    /// block are numbered 0, 1, 2, ... in send order. The switch bypasses to the host a
+    /// contribution for an older generation than the one its aggregator holds, so a late or
+    /// resent contribution never lands in a recycled aggregator.
+    #[serde(default)]
+    pub generation: u32,
 }
 
 /// One block: a set of cross-partition edges whose destinations fit the switch at once.
