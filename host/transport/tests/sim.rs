@@ -34,6 +34,7 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 8.0,

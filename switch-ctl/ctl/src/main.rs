@@ -239,6 +239,23 @@ struct PlanArgs {
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_aggregate)]
     aggregate: sgnn_plan::delivery::AggregateMode,
 
+    /// Recycle aggregators by live range (delivery plans: auto, partials, multicast). Without
+    /// it a block holds one aggregator row per destination for the whole block; with it a
+    /// destination's aggregators are reused once its last contribution is past, so a block
+    /// holds as many destinations as are not all live at once: fewer blocks and barriers. The
+    /// switch keeps a generation per aggregator and sends a contribution that arrives after
+    /// its row was reused to the host raw, so sums stay exact (docs/planner.md, "Recycling by
+    /// live range"). Not with --aggregate paper, whose blocks keep most rows live to the end.
+    #[arg(long)]
+    recycle: bool,
+
+    /// With --recycle: feature vectors of a sender's list that must pass after a row's last
+    /// contribution (in the planner's schedule, every worker sending at the same rate) before
+    /// its aggregators are reused. Larger is safer against senders that drift apart (a late
+    /// contribution costs a fetch), smaller packs more destinations per block.
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    recycle_slack: u64,
+
     /// The switch: a capacity profile for the cost model and the default --switch-mem.
     /// `default` (100 Gbit/s links, one recirculation port at link rate, 10 MB), `tofino1`
     /// or `tofino2` (aggregator memory measured with the Tofino compiler, docs/tofino.md;
@@ -466,8 +483,12 @@ fn plan(a: &PlanArgs) -> Result<()> {
         max_passes: a.max_passes,
         leaves: a.leaves,
         aggregate: "paper".into(),
+        recycle_slack: a.recycle.then_some(a.recycle_slack),
     };
     config.validate()?;
+    if a.recycle && a.aggregate == sgnn_plan::delivery::AggregateMode::Paper {
+        anyhow::bail!("--recycle works on delivery plans (--aggregate auto, partials or multicast); the paper's per-edge blocks keep most destinations live until the block's end (docs/planner.md, \"Recycling by live range\"), so drop --recycle or choose another --aggregate");
+    }
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {
         eprintln!(
             "note: --agg-bytes {agg_bytes} differs from the wire format's {} B payload; this plan is for modelling only",
@@ -808,6 +829,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
         max_passes: DEFAULT_MAX_PASSES,
         leaves: 1,
         aggregate: "paper".into(),
+        recycle_slack: None,
     };
     if let Some(range) = &a.scales {
         let (lo, hi) = range

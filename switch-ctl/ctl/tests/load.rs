@@ -22,6 +22,7 @@ fn plan_dir(mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) 
             max_passes: 16,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

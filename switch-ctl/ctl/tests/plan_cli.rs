@@ -385,6 +385,7 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: graph.into(),
         max_abs_value: 8.0,
@@ -509,4 +510,88 @@ fn the_switch_profile_sets_the_memory_unless_switch_mem_does() {
     assert_eq!(plan.manifest.config.switch_mem_bytes, 64_000);
     let (plan, _) = run(&[], &tmp.path().join("d"));
     assert_eq!(plan.manifest.config.switch_mem_bytes, 10_000_000);
+}
+
+/// `--recycle` on a partials plan that needs several blocks: fewer blocks, rows sharing
+/// aggregators with distinct generations (the fourth column of aggregators.npy), every
+/// contribution still served once (`--verify`), and the paper's design refused.
+#[test]
+fn recycle_packs_more_destinations_per_block_and_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = "rmat:scale=11,edge_factor=8,seed=3";
+    let plain = dir.path().join("plain");
+    let rec = dir.path().join("rec");
+    plan(graph, 4, "16KB", &["--aggregate", "partials"], &plain);
+    let out = plan(
+        graph,
+        4,
+        "16KB",
+        &[
+            "--aggregate",
+            "partials",
+            "--recycle",
+            "--recycle-slack",
+            "4",
+        ],
+        &rec,
+    );
+    assert!(verify_ok(&rec).contains("verified:"), "{out}");
+    let (a, b) = (Plan::load(&plain).unwrap(), Plan::load(&rec).unwrap());
+    assert!(
+        a.blocks.len() > 1,
+        "the test needs a plan of several blocks"
+    );
+    assert!(
+        b.blocks.len() < a.blocks.len(),
+        "recycling should cut blocks: {} -> {}",
+        a.blocks.len(),
+        b.blocks.len()
+    );
+    assert_eq!(b.manifest.config.recycle_slack, Some(4));
+    assert!(a.manifest.config.recycle_slack.is_none());
+    let cap = b.manifest.aggregators;
+    let seg = b.manifest.segments as u64;
+    let mut shared = 0;
+    for block in &b.blocks {
+        assert!(block.aggregators_used(seg as u32) <= cap);
+        let mut by_base: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+        for s in &block.aggregators {
+            by_base.entry(s.base).or_default().push(s.generation);
+        }
+        for gens in by_base.values_mut() {
+            gens.sort_unstable();
+            let n = gens.len() as u32;
+            assert_eq!(
+                *gens,
+                (0..n).collect::<Vec<_>>(),
+                "generations 0..n per aggregator"
+            );
+            shared += (n > 1) as u32;
+        }
+    }
+    assert!(shared > 0, "some aggregators are recycled");
+    // Recycled plans carry the generation column; plain plans keep three columns.
+    let head = |p: &Path| std::fs::read(p.join("blocks/00000/aggregators.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&head(&rec)).contains(", 4)"));
+    assert!(String::from_utf8_lossy(&head(&plain)).contains(", 3)"));
+    // A recycled row sharing a generation with another on the same aggregators is refused.
+    let mut bad = b.clone();
+    let blk = bad
+        .blocks
+        .iter_mut()
+        .find(|k| k.aggregators.iter().any(|s| s.generation > 0))
+        .unwrap();
+    let i = blk
+        .aggregators
+        .iter()
+        .position(|s| s.generation > 0)
+        .unwrap();
+    blk.aggregators[i].generation = 0;
+    let err = sgnn_plan::verify(&bad).unwrap_err().to_string();
+    assert!(err.contains("same generation"), "{err}");
+    let err = plan_fails(
+        &["--graph", graph, "--aggregate", "paper", "--recycle"],
+        dir.path(),
+    );
+    assert!(err.contains("--recycle works on delivery plans"), "{err}");
 }

@@ -25,6 +25,7 @@ fn plan_dir() -> (tempfile::TempDir, Plan) {
             max_passes: 16,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

@@ -19,6 +19,7 @@ fn plan(mem: u64, dim: u32) -> sgnn_plan::Plan {
             max_passes: 8,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

@@ -19,6 +19,7 @@ fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "test".into(),
         max_abs_value: 8.0,

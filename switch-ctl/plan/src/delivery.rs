@@ -355,6 +355,19 @@ pub struct Tables {
     pub send: Vec<Vec<Send>>,
     /// Per worker, where each block's sends start in `send` (`blocks + 1` offsets).
     pub send_block_off: Vec<Vec<usize>>,
+    /// Per worker, the row position of each send in `send` (where it was placed among the
+    /// rows: a partial at its destination's row), nondecreasing: blocks cut the lists here.
+    pub send_row: Vec<Vec<u32>>,
+    /// First row of every block and one past the last (`blocks + 1` entries). Without
+    /// recycling, blocks of `capacity_rows` rows.
+    pub block_start: Vec<u32>,
+    /// Aggregator row (within its block; the first aggregator is `slot * segments`) and
+    /// generation of every row. Without recycling, a row's position in its block and 0.
+    pub row_slot: Vec<u32>,
+    /// See [`Self::row_slot`].
+    pub row_gen: Vec<u32>,
+    /// Recycling by live range ([`crate::recycle`]): the slack, or `None` for none.
+    pub recycle_slack: Option<u64>,
     /// Where raw vertices with per-edge sums (`R`) go in `send`.
     pub raw_order: RawOrder,
 }
@@ -446,6 +459,7 @@ impl Tables {
         }
         t.capacity_rows = sizes.capacity_rows().min(u32::MAX as u64) as u32;
         t.blocks = sizes.blocks(t.row_dst.len() as u64).max(1) as u32;
+        t.recycle_slack = sizes.recycle_slack;
         // Raw frames: replication and per-edge rows of every vertex.
         t.mcast_off.push(0);
         t.r_off.push(0);
@@ -506,17 +520,17 @@ impl Tables {
     pub fn reordered(mut self, order: RawOrder) -> Tables {
         if self.raw_order != order {
             self.raw_order = order;
-            self.send.clear();
-            self.send_block_off.clear();
             self.merge_sends();
         }
         self
     }
 
-    /// Builds `send` and `send_block_off` from the raw and partial lists.
+    /// Builds `send` and `send_row` from the raw and partial lists, then cuts them into
+    /// blocks: of `capacity_rows` rows, or by live range ([`crate::recycle`]).
     fn merge_sends(&mut self) {
         let rows = self.row_dst.len() as f64;
-        let last_block = self.blocks.saturating_sub(1);
+        self.send.clear();
+        self.send_row.clear();
         for q in 0..self.raw_send.len() {
             let raws = &self.raw_send[q];
             let n_raw = raws.len() as f64;
@@ -559,34 +573,61 @@ impl Tables {
                 ));
             }
             keyed.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let last_row = (rows - 1.0).max(0.0);
+            self.send_row
+                .push(keyed.iter().map(|k| k.0.min(last_row) as u32).collect());
+            self.send.push(keyed.into_iter().map(|k| k.1).collect());
+        }
+        let n = self.row_dst.len() as u32;
+        let cap = self.capacity_rows.max(1);
+        self.block_start = (0..self.blocks)
+            .map(|b| (b as u64 * cap as u64).min(n as u64) as u32)
+            .chain([n])
+            .collect();
+        self.row_slot = (0..n).map(|r| r % cap).collect();
+        self.row_gen = vec![0; n as usize];
+        if let Some(slack) = self.recycle_slack {
+            self.recycle(slack);
+        }
+        self.cut_sends();
+    }
+
+    /// `send_block_off` from `send_row` and `block_start`.
+    fn cut_sends(&mut self) {
+        let last_block = self.blocks.saturating_sub(1);
+        self.send_block_off.clear();
+        for rows in &self.send_row {
             let mut off = vec![0usize; self.blocks as usize + 1];
-            for &(key, _) in &keyed {
-                let b = if rows > 0.0 {
-                    self.block_of_row(key.min(rows - 1.0) as u32)
-                        .min(last_block)
-                } else {
+            for &r in rows {
+                let b = if self.row_dst.is_empty() {
                     0
+                } else {
+                    self.block_of_row(r).min(last_block)
                 };
                 off[b as usize + 1] += 1;
             }
             for b in 0..self.blocks as usize {
                 off[b + 1] += off[b];
             }
-            self.send.push(keyed.into_iter().map(|k| k.1).collect());
             self.send_block_off.push(off);
         }
     }
 
     /// The block of aggregator row `row`.
     pub fn block_of_row(&self, row: u32) -> u32 {
-        row / self.capacity_rows.max(1)
+        if self.block_start.len() < 2 {
+            return row / self.capacity_rows.max(1);
+        }
+        (self.block_start.partition_point(|&s| s <= row) as u32).saturating_sub(1)
     }
 
     /// Rows in block `b`.
     pub fn rows_in_block(&self, b: u32) -> u32 {
-        let lo = b as u64 * self.capacity_rows as u64;
-        let hi = (lo + self.capacity_rows as u64).min(self.row_dst.len() as u64);
-        hi.saturating_sub(lo) as u32
+        let b = b as usize;
+        match (self.block_start.get(b), self.block_start.get(b + 1)) {
+            (Some(&lo), Some(&hi)) => hi - lo,
+            _ => 0,
+        }
     }
 
     /// Worker `q`'s sends during block `b`.
@@ -643,6 +684,8 @@ pub struct Sizes {
     pub segments: u64,
     /// Aggregators the switch memory holds.
     pub aggregators: u64,
+    /// Recycling by live range and its slack ([`crate::model::PlanConfig::recycle_slack`]).
+    pub recycle_slack: Option<u64>,
 }
 
 impl Sizes {
@@ -662,6 +705,7 @@ impl Sizes {
         Sizes {
             segments: plan.manifest.segments as u64,
             aggregators: plan.manifest.aggregators,
+            recycle_slack: plan.manifest.config.recycle_slack,
         }
     }
 }
@@ -945,6 +989,30 @@ pub struct Planned {
     pub prediction: Prediction,
     /// Its bytes on every host link.
     pub traffic: StrategyTraffic,
+}
+
+impl Planned {
+    /// The prediction and traffic with `blocks` blocks (what recycling by live range cut)
+    /// instead of the memory's `ceil(destinations / capacity)`: barriers and the BlockAdvance
+    /// frames of each.
+    fn with_blocks(&mut self, blocks: u64, prof: &SwitchProfile) {
+        let p = &mut self.prediction;
+        let (old, new) = (p.blocks.saturating_sub(1), blocks.saturating_sub(1));
+        let barriers = new as f64 * prof.barrier_us();
+        p.bound_us += barriers - p.barriers_us;
+        p.barriers_us = barriers;
+        p.blocks = blocks;
+        let t = &mut self.traffic;
+        let m = t.per_worker_downlink.len() as u64;
+        let ctl = wire_bytes(CONTROL_FRAME_LEN);
+        for d in &mut t.per_worker_downlink {
+            *d = *d - old * ctl + new * ctl;
+        }
+        t.control = new * ctl * m;
+        t.total = t.total - old * ctl * m + new * ctl * m;
+        t.frames = t.frames - old * m + new * m;
+        t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
+    }
 }
 
 /// Evaluates a given choice.
@@ -1322,6 +1390,9 @@ pub fn plan_delivery_with(
                 tables = other;
             }
         }
+        if tables.blocks as u64 != r.prediction.blocks {
+            r.with_blocks(tables.blocks as u64, prof);
+        }
         r.tables = tables;
         if best
             .as_ref()
@@ -1345,6 +1416,7 @@ mod tests {
     const BIG: Sizes = Sizes {
         segments: 1,
         aggregators: 1 << 20,
+        recycle_slack: None,
     };
 
     /// Worker 0 holds a hub 0 and leaves 1, 2; worker 1 holds 3, 4; worker 2 holds 5.
@@ -1536,6 +1608,7 @@ mod tests {
         let tight = Sizes {
             segments: 1,
             aggregators: 4,
+            recycle_slack: None,
         };
         let r = evaluate(
             &idx,

@@ -17,6 +17,7 @@ pub mod lower;
 pub mod model;
 pub mod mvc;
 pub mod profile;
+pub mod recycle;
 pub mod replay;
 pub mod traffic;
 pub mod verify;

@@ -17,7 +17,7 @@
 //! if any, follow from pass 1 on the recirculation path.
 
 use crate::delivery::{plan_delivery_with, AggregateMode, PairIndex, Tables};
-use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED};
+use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
 use crate::profile::SwitchProfile;
 use crate::PlanError;
 
@@ -68,7 +68,6 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
             "--aggregate {aggregate}: per-edge (R) sums need every destination in one block, but they take {blocks}"
         ));
     }
-    let cap = tables.capacity_rows.max(1) as usize;
     // Partial ids: worker by worker, in each worker's send order.
     let mut partials = Vec::new();
     let mut partial_id = vec![Vec::new(); m];
@@ -91,8 +90,8 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
     let mut out = Vec::with_capacity(blocks);
     let mut next_partial = vec![0usize; m];
     for b in 0..blocks {
-        let lo = b * cap;
-        let hi = ((b + 1) * cap).min(tables.row_dst.len());
+        let lo = tables.block_start[b] as usize;
+        let hi = tables.block_start[b + 1] as usize;
         let mut block = Block {
             level: 0,
             sources: Vec::new(),
@@ -108,11 +107,19 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
                     tables.row_dst[r]
                 ));
             }
+            let generation = tables.row_gen[r];
+            if generation > MAX_GENERATION {
+                return bad(format!(
+                    "--aggregate {aggregate} --recycle: aggregator row {} of block {b} is reused {} times, more than the switch's 16-bit generation holds; raise --recycle-slack or --switch-mem",
+                    tables.row_slot[r],
+                    generation + 1
+                ));
+            }
             block.aggregators.push(AggSlot {
                 dst: tables.row_dst[r],
-                base: ((r - lo) as u64 * seg as u64) as u32,
+                base: (tables.row_slot[r] as u64 * seg as u64) as u32,
                 expected,
-                generation: 0,
+                generation,
             });
         }
         // Every worker's share of the block, interleaved so the block's source list keeps each

@@ -9,6 +9,9 @@ use crate::PlanError;
 pub const MAX_BLOCKS: usize = 1 << 16;
 /// Largest expected contribution count an aggregator can wait for (`Count` is 16 bits).
 pub const MAX_EXPECTED: u32 = u16::MAX as u32;
+/// Largest generation of a recycled aggregator row (the `aggregate` action's `generation`
+/// is 16 bits).
+pub const MAX_GENERATION: u32 = u16::MAX as u32;
 /// Default cap on aggregators one source feeds in one block (`pass` is 8 bits: passes 0..=255).
 pub const DEFAULT_MAX_PASSES: u32 = 256;
 
@@ -47,6 +50,15 @@ pub struct PlanConfig {
     /// switch run".
     #[serde(default = "paper", skip_serializing_if = "is_paper")]
     pub aggregate: String,
+    /// Aggregator recycling by live range for delivery plans (`switch-ctl plan --recycle`):
+    /// `None` (the default, and what plans written before this field load with; left out of
+    /// the manifest) keeps one aggregator row per destination for the whole block;
+    /// `Some(slack)` lets destinations whose contributions are over share an aggregator, in
+    /// blocks cut where the rows live at once would exceed the memory, with `slack` feature
+    /// vectors of margin after a row's last contribution before its aggregator is reused
+    /// (docs/planner.md, "Recycling by live range").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recycle_slack: Option<u64>,
 }
 
 fn one_leaf() -> u32 {
@@ -216,7 +228,14 @@ impl Block {
 
     /// Aggregators the block occupies at its peak.
     pub fn aggregators_used(&self, segments: u32) -> u64 {
-        self.aggregators.len() as u64 * segments as u64
+        if self.aggregators.iter().all(|a| a.generation == 0) {
+            return self.aggregators.len() as u64 * segments as u64;
+        }
+        // Recycled rows share their aggregators: count each first aggregator once.
+        let mut bases: Vec<u32> = self.aggregators.iter().map(|a| a.base).collect();
+        bases.sort_unstable();
+        bases.dedup();
+        bases.len() as u64 * segments as u64
     }
 
     /// Largest number of passes any source needs.
@@ -563,6 +582,7 @@ mod tests {
             max_passes: DEFAULT_MAX_PASSES,
             leaves,
             aggregate: "paper".into(),
+            recycle_slack: None,
         }
     }
 

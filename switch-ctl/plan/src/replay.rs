@@ -149,6 +149,7 @@ mod tests {
         let sizes = Sizes {
             segments: 1,
             aggregators: 1 << 20,
+            recycle_slack: None,
         };
         let choice = Choice::uniform(2, d);
         let bound = crate::delivery::evaluate(&idx, &part, &choice, prof, sizes)

@@ -150,14 +150,31 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
         }
         peak = peak.max(used);
         // Aggregator ranges in the switch and disjoint: sort bases and compare neighbours.
-        let mut ranges: Vec<(u32, usize)> = block
+        // Rows of a recycling plan may share a base, each with its own generation.
+        let mut ranges: Vec<(u32, u32, usize)> = block
             .aggregators
             .iter()
             .enumerate()
-            .map(|(i, a)| (a.base, i))
+            .map(|(i, a)| (a.base, a.generation, i))
             .collect();
         ranges.sort_unstable();
-        for (k, &(base, i)) in ranges.iter().enumerate() {
+        for (k, &(base, generation, i)) in ranges.iter().enumerate() {
+            if generation > crate::model::MAX_GENERATION {
+                return fail(ctx(format!(
+                    "destination {} has generation {generation}, beyond the switch's 16 bits",
+                    block.aggregators[i].dst
+                )));
+            }
+            if k > 0 && ranges[k - 1].0 == base {
+                let j = ranges[k - 1].2;
+                if ranges[k - 1].1 == generation {
+                    return fail(ctx(format!(
+                        "destinations {} and {} share aggregators from {base} with the same generation {generation}: a switch could not tell their contributions apart",
+                        block.aggregators[j].dst, block.aggregators[i].dst
+                    )));
+                }
+                continue;
+            }
             if base as u64 + segments as u64 > cfg.aggregators() {
                 return fail(ctx(format!(
                     "destination {} uses aggregators {}..{}, beyond the switch's {}",
@@ -168,7 +185,7 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                 )));
             }
             if k > 0 && (ranges[k - 1].0 as u64 + segments as u64) > base as u64 {
-                let j = ranges[k - 1].1;
+                let j = ranges[k - 1].2;
                 return fail(ctx(format!(
                     "destinations {} and {} overlap in aggregators (bases {} and {}, {} segments each)",
                     block.aggregators[j].dst, block.aggregators[i].dst, ranges[k - 1].0, base, segments

@@ -99,6 +99,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
             feature_dim: a.feature_dim,
             seed: a.seed,
             aggregate: a.aggregate,
+            recycle_slack: None,
         },
         &plan_dir,
     )?;

@@ -114,6 +114,14 @@ pub struct SimArgs {
     /// Seed of the planner.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Delivery strategies (switchgnn_auto, partials, multicast) recycle aggregators by live
+    /// range, as `switch-ctl plan --recycle` does: fewer blocks in the same memory.
+    #[arg(long)]
+    recycle: bool,
+    /// With --recycle: vectors of margin before an aggregator is reused
+    /// (`switch-ctl plan --recycle-slack`).
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    recycle_slack: u64,
     /// Loss-recovery timeout in microseconds (fetch after this long without progress,
     /// BlockDone again after this long without BlockAdvance; doubles on every expiry up to 16x;
     /// default: the daemon's 20 ms). 0 = no recovery (a lost frame leaves the layer incomplete).
@@ -413,6 +421,7 @@ fn run(mut a: SimArgs) -> Result<()> {
         max_passes: 256,
         leaves: 1,
         aggregate: "paper".into(),
+        recycle_slack: a.recycle.then_some(a.recycle_slack),
     };
     // Placement of partitions on leaves (what `switch-ctl plan --leaves` does), by default on
     // a leaf-spine; the strategies' plan variants keep it.

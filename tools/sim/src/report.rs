@@ -244,6 +244,14 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
                 sw.advance_resends
             )
             .unwrap();
+            if sw.generation_conflicts > 0 {
+                writeln!(
+                    s,
+                    "  RECYCLING CONFLICTS: {} contributions reached a recycled aggregator before its older generation completed (raise --recycle-slack; the time above treats them as free)",
+                    sw.generation_conflicts
+                )
+                .unwrap();
+            }
             if sw.leaf_partials + sw.spine_results > 0 {
                 writeln!(
                     s,

@@ -83,6 +83,7 @@ fn placing_partitions_on_leaves_takes_traffic_off_the_fabric() {
         PlanConfig {
             leaves,
             aggregate: "paper".into(),
+            recycle_slack: None,
             ..base.clone()
         },
     );

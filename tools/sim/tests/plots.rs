@@ -150,6 +150,7 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "test".into(),
         max_abs_value: 1.0,

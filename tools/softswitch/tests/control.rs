@@ -32,6 +32,7 @@ fn the_program_written_by_name_equals_the_tables_built_from_the_plan() {
             max_passes: 16,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,

@@ -42,6 +42,7 @@ fn plan(feature_dim: u32, mem: u64) -> Plan {
             max_passes: 8,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: spec,
         max_abs_value: 1.0,

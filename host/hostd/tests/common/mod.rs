@@ -105,6 +105,7 @@ pub fn make_test_plan(dir: &Path) -> Plan {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat:scale=8,edge_factor=8".into(),
         max_abs_value: 8.0,

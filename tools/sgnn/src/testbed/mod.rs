@@ -111,6 +111,15 @@ pub struct TestbedArgs {
     /// host-based baseline runs on the first one's partition. See `switch-ctl plan --help`.
     #[arg(long, value_name = "MODE[,MODE]", default_value = "paper,auto", value_delimiter = ',', value_parser = parse_aggregate)]
     pub aggregate: Vec<AggregateMode>,
+    /// Delivery plans (every --aggregate but paper) recycle aggregators by live range
+    /// (`switch-ctl plan --recycle`): several destinations share an aggregator in turn, the
+    /// switch tells them apart by a generation. With a small --switch-mem this cuts blocks.
+    #[arg(long)]
+    pub recycle: bool,
+    /// With --recycle: vectors of margin before an aggregator is reused
+    /// (`switch-ctl plan --recycle-slack`).
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    pub recycle_slack: u64,
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]
     pub out: PathBuf,
@@ -301,6 +310,8 @@ fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Resul
             feature_dim: a.feature_dim,
             seed: a.seed,
             aggregate,
+            recycle_slack: (a.recycle && aggregate != AggregateMode::Paper)
+                .then_some(a.recycle_slack),
         },
         dir,
     )
@@ -318,6 +329,8 @@ pub(crate) struct PlanOptions<'a> {
     /// How the sums are delivered (`switch-ctl plan --aggregate`), chosen under the default
     /// switch profile.
     pub aggregate: AggregateMode,
+    /// Recycling by live range (`switch-ctl plan --recycle-slack`), delivery plans only.
+    pub recycle_slack: Option<u64>,
 }
 
 /// Plans `graph` (from `source`) with `opts`, with a spinner naming each stage, and writes
@@ -341,6 +354,7 @@ pub(crate) fn plan_graph(
         max_passes: 256,
         leaves: 1,
         aggregate: "paper".into(),
+        recycle_slack: opts.recycle_slack,
     };
     let spinner = ProgressBar::new_spinner();
     spinner.set_style(ProgressStyle::with_template("{spinner} plan: {msg}").unwrap());

@@ -219,6 +219,7 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
                 feature_dim: dim,
                 seed: a.seed,
                 aggregate: a.aggregate,
+                recycle_slack: None,
             },
             &dir,
         )?;

@@ -52,6 +52,9 @@ pub struct Deliver {
     total: u64,
     /// When the last expected frame arrived.
     pub finish: Option<Time>,
+    /// Per aggregator (slot x segment) of the current block, the row whose generation holds
+    /// it while its sum is incomplete (`u32::MAX`: free).
+    holder: Vec<u32>,
 }
 
 impl Deliver {
@@ -77,6 +80,7 @@ impl Deliver {
             delivered: 0,
             total,
             finish: if total == 0 { Some(0) } else { None },
+            holder: vec![u32::MAX; rows.min(t.capacity_rows as usize) * segments as usize],
             t,
         }
     }
@@ -87,9 +91,24 @@ impl Deliver {
     }
 
     fn add(&mut self, row: u32, seg: u32, at: Time, now: Time, sw: u32, out: &mut Out) {
+        // The switch's aggregator of this contribution (rows of a recycling plan share them).
+        let agg = (self.t.row_slot[row as usize] * self.segments + seg) as usize;
+        if let Some(h) = self.holder.get_mut(agg) {
+            if *h != row {
+                if *h != u32::MAX {
+                    self.rows.counters.generation_conflicts += 1;
+                }
+                *h = row;
+            }
+        }
         let Some(done) = self.rows.add(row, seg, at, now) else {
             return;
         };
+        if let Some(h) = self.holder.get_mut(agg) {
+            if *h == row {
+                *h = u32::MAX;
+            }
+        }
         let dst = self.partition[self.t.row_dst[row as usize] as usize];
         out.emits.push((
             done,

@@ -76,6 +76,12 @@ pub struct SwitchCounters {
     pub released: u64,
     /// BlockDone of a block the switch had already advanced, answered with its BlockAdvance.
     pub advance_resends: u64,
+    /// Recycled aggregators (`--recycle`) that a contribution of a newer generation reached
+    /// while the older generation's sum was still incomplete: where the P4 switch would
+    /// reclaim the aggregator and the older sum's receiver would fetch its contributions. The
+    /// simulator counts them and completes both sums as if they had not met, so the time is
+    /// exact only when this is 0 (the planner's slack held).
+    pub generation_conflicts: u64,
 }
 
 impl SwitchCounters {

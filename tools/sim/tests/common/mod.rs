@@ -24,6 +24,7 @@ pub fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
         max_passes: 256,
         leaves: 1,
         aggregate: "paper".into(),
+        recycle_slack: None,
     }
 }
 

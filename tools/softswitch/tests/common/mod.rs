@@ -56,6 +56,7 @@ pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
             max_passes: 256,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: "rmat".into(),
         max_abs_value: 1.0,
