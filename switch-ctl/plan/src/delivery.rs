@@ -998,7 +998,7 @@ impl Planned {
     fn with_blocks(&mut self, blocks: u64, prof: &SwitchProfile) {
         let p = &mut self.prediction;
         let (old, new) = (p.blocks.saturating_sub(1), blocks.saturating_sub(1));
-        let barriers = new as f64 * prof.barrier_us();
+        let barriers = new as f64 * prof.advance_us();
         p.bound_us += barriers - p.barriers_us;
         p.barriers_us = barriers;
         p.blocks = blocks;
