@@ -779,7 +779,8 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
         "{:<18} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
         "mode", "time", "ms/layer", "link bytes", "switch rx", "retx", "fetches", "ecn"
     );
-    for r in &runs {
+    for (r, p) in runs.iter().zip(&plans) {
+        let blocks = p.3.blocks.len();
         let up: u64 = r.link_bytes("port_rx").iter().sum();
         let down: u64 = r.link_bytes("port_tx").iter().sum();
         let per_layer = r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
@@ -796,6 +797,7 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
         );
         rows.push(json!({
             "mode": r.mode,
+            "blocks": blocks,
             "seconds": r.seconds,
             "round_seconds": r.round_seconds,
             "ms_per_layer": per_layer,
