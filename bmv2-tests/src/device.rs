@@ -143,6 +143,7 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
                     ("expected", p.expected as u128),
                     ("more", p.more as u128),
                     ("seen_base", p.seen_base as u128),
+                    ("generation", p.generation as u128),
                 ],
             ),
             AggAction::Deliver {

@@ -103,10 +103,11 @@ fn counters_diff(model: &[u64], dut: &[u64]) -> Option<String> {
 }
 
 /// Registers compared in full at the end (the lanes are compared where a slot is busy).
-pub const COMPARED_REGISTERS: [&str; 9] = [
+pub const COMPARED_REGISTERS: [&str; 10] = [
     "agg_count",
     "agg_state",
     "agg_tag",
+    "agg_gen",
     "agg_ecn",
     "sync_round",
     "sync_block",

@@ -105,6 +105,7 @@ fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u
             max_passes,
             leaves: 1,
             aggregate: "paper".into(),
+            recycle_slack: None,
         },
         graph_source: graph.into(),
         max_abs_value: 1.0,
@@ -493,6 +494,7 @@ fn extra_aggregate(
             expected,
             more: false,
             seen_base: seen,
+            generation: 0,
         }),
     )
 }

@@ -476,6 +476,7 @@ const TNA_SIZED: &[&str] = &[
     "register agg_state",
     "register agg_tag",
     "register agg_ecn",
+    "register agg_gen",
 ];
 
 fn without_size(o: &Object) -> Object {

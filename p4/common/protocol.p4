@@ -11,7 +11,7 @@
 const bit<32> MAX_WORKERS    = 256;     // sync_done slots, worker_table / worker_addr entries
 const bit<32> IPV4_FORWARD_SIZE  = 1024;
 const bit<32> DSCP_PRIORITY_SIZE = 64;
-const bit<32> EVENT_COUNTERS = 32;      // events[] (26 used, below)
+const bit<32> EVENT_COUNTERS = 32;      // events[] (28 used, below)
 const bit<32> PORTS          = 512;     // port_rx / port_tx (every 9-bit port)
 
 /* ---- switch_config: the initial default action (docs/switch-interface.md, table 6) ---- */
@@ -90,5 +90,7 @@ const bit<32> EV_DROP_UNKNOWN_WORKER  = 23;
 const bit<32> EV_SATURATED            = 24;   // contributions with at least one saturated lane
 const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (source, segment)
 const bit<32> EV_DROP_WRONG_PORT      = 26;   // a BlockDone not from its worker's port
+const bit<32> EV_BYPASSED_LATE        = 27;   // a contribution for an older generation than
+                                              // its aggregator holds: to the host, untouched
 
 #endif

@@ -7,8 +7,9 @@
  *   idx = agg_base + segment, cell = seen_base + segment (tag = round ++ block earlier)
  *   Aggregation, once the checks accepted the pass:
  *   src_seen[cell]   (first-pass host frames)  duplicate?      } one stage: agg_tag does
- *   agg_tag[idx]     (aggregate)               fresh?          } not wait for src_seen
- *   agg_count[idx]   -> OP_ADD / OP_COMPLETE / OP_BYPASS / OP_TAKE
+ *   agg_tag[idx]     (aggregate)               tag fresh?      } not wait for src_seen
+ *   agg_gen[idx]     (accepted aggregate)      -> GEN_SAME / GEN_FRESH / GEN_LATE
+ *   agg_count[idx]   -> OP_ADD / OP_COMPLETE / OP_BYPASS / OP_TAKE (not for GEN_LATE)
  *   agg_value_0..31[idx] (4 per stage)      -> add, emit the sum and clear, take, clear
  * agg_ecn and agg_state are updated in egress (the ingress stages are full), from the
  * bridge header.
@@ -18,6 +19,14 @@
  *   duplicate writes the tag its original already wrote, which changes nothing.
  * - agg_count also holds the bypassed state (COUNT_BYPASSED); agg_state is written in
  *   egress for the control plane to read, and read by nothing.
+ * - Generations (docs/switch-interface.md): agg_gen is read after agg_tag, so a pass knows
+ *   whether the aggregator holds its round and block. A pass whose generation is older than
+ *   the one held for its round and block is late (GEN_LATE): it leaves as the Bypass
+ *   (bypassed_late) and touches neither agg_count nor the lanes. As agg_tag, agg_gen keeps
+ *   its value when an aggregate completes (v1model frees it to 0), so a contribution of an
+ *   older generation arriving after the newer one completed is late here too, where v1model
+ *   would start the freed aggregator again for it; either way it never lands in a newer
+ *   generation's sum.
  * - A pass that completes an aggregate while its source feeds more aggregators (more = 1)
  *   cannot both put the sums in the packet and keep the original values for the next
  *   pass. It keeps the sums in the aggregator, goes on as the next pass, and its mirror
@@ -107,7 +116,8 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
     /* The action data; the effects follow in apply. */
     @name(".aggregate") @id(1)
     action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
-                     bit<16> expected, bit<1> more, bit<32> seen_base) {
+                     bit<16> expected, bit<1> more, bit<32> seen_base,
+                     bit<16> generation) {
         meta.agg_base = agg_base;
         meta.segment = (bit<32>)hdr.sgnn.segment;
         meta.out_dst_id = dst_id;
@@ -115,6 +125,7 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
         meta.expected = expected;
         meta.more = more;
         meta.seen_base = seen_base;
+        meta.generation = generation;
     }
 
     @name(".deliver") @id(2)
@@ -153,8 +164,11 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
         meta.seen_cell = meta.seen_base + meta.segment;
         meta.expected_m1 = meta.expected - 1;
         // Set here, not (only) in the parser: the compiler may overlay a parser-initialised
-        // bit with extracted header bytes. A harvest pass keeps 0 (it reads no agg_tag).
+        // bit with extracted header bytes. A harvest pass keeps these (it reads no agg_tag
+        // and no agg_gen).
         meta.fresh = 0;
+        meta.tag_fresh = 0;
+        meta.gen_op = GEN_SAME;
     }
     apply {
         // `more` is read only after a hit, whose action sets it; the compiler cannot see that
@@ -209,6 +223,7 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_count") @id(33) Register<bit<16>, bit<32>>(AGGREGATORS) agg_count;
     @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
     @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
+    @name(".agg_gen")   @id(50) Register<bit<16>, bit<32>>(AGGREGATORS) agg_gen;
 
     /* src_seen: a first-pass copy is a duplicate when its cell holds its block's mark. */
     RegisterAction<bit<32>, bit<32>, bit<1>>(src_seen) take_seen = {
@@ -222,8 +237,8 @@ control Aggregation(inout headers_t hdr,
         }
     };
 
-    /* agg_tag: the aggregator is fresh when it last served another round or block (the
-     * leftover of a loss, or an aggregator reused by a later block). */
+    /* agg_tag: the aggregator's tag is fresh when it last served another round or block
+     * (the leftover of a loss, or an aggregator reused by a later block). */
     RegisterAction<bit<32>, bit<32>, bit<1>>(agg_tag) take_tag = {
         void apply(inout bit<32> v, out bit<1> fresh) {
             if (v != meta.tag) {
@@ -236,7 +251,43 @@ control Aggregation(inout headers_t hdr,
     };
 
     @hidden action check_seen() { meta.duplicate = take_seen.execute(meta.seen_cell); }
-    @hidden action check_tag()  { meta.fresh = take_tag.execute(meta.agg_idx); }
+    @hidden action check_tag()  { meta.tag_fresh = take_tag.execute(meta.agg_idx); }
+
+    /* agg_gen, once the tag's answer is known: another round or block takes the
+     * aggregator for this generation; in the same round and block, an older generation
+     * than the one held is late (the aggregator is left alone), a newer one takes it. */
+    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_gen) gen_take = {
+        void apply(inout bit<16> v, out bit<2> op) {
+            v = meta.generation;
+            op = GEN_FRESH;
+        }
+    };
+    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_gen) gen_check = {
+        void apply(inout bit<16> v, out bit<2> op) {
+            if (v > meta.generation) {
+                op = GEN_LATE;
+            } else if (v == meta.generation) {
+                op = GEN_SAME;
+            } else {
+                v = meta.generation;
+                op = GEN_FRESH;
+            }
+        }
+    };
+    @hidden action gen_fresh() { meta.gen_op = gen_take.execute(meta.agg_idx); }
+    @hidden action gen_same_tag() { meta.gen_op = gen_check.execute(meta.agg_idx); }
+    @hidden table gen_table {
+        key = { meta.tag_fresh: exact; }
+        actions = { gen_fresh; gen_same_tag; @defaultonly NoAction; }
+        // Entries, not a default action (which cannot address a register through the hash
+        // distribution unit).
+        const entries = {
+            1: gen_fresh();
+            0: gen_same_tag();
+        }
+        const default_action = NoAction();
+        size = 2;
+    }
 
     /* agg_count: the count, or COUNT_BYPASSED. */
     RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_add = {
@@ -279,7 +330,10 @@ control Aggregation(inout headers_t hdr,
         }
     };
     @hidden action op_add()     { meta.agg_op = count_add.execute(meta.agg_idx); }
-    @hidden action op_fresh()   { meta.agg_op = count_fresh.execute(meta.agg_idx); }
+    @hidden action op_fresh() {
+        meta.agg_op = count_fresh.execute(meta.agg_idx);
+        meta.fresh = 1;
+    }
     @hidden action op_resend()  { meta.agg_op = count_resend.execute(meta.agg_idx); }
     @hidden action op_harvest() { meta.agg_op = count_harvest.execute(meta.agg_idx); }
 
@@ -287,7 +341,7 @@ control Aggregation(inout headers_t hdr,
         key = {
             meta.pass_kind:  ternary;
             hdr.sgnn.resend: ternary;
-            meta.fresh:      ternary;
+            meta.gen_op:     ternary;
         }
         actions = { op_add; op_fresh; op_resend; op_harvest; @defaultonly NoAction; }
         // The catch-all is an entry, not the default action: a default action cannot
@@ -295,7 +349,7 @@ control Aggregation(inout headers_t hdr,
         const entries = {
             (PASS_HARVEST, _, _): op_harvest();
             (_, 1, _): op_resend();
-            (_, _, 1): op_fresh();
+            (_, _, GEN_FRESH): op_fresh();
             (_, _, _): op_add();
         }
         const default_action = NoAction();
@@ -441,52 +495,70 @@ control Aggregation(inout headers_t hdr,
         }
 
         meta.agg_op = OP_ADD;
+        bool late = false;
         if (run == 1) {
             if (meta.agg_idx >= AGGREGATORS) {
                 EVENT(EV_DROP_BAD_INDEX);
                 run = 0;
             } else {
-                count_table.apply();
-            lane_0.apply();
-            lane_1.apply();
-            lane_2.apply();
-            lane_3.apply();
-            lane_4.apply();
-            lane_5.apply();
-            lane_6.apply();
-            lane_7.apply();
-            lane_8.apply();
-            lane_9.apply();
-            lane_10.apply();
-            lane_11.apply();
-            lane_12.apply();
-            lane_13.apply();
-            lane_14.apply();
-            lane_15.apply();
-            lane_16.apply();
-            lane_17.apply();
-            lane_18.apply();
-            lane_19.apply();
-            lane_20.apply();
-            lane_21.apply();
-            lane_22.apply();
-            lane_23.apply();
-            lane_24.apply();
-            lane_25.apply();
-            lane_26.apply();
-            lane_27.apply();
-            lane_28.apply();
-            lane_29.apply();
-            lane_30.apply();
-            lane_31.apply();
-                lane_op_table.apply();
-                hdr.bridge.agg_idx = meta.agg_idx;
-                hdr.bridge.fresh = meta.fresh;
+                // A harvest pass reads the sums its own pass left: no generation to check.
+                if (!harvest) {
+                    gen_table.apply();
+                }
+                if (meta.gen_op == GEN_LATE) {
+                    late = true;
+                } else {
+                    count_table.apply();
+                    lane_0.apply();
+                    lane_1.apply();
+                    lane_2.apply();
+                    lane_3.apply();
+                    lane_4.apply();
+                    lane_5.apply();
+                    lane_6.apply();
+                    lane_7.apply();
+                    lane_8.apply();
+                    lane_9.apply();
+                    lane_10.apply();
+                    lane_11.apply();
+                    lane_12.apply();
+                    lane_13.apply();
+                    lane_14.apply();
+                    lane_15.apply();
+                    lane_16.apply();
+                    lane_17.apply();
+                    lane_18.apply();
+                    lane_19.apply();
+                    lane_20.apply();
+                    lane_21.apply();
+                    lane_22.apply();
+                    lane_23.apply();
+                    lane_24.apply();
+                    lane_25.apply();
+                    lane_26.apply();
+                    lane_27.apply();
+                    lane_28.apply();
+                    lane_29.apply();
+                    lane_30.apply();
+                    lane_31.apply();
+                    lane_op_table.apply();
+                    hdr.bridge.agg_idx = meta.agg_idx;
+                    hdr.bridge.fresh = meta.fresh;
+                }
             }
         }
 
         if (run == 1) {
-            if (meta.agg_op == OP_BYPASS) {
+            if (late) {
+                // A newer generation of this round and block holds the aggregator: to the
+                // host, the aggregator untouched (lane_op stays LANE_NONE for egress).
+                EVENT(EV_BYPASSED_LATE);
+                if (next_pass) {
+                    mirror_as(PASS_NEXT, pass + 1);   // before the Bypass rewrite
+                }
+                make_bypass();
+                meta.to_worker = 1;
+            } else if (meta.agg_op == OP_BYPASS) {
                 if (harvest) {
                     // A RESEND released the aggregator before the harvest: nothing to send.
                     EVENT(EV_BYPASSED);

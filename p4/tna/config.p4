@@ -62,6 +62,11 @@ const bit<2> OP_TAKE     = 3;    // harvest: read the sums out and free the aggr
 /* agg_count's value for a bypassed aggregator (v1model: agg_state BYPASSED) */
 const bit<16> COUNT_BYPASSED = 0xffff;
 
+/* ---- what agg_gen says of a pass's generation (docs/switch-interface.md, "Generations") ---- */
+const bit<2> GEN_SAME  = 0;      // the aggregator holds this round, block and generation
+const bit<2> GEN_FRESH = 1;      // another round, block or (older) generation: start afresh
+const bit<2> GEN_LATE  = 2;      // a newer generation of this round and block holds it
+
 /* ---- what the lanes do (agg_value_* and agg_ecn) ---- */
 const bit<3> LANE_NONE  = 0;
 const bit<3> LANE_ACC   = 1;     // add (or store, if the aggregator is fresh); keep

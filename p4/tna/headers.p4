@@ -24,7 +24,7 @@ header bridge_h {
     bit<16> dst_worker;
     bit<32> agg_idx;        // the aggregator of this pass (agg_ecn, agg_state)
     bit<3>  lane_op;        // LANE_* applied to the lanes, applied by egress to agg_ecn
-    bit<1>  fresh;          // the aggregator belonged to another round or block
+    bit<1>  fresh;          // the aggregator belonged to another round, block or generation
     bit<1>  originated;     // a frame the switch builds: egress addresses it
     bit<1>  advance_mc;     // a block-advance replica: the worker is egress_rid
     bit<1>  replica_mc;     // a replicated raw vertex's copy: the worker is egress_rid
@@ -112,6 +112,7 @@ struct ig_metadata_t {
     bit<16> expected_m1;
     bit<1>  more;
     bit<32> seen_base;
+    bit<16> generation;     // of the aggregators at agg_base this row uses
     bit<32> agg_idx;
     bit<32> seen_cell;
     bit<16> hdr_worker;     // hdr.sgnn.worker_id, round and block_id, copied for the
@@ -122,7 +123,9 @@ struct ig_metadata_t {
     bit<1>  done_now;       // expected <= 1: the first contribution completes
 
     bit<1>  duplicate;
-    bit<1>  fresh;
+    bit<1>  tag_fresh;      // agg_tag held another round or block
+    bit<2>  gen_op;         // GEN_*: agg_gen's verdict on this pass's generation
+    bit<1>  fresh;          // start the aggregator afresh (set with agg_count's op)
     bit<2>  agg_op;         // OP_*
     bit<3>  lane_op;        // LANE_*
 

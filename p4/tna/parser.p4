@@ -42,6 +42,8 @@ parser SgnnIngressParser(packet_in pkt,
         meta.to_recirc = 0;
         meta.duplicate = 0;
         meta.fresh = 0;
+        meta.tag_fresh = 0;
+        meta.gen_op = GEN_SAME;
         meta.mirror_next = 0;
         meta.count_event = 0;
         meta.more = 0;

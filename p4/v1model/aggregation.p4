@@ -5,7 +5,13 @@
  * worker as Bypass), or replicate (a delivery plan's raw vertex: the packet replication
  * engine sends a Bypass copy to every worker of the multicast group, dst_id ALL_NEIGHBOURS,
  * each counted delivered in egress; the worker of a copy is its egress_rid). The aggregator is 32 lane registers plus count, state, tag (round
- * and block it belongs to) and a sticky ECN bit, all indexed by the same slot.
+ * and block it belongs to), generation and a sticky ECN bit, all indexed by the same slot.
+ *
+ * Generations (docs/switch-interface.md, "Generations"): a plan that recycles aggregators
+ * gives several rows of a block the same agg_base, numbered by `generation` in send order.
+ * A contribution for an older generation than the one the aggregator holds for the same
+ * round and block is late: it leaves as a Bypass (bypassed_late) and the aggregator is not
+ * touched. State of another round, block or generation is reclaimed.
  *
  * Duplicate suppression (docs/switch-interface.md): a Data frame from a host without
  * RESEND (so at pass 0), after its agg_table hit and before the action's effects, takes
@@ -82,18 +88,21 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_tag")   @id(35) register<bit<32>>(AGGREGATORS) agg_tag;
     @name(".agg_ecn")   @id(36) register<bit<8>>(AGGREGATORS)  agg_ecn;
     @name(".src_seen")  @id(49) register<bit<33>>(SEEN_CELLS)  src_seen;
+    @name(".agg_gen")   @id(50) register<bit<16>>(AGGREGATORS) agg_gen;
 
     /* The actions only load their data; the effects follow in apply, after the duplicate
      * check (which needs seen_base, so it cannot come before the lookup). */
     @name(".aggregate") @id(1)
     action aggregate(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
-                     bit<16> expected, bit<1> more, bit<32> seen_base) {
+                     bit<16> expected, bit<1> more, bit<32> seen_base,
+                     bit<16> generation) {
         meta.agg_base = agg_base;
         meta.out_dst_id = dst_id;
         meta.dst_worker = dst_worker;
         meta.expected = expected;
         meta.more = more;
         meta.seen_base = seen_base;
+        meta.generation = generation;
     }
 
     @name(".deliver") @id(2)
@@ -134,8 +143,8 @@ control Aggregation(inout headers_t hdr,
         src_seen.write(cell, mark);
     }
 
-    /* Empties slot idx and leaves it in `state` for round/block `tag`. */
-    @hidden action release(bit<32> idx, bit<8> state, bit<32> tag) {
+    /* Empties slot idx and leaves it in `state` for round/block `tag`, generation `gen`. */
+    @hidden action release(bit<32> idx, bit<8> state, bit<32> tag, bit<16> gen) {
         agg_value_0.write(idx, 0);
         agg_value_1.write(idx, 0);
         agg_value_2.write(idx, 0);
@@ -172,11 +181,12 @@ control Aggregation(inout headers_t hdr,
         agg_ecn.write(idx, 0);
         agg_state.write(idx, state);
         agg_tag.write(idx, tag);
+        agg_gen.write(idx, gen);
     }
 
-    /* One contribution into slot idx (active for round/block `tag`). One action, so bmv2
-     * holds the register locks for the whole read-modify-write. */
-    @hidden action accumulate(bit<32> idx, bit<32> tag) {
+    /* One contribution into slot idx (active for round/block `tag`, generation `gen`). One
+     * action, so bmv2 holds the register locks for the whole read-modify-write. */
+    @hidden action accumulate(bit<32> idx, bit<32> tag, bit<16> gen) {
         bit<16> count;
         agg_count.read(count, idx);
         count = count + 1;
@@ -192,6 +202,7 @@ control Aggregation(inout headers_t hdr,
 
         agg_state.write(idx, (meta.complete == 1) ? AGG_FREE : AGG_ACTIVE);
         agg_tag.write(idx, (meta.complete == 1) ? 32w0 : tag);
+        agg_gen.write(idx, (meta.complete == 1) ? 16w0 : gen);
 
         bit<32> acc;
         bit<32> sum;
@@ -299,30 +310,41 @@ control Aggregation(inout headers_t hdr,
             } else {
                 bit<32> idx = slot[31:0];
                 bit<32> tag = hdr.sgnn.round ++ hdr.sgnn.block_id;
+                bit<16> gen = meta.generation;
                 bit<8> state;
                 bit<32> held;
+                bit<16> held_gen;
                 agg_state.read(state, idx);
                 agg_tag.read(held, idx);
-                // State of another round or block is a leftover of loss: reclaim.
-                if (state != AGG_FREE && held != tag) {
-                    events.count(EV_RECLAIMED);
-                    release(idx, AGG_FREE, 0);
-                    state = AGG_FREE;
-                }
-                if (resend == 1 || state == AGG_BYPASSED) {
-                    // Release (the receiver refetches partial sums) and go to the host.
-                    release(idx, AGG_BYPASSED, tag);
-                    events.count(EV_BYPASSED);
+                agg_gen.read(held_gen, idx);
+                if (state != AGG_FREE && held == tag && held_gen > gen) {
+                    // Late: this round and block moved the aggregator on to a newer
+                    // generation (the row was recycled). To the host, the slot untouched.
+                    events.count(EV_BYPASSED_LATE);
                     make_bypass();
                 } else {
-                    accumulate(idx, tag);
-                    if (meta.saturated == 1) {
-                        events.count(EV_SATURATED);
+                    // State of another round, block or generation is a leftover of loss:
+                    // reclaim.
+                    if (state != AGG_FREE && (held != tag || held_gen != gen)) {
+                        events.count(EV_RECLAIMED);
+                        release(idx, AGG_FREE, 0, 0);
+                        state = AGG_FREE;
                     }
-                    events.count(EV_AGGREGATED);
-                    if (meta.complete == 1) {
-                        events.count(EV_RESULTS);
-                        make_result();
+                    if (resend == 1 || state == AGG_BYPASSED) {
+                        // Release (the receiver refetches partial sums) and go to the host.
+                        release(idx, AGG_BYPASSED, tag, gen);
+                        events.count(EV_BYPASSED);
+                        make_bypass();
+                    } else {
+                        accumulate(idx, tag, gen);
+                        if (meta.saturated == 1) {
+                            events.count(EV_SATURATED);
+                        }
+                        events.count(EV_AGGREGATED);
+                        if (meta.complete == 1) {
+                            events.count(EV_RESULTS);
+                            make_result();
+                        }
                     }
                 }
             }

@@ -56,6 +56,7 @@ struct metadata_t {
     bit<16> expected;
     bit<1>  more;
     bit<32> seen_base;      // first src_seen cell of the source in this block
+    bit<16> generation;     // generation of the aggregators at agg_base this row uses
 
     /* Duplicate suppression: src_seen already held this round and block. */
     bit<1>  duplicate;

@@ -221,6 +221,7 @@ pub fn block_entries(plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) -
                     ("expected", slot.expected as u128),
                     ("more", (p + 1 < passes.len()) as u128),
                     ("seen_base", i as u128 * segments),
+                    ("generation", slot.generation as u128),
                 ],
             });
         }

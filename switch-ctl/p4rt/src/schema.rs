@@ -34,11 +34,11 @@ pub const MULTICAST_ALL_WORKERS: u32 = 1;
 /// Clone session used for recirculation (I2E clone of the original packet).
 pub const CLONE_SESSION_RECIRCULATE: u32 = 100;
 
-/// Number of cells of the `events` counter (27 used, see [`EVENTS`]).
+/// Number of cells of the `events` counter (28 used, see [`EVENTS`]).
 pub const EVENTS_SIZE: i64 = 32;
 
 /// Indices of the `events` counter, in the order of `softswitch::Counters`.
-pub const EVENTS: [&str; 27] = [
+pub const EVENTS: [&str; 28] = [
     "rx",
     "tx",
     "data",
@@ -66,6 +66,7 @@ pub const EVENTS: [&str; 27] = [
     "saturated",
     "drop_duplicate",
     "drop_wrong_port",
+    "bypassed_late",
 ];
 
 fn preamble(prefix: Prefix, n: u32, name: &str) -> Option<cfg::Preamble> {
@@ -271,6 +272,7 @@ fn v1model_p4info() -> cfg::P4Info {
                 ("expected", 16),
                 ("more", 1),
                 ("seen_base", 32),
+                ("generation", 16),
             ],
         ),
         action(
@@ -348,6 +350,7 @@ fn v1model_p4info() -> cfg::P4Info {
     // Ids 41-47 were settings registers in an earlier draft (now the switch_config table).
     registers.push(register(48, "drop_seen", 32, 1));
     registers.push(register(49, "src_seen", 33, SEEN_CELLS));
+    registers.push(register(50, "agg_gen", 16, AGGREGATORS));
     let counters = vec![
         counter(1, "events", Unit::Packets, EVENTS_SIZE),
         counter(2, "port_rx", Unit::Both, 512),
@@ -663,7 +666,17 @@ mod tests {
         assert_eq!(ix.register("sync_done").unwrap().size, 256);
         assert_eq!(ix.counter("port_tx").unwrap().id, 0x1200_0003);
         assert_eq!(ix.counter("events").unwrap().size, 32);
-        assert_eq!(ix.registers().len(), 42);
+        assert_eq!(ix.register("agg_gen").unwrap().id, 0x1600_0032);
+        assert_eq!(ix.register("agg_gen").unwrap().bitwidth(), 16);
+        assert_eq!(
+            ix.action("aggregate")
+                .unwrap()
+                .param("generation")
+                .unwrap()
+                .bitwidth,
+            16
+        );
+        assert_eq!(ix.registers().len(), 43);
         assert!(compare_p4info(&p, &p).is_empty());
     }
 }

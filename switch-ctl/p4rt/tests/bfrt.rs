@@ -40,6 +40,7 @@ fn agg_entry(src: u128, base: u128) -> TableEntry {
         .param("expected", 2)
         .param("more", 0)
         .param("seen_base", 0)
+        .param("generation", 0)
 }
 
 #[test]

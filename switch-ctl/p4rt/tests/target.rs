@@ -29,6 +29,7 @@ fn agg_entry(block: u128, src: u128, base: u128) -> TableEntry {
         .param("expected", 3)
         .param("more", 1)
         .param("seen_base", src * 2)
+        .param("generation", 0)
 }
 
 fn worker_entry(worker: u128, port: u128) -> TableEntry {

@@ -25,6 +25,7 @@ fn bench(c: &mut Criterion) {
                 expected: FAN_IN as u16,
                 more: false,
                 seen_base: src,
+                generation: 0,
             }),
         );
     }

@@ -78,7 +78,7 @@ fn mac_value(m: [u8; 6]) -> u128 {
     m.iter().fold(0u128, |a, &b| a << 8 | b as u128)
 }
 
-/// The register names with their width and size, in id order (`@id` 1..=40, 48, 49).
+/// The register names with their width and size, in id order (`@id` 1..=40, 48..=50).
 pub fn registers(p: &Pipeline) -> Vec<(String, u32, usize)> {
     let aggs = p.config.aggregators as usize;
     let mut v: Vec<(String, u32, usize)> = (0..LANES)
@@ -95,6 +95,7 @@ pub fn registers(p: &Pipeline) -> Vec<(String, u32, usize)> {
         ("sync_count", 16, 1),
         ("drop_seen", 32, 1),
         ("src_seen", 33, SEEN_CELLS),
+        ("agg_gen", 16, aggs),
     ] {
         v.push((n.to_string(), w, s));
     }
@@ -154,6 +155,7 @@ impl Pipeline {
                             expected: p("expected", 16)? as u16,
                             more: p("more", 1)? == 1,
                             seen_base: p("seen_base", 32)? as u32,
+                            generation: p("generation", 16)? as u16,
                         }),
                         "deliver" => AggAction::Deliver {
                             dst_id: p("dst_id", 32)? as u32,
@@ -302,6 +304,7 @@ impl Pipeline {
                                 ("expected", a.expected as u128),
                                 ("more", a.more as u128),
                                 ("seen_base", a.seen_base as u128),
+                                ("generation", a.generation as u128),
                             ],
                         ),
                         AggAction::Deliver {
@@ -466,6 +469,7 @@ impl Pipeline {
             "agg_count" => r.agg_count[at(r.agg_count.len())?] as u128,
             "agg_state" => r.agg_state[at(r.agg_state.len())?] as u128,
             "agg_tag" => r.agg_tag[at(r.agg_tag.len())?] as u128,
+            "agg_gen" => r.agg_gen[at(r.agg_gen.len())?] as u128,
             "agg_ecn" => r.agg_ecn[at(r.agg_ecn.len())?] as u128,
             "sync_round" => (at(1)?, r.sync_round as u128).1,
             "sync_block" => (at(1)?, r.sync_block as u128).1,
@@ -515,6 +519,7 @@ impl Pipeline {
                 r.agg_state[index] = v as u8
             }
             "agg_tag" => r.agg_tag[index] = v as u32,
+            "agg_gen" => r.agg_gen[index] = v as u16,
             "agg_ecn" => r.agg_ecn[index] = v as u8,
             "sync_round" => r.sync_round = v as u16,
             "sync_block" => r.sync_block = v as u16,

@@ -14,6 +14,14 @@
 //! round and block, so later contributions bypass too) and the values go to the destination's
 //! worker as Bypass; it never recirculates, so a retransmission is never added twice.
 //!
+//! Generations (a plan that recycles aggregators by live range gives several destination rows
+//! of a block the same `agg_base`, numbered 0, 1, 2, ... in send order): an aggregator also
+//! holds the generation its state belongs to (`agg_gen`). A contribution for an older
+//! generation than the one held for the same round and block is late (its row was recycled):
+//! it goes to the destination's worker as Bypass (`bypassed_late`) and leaves the aggregator
+//! alone. State of another round, block or generation is reclaimed, as before. With
+//! generation 0 everywhere nothing changes.
+//!
 //! `replicate(group)` (a delivery plan's raw vertex, `M`): the packet replication engine
 //! sends every worker of the multicast group a Bypass copy addressed to all its neighbours of
 //! the source; per-edge aggregators of the same source, if any, follow from pass 1.
@@ -89,6 +97,9 @@ pub struct Registers {
     pub agg_state: Vec<u8>,
     /// `agg_tag`: `round << 16 | block` the state belongs to.
     pub agg_tag: Vec<u32>,
+    /// `agg_gen`: the generation (of the rows sharing the aggregator) the state belongs to;
+    /// 0 when free.
+    pub agg_gen: Vec<u16>,
     /// `agg_ecn`: sticky congestion mark of the aggregate.
     pub agg_ecn: Vec<u8>,
     /// `sync_round`, `sync_block`: the block being exchanged.
@@ -170,14 +181,18 @@ pub struct Counters {
     /// Dropped: a BlockDone that did not come in on the port of the worker it names (a
     /// stray or forged frame must not advance, or answer for, another worker).
     pub drop_wrong_port: u64,
+    /// Contributions for an older generation than the one their aggregator holds for the
+    /// same round and block (the row was recycled): sent to the host as Bypass, the
+    /// aggregator untouched.
+    pub bypassed_late: u64,
 }
 
 impl Counters {
     /// Names in the order of the P4 program's `events` counter indices.
-    pub const NAMES: [&'static str; 27] = sgnn_p4rt::schema::EVENTS;
+    pub const NAMES: [&'static str; 28] = sgnn_p4rt::schema::EVENTS;
 
     /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
-    pub fn to_array(&self) -> [u64; 27] {
+    pub fn to_array(&self) -> [u64; 28] {
         [
             self.rx,
             self.tx,
@@ -206,6 +221,7 @@ impl Counters {
             self.saturated,
             self.drop_duplicate,
             self.drop_wrong_port,
+            self.bypassed_late,
         ]
     }
 }
@@ -278,6 +294,7 @@ impl Pipeline {
             agg_count: vec![0; n],
             agg_state: vec![agg_state::FREE; n],
             agg_tag: vec![0; n],
+            agg_gen: vec![0; n],
             agg_ecn: vec![0; n],
             sync_round: 0,
             sync_block: 0,
@@ -629,14 +646,24 @@ impl Pipeline {
         }
         let i = idx as usize;
         let t = tag(s.round, s.block_id);
-        // An aggregator holding another round's or block's state is a leftover of loss: reclaim.
-        if self.regs.agg_state[i] != agg_state::FREE && self.regs.agg_tag[i] != t {
+        let g = p.generation;
+        let held = self.regs.agg_state[i] != agg_state::FREE;
+        // A contribution for a generation older than the one this round and block has moved
+        // on to: its row was recycled. To the host, the aggregator untouched.
+        if held && self.regs.agg_tag[i] == t && self.regs.agg_gen[i] > g {
+            self.counters.bypassed_late += 1;
+            self.bypass(repr, p.dst_id, p.dst_worker, lanes, out);
+            return;
+        }
+        // An aggregator holding another round's, block's or (older) generation's state is a
+        // leftover of loss: reclaim.
+        if held && (self.regs.agg_tag[i] != t || self.regs.agg_gen[i] != g) {
             self.counters.reclaimed += 1;
-            self.release(i, agg_state::FREE, 0);
+            self.release(i, agg_state::FREE, 0, 0);
         }
         if resend || self.regs.agg_state[i] == agg_state::BYPASSED {
             // Release (partial sums are refetched by the receiver) and go to the host.
-            self.release(i, agg_state::BYPASSED, t);
+            self.release(i, agg_state::BYPASSED, t, g);
             self.counters.bypassed += 1;
             self.bypass(repr, p.dst_id, p.dst_worker, lanes, out);
             return;
@@ -644,6 +671,7 @@ impl Pipeline {
         if self.regs.agg_state[i] == agg_state::FREE {
             self.regs.agg_state[i] = agg_state::ACTIVE;
             self.regs.agg_tag[i] = t;
+            self.regs.agg_gen[i] = g;
         }
         let sat = sgnn_wire::codec::accumulate(&mut self.regs.agg_values[i], lanes);
         self.counters.saturated += (sat > 0) as u64;
@@ -662,18 +690,19 @@ impl Pipeline {
             r.frac_bits = s.frac_bits;
             r.flags.ecn = self.regs.agg_ecn[i] != 0;
             let sum = self.regs.agg_values[i];
-            self.release(i, agg_state::FREE, 0);
+            self.release(i, agg_state::FREE, 0, 0);
             self.counters.results += 1;
             self.send_to_worker(p.dst_worker, r, Some(&sum), repr.ip.dscp, out);
         }
     }
 
-    fn release(&mut self, i: usize, state: u8, t: u32) {
+    fn release(&mut self, i: usize, state: u8, t: u32, g: u16) {
         self.regs.agg_values[i] = [0; LANES];
         self.regs.agg_count[i] = 0;
         self.regs.agg_ecn[i] = 0;
         self.regs.agg_state[i] = state;
         self.regs.agg_tag[i] = t;
+        self.regs.agg_gen[i] = g;
     }
 
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {

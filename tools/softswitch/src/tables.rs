@@ -2,7 +2,7 @@
 //!
 //! | table | key | actions |
 //! |---|---|---|
-//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base)`, `deliver(dst_id, dst_worker, more, seen_base)`, `replicate(group, more, seen_base)` |
+//! | `agg_table` | `block_id` exact, `src_id` exact, `pass` exact | `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base, generation)`, `deliver(dst_id, dst_worker, more, seen_base)`, `replicate(group, more, seen_base)` |
 //! | `worker_table` | `worker_id` exact | `set_worker(port)` |
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
@@ -67,6 +67,11 @@ pub struct AggregateParams {
     pub more: bool,
     /// First `src_seen` cell of the source in this block; segment `s` uses `seen_base + s`.
     pub seen_base: u32,
+    /// Generation of the aggregators at `agg_base` this row uses ([`sgnn_plan::AggSlot`]'s
+    /// `generation`; 0 unless the plan recycles aggregators by live range). A contribution
+    /// for an older generation than the one an aggregator holds for the same round and block
+    /// is late: it goes to the host untouched (`bypassed_late`).
+    pub generation: u16,
 }
 
 /// Actions of `agg_table`.
@@ -232,6 +237,8 @@ impl Tables {
                         expected: slot.expected as u16,
                         more: p + 1 < passes.len(),
                         seen_base: i as u32 * segments,
+                        generation: u16::try_from(slot.generation)
+                            .expect("the planner keeps an aggregator's generation below 65536"),
                     }),
                 );
             }
