@@ -499,6 +499,122 @@ fn extra_aggregate(
     )
 }
 
+/// Sources of [`recycled_generations`]: `(src, generation, agg_base, dst, dst_worker)`, each
+/// row completed by two contributions (the rows of one base share its aggregator).
+pub const RECYCLED_ROWS: [(u32, u16, u32, u32, u16); 16] = [
+    // (a) generation 0 completes, then generation 1.
+    (100_000, 0, 60_000, 900, 0),
+    (100_001, 0, 60_000, 900, 0),
+    (100_002, 1, 60_000, 901, 1),
+    (100_003, 1, 60_000, 901, 1),
+    // (b) generation 1 reclaims a partial of 0; later contributions of 0 are late.
+    (100_010, 0, 60_010, 910, 0),
+    (100_011, 0, 60_010, 910, 0),
+    (100_012, 1, 60_010, 911, 1),
+    (100_013, 1, 60_010, 911, 1),
+    (100_014, 0, 60_010, 910, 0), // and at pass 1 a lone aggregator (60_020, dst 912)
+    // (c) a RESEND for generation 0 while 1 is active.
+    (100_030, 0, 60_030, 930, 0),
+    (100_031, 0, 60_030, 930, 0),
+    (100_032, 1, 60_030, 931, 1),
+    (100_033, 1, 60_030, 931, 1),
+    // (d) generation 1 left active by round 0, reclaimed by generation 0 of round 1.
+    (100_040, 0, 60_040, 940, 0),
+    (100_041, 0, 60_040, 940, 0),
+    (100_042, 1, 60_040, 941, 1),
+];
+
+/// Lanes of [`recycled_generations`]' source `src`: distinct per source, so a sum shows who
+/// was added.
+pub fn recycled_lanes(src: u32) -> [i32; LANES] {
+    std::array::from_fn(|l| (src - 100_000) as i32 * 1000 - l as i32)
+}
+
+/// Aggregator recycling (a plan's rows sharing `agg_base`, numbered by `generation`): (a)
+/// generation 0 completes, then 1, both exact; (b) generation 1 arrives while 0 is active
+/// (0's partial reclaimed), later contributions of 0 are late (`bypassed_late`: a Bypass to
+/// 0's destination, the aggregator untouched), one of them recirculating to its next pass,
+/// and 1 completes with its own sum; (c) a RESEND for 0 while 1 is active is late too, a
+/// RESEND for 1 releases the aggregator as before, and 0 is late against that bypassed
+/// state; (d) state of another round is reclaimed whatever its generation. The rows are
+/// `agg_table` entries beyond the plan's, in aggregators it does not use.
+pub fn recycled_generations() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
+    assert_eq!(
+        plan.blocks.len(),
+        1,
+        "one block: its BlockDones start round 1"
+    );
+    let mut extra: Vec<((u16, u32, u8), AggAction)> = RECYCLED_ROWS
+        .iter()
+        .map(|&(src, generation, agg_base, dst_id, dst_worker)| {
+            (
+                (0, src, 0),
+                AggAction::Aggregate(AggregateParams {
+                    agg_base,
+                    dst_id,
+                    dst_worker,
+                    expected: 2,
+                    more: src == 100_014,
+                    seen_base: 200_000 + (src - 100_000),
+                    generation,
+                }),
+            )
+        })
+        .collect();
+    extra.push(extra_aggregate(100_014, 60_020, 912, 2, 1, 200_014));
+    extra.last_mut().expect("pushed").0 .2 = 1; // pass 1
+    let data = |src: u32, round: u16, resend: bool| {
+        let w = (src % 3) as u16;
+        let mut s = Repr::new(PacketType::Data);
+        s.worker_id = w;
+        s.src_id = src;
+        s.round = round;
+        s.frac_bits = 20;
+        s.flags.resend = resend;
+        Step {
+            port: w,
+            frame: frame(w, s, Some(&recycled_lanes(src))),
+            what: format!("data src {src} round {round} resend {resend}"),
+        }
+    };
+    let mut steps = vec![
+        // (a)
+        data(100_000, 0, false),
+        data(100_001, 0, false),
+        data(100_002, 0, false),
+        data(100_003, 0, false),
+        // (b)
+        data(100_010, 0, false),
+        data(100_012, 0, false),
+        data(100_011, 0, false),
+        data(100_014, 0, false),
+        data(100_013, 0, false),
+        // (c)
+        data(100_032, 0, false),
+        data(100_030, 0, true),
+        data(100_033, 0, false),
+        data(100_032, 0, true),
+        data(100_031, 0, false),
+        // (d)
+        data(100_042, 0, false),
+    ];
+    steps.extend(block_done_all(&plan, 0, 0));
+    steps.extend([
+        data(100_040, 1, false),
+        data(100_041, 1, false),
+        // Left active at the end: the registers compared hold a generation.
+        data(100_012, 1, false),
+    ]);
+    Scenario {
+        name: "recycled_generations",
+        config: config(&plan),
+        plan,
+        extra_entries: extra,
+        steps,
+    }
+}
+
 /// Lanes that saturate both ways (counted `saturated` once per contribution, every lane
 /// clamped, not wrapped), and frames with Ethernet padding: switch frames leave at their exact
 /// length, forwarded ones keep their padding. (Ported from the deleted Python checker's
@@ -800,6 +916,7 @@ pub fn all() -> Vec<Scenario> {
         control_frames_from_their_ports(),
         saturation_and_padding(),
         random_mix(),
+        recycled_generations(),
     ]
 }
 

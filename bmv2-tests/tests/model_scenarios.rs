@@ -139,6 +139,73 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert!(c.drop_wrong_port > 0, "{c:?}");
                 assert!(c.aggregated > 0 && c.forwarded > 0, "{c:?}");
             }
+            "recycled_generations" => {
+                assert_eq!(c.bypassed_late, 4, "{c:?}");
+                assert_eq!(
+                    (c.reclaimed, c.bypassed, c.recirculated),
+                    (2, 1, 1),
+                    "{c:?}"
+                );
+                assert_eq!((c.results, c.aggregated), (6, 14), "{c:?}");
+                assert_eq!(c.block_advance, 1, "{c:?}");
+                // Every Result holds exactly its own generation's two contributions (912:
+                // the lone aggregator of 100_014's pass 1); every late contribution reaches
+                // generation 0's destination raw.
+                let sources = |dst: u32| -> Vec<u32> {
+                    scenario::RECYCLED_ROWS
+                        .iter()
+                        .filter(|r| r.3 == dst)
+                        .map(|r| r.0)
+                        .collect()
+                };
+                let mut results = Vec::new();
+                let mut bypasses = Vec::new();
+                for e in &out {
+                    let (r, l) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                    let Some(l) = l else {
+                        continue; // the BlockAdvances
+                    };
+                    match r.sgnn.packet_type {
+                        sgnn_wire::PacketType::Result => {
+                            let want: Vec<u32> = match r.sgnn.dst_id {
+                                912 => vec![100_014],
+                                d => sources(d)[..2].to_vec(),
+                            };
+                            let sum: [i32; sgnn_wire::LANES] = std::array::from_fn(|i| {
+                                want.iter().map(|&s| scenario::recycled_lanes(s)[i]).sum()
+                            });
+                            assert_eq!(l, sum, "result for {}", r.sgnn.dst_id);
+                            results.push(r.sgnn.dst_id);
+                        }
+                        sgnn_wire::PacketType::Bypass => {
+                            assert_eq!(l, scenario::recycled_lanes(r.sgnn.src_id));
+                            let row = scenario::RECYCLED_ROWS
+                                .iter()
+                                .find(|x| x.0 == r.sgnn.src_id)
+                                .unwrap();
+                            assert_eq!((r.sgnn.dst_id, e.port), (row.3, row.4));
+                            bypasses.push((r.sgnn.src_id, r.sgnn.dst_id));
+                        }
+                        _ => {}
+                    }
+                }
+                results.sort();
+                assert_eq!(results, [900, 901, 911, 912, 931, 940]);
+                bypasses.sort();
+                assert_eq!(
+                    bypasses,
+                    [
+                        (100_011, 910),
+                        (100_014, 910),
+                        (100_030, 930),
+                        (100_031, 930),
+                        (100_032, 931)
+                    ]
+                );
+                // Generation 1 of round 1 is left active at 60_010.
+                assert_eq!(m.busy_aggregators(), 1);
+                assert_eq!((m.regs.agg_gen[60_010], m.regs.agg_count[60_010]), (1, 1));
+            }
             other => panic!("unchecked scenario {other}"),
         }
     }
