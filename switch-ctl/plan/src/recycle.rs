@@ -268,13 +268,12 @@ mod tests {
             );
             let mut per_slot: std::collections::BTreeMap<u32, Vec<(u32, usize, usize)>> =
                 Default::default();
-            for r in lo..hi {
+            for (r, &(first, last)) in range.iter().enumerate().take(hi).skip(lo) {
                 assert!(t.row_slot[r] < t.capacity_rows, "slot inside the memory");
-                per_slot.entry(t.row_slot[r]).or_default().push((
-                    t.row_gen[r],
-                    range[r].0,
-                    range[r].1,
-                ));
+                per_slot
+                    .entry(t.row_slot[r])
+                    .or_default()
+                    .push((t.row_gen[r], first, last));
             }
             for uses in per_slot.values_mut() {
                 uses.sort_unstable();

@@ -169,7 +169,7 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                 let j = ranges[k - 1].2;
                 if ranges[k - 1].1 == generation {
                     return fail(ctx(format!(
-                        "destinations {} and {} share aggregators from {base} with the same generation {generation}: a switch could not tell their contributions apart",
+                        "destinations {} and {} overlap in aggregators (both from {base}, the same generation {generation}): a switch could not tell their contributions apart",
                         block.aggregators[j].dst, block.aggregators[i].dst
                     )));
                 }
