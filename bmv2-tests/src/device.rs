@@ -135,7 +135,7 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
     for &((block, src, pass), action) in &sc.extra_entries {
         let (name, params): (&'static str, Vec<(&'static str, u128)>) = match action {
             AggAction::Aggregate(p) => (
-                "aggregate",
+                sgnn_p4rt::schema::names::AGGREGATE,
                 vec![
                     ("agg_base", p.agg_base as u128),
                     ("dst_id", p.dst_id as u128),
@@ -152,7 +152,7 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
                 more,
                 seen_base,
             } => (
-                "deliver",
+                sgnn_p4rt::schema::names::DELIVER,
                 vec![
                     ("dst_id", dst_id as u128),
                     ("dst_worker", dst_worker as u128),
@@ -165,7 +165,7 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
                 more,
                 seen_base,
             } => (
-                "replicate",
+                sgnn_p4rt::schema::names::REPLICATE,
                 vec![
                     ("group", group as u128),
                     ("more", more as u128),
@@ -174,7 +174,7 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
             ),
         };
         extra.push(Entry {
-            table: "agg_table",
+            table: sgnn_p4rt::schema::names::AGG_TABLE,
             matches: vec![
                 ("block_id", block as u128),
                 ("src_id", src as u128),

@@ -4,6 +4,7 @@
 //! One code path for every target: bmv2 and Tofino over P4Runtime, the software switch (which
 //! serves P4Runtime too), and the in-memory and fault-injecting targets of the tests.
 
+use sgnn_p4rt::schema::names;
 use std::time::Instant;
 
 use sgnn_p4rt::target::{Op, Replica, TableEntry};
@@ -13,12 +14,12 @@ use crate::program::{Entry, SwitchProgram, SwitchSizes};
 
 /// Tables `load` fills and `clear` empties (all but the keyless `switch_config`).
 pub const TABLES: [&str; 6] = [
-    "agg_table",
-    "worker_table",
-    "port_worker",
-    "worker_addr",
-    "ipv4_forward",
-    "dscp_priority",
+    names::AGG_TABLE,
+    names::WORKER_TABLE,
+    names::PORT_WORKER,
+    names::WORKER_ADDR,
+    names::IPV4_FORWARD,
+    names::DSCP_PRIORITY,
 ];
 
 /// Registers holding the block-synchronisation state, reset by `load` and `clear`.
@@ -27,9 +28,9 @@ const SYNC_REGISTERS: [&str; 4] = ["sync_round", "sync_block", "sync_count", "dr
 /// The settings `clear` restores (the P4 program's initial `set_config`).
 pub fn initial_config() -> Entry {
     Entry {
-        table: "switch_config",
+        table: names::SWITCH_CONFIG,
         matches: Vec::new(),
-        action: "set_config",
+        action: names::SET_CONFIG,
         params: vec![
             ("workers", 0),
             ("blocks_per_round", 1),
@@ -56,7 +57,7 @@ pub fn sizes_of(target: &dyn Target) -> Result<SwitchSizes, TargetError> {
     let ix = target.index();
     Ok(SwitchSizes {
         aggregators: ix.register("agg_count")?.size,
-        agg_table: ix.table("agg_table")?.size,
+        agg_table: ix.table(names::AGG_TABLE)?.size,
         seen_cells: ix.register("src_seen")?.size,
         max_workers: ix.register("sync_done")?.size,
     })

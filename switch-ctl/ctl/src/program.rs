@@ -4,6 +4,7 @@
 //! This is target-neutral: `switch-ctl load` hands it to a P4Runtime target (bmv2, Tofino, or
 //! the software switch serving P4Runtime), and tests compare it with what a switch holds.
 
+use sgnn_p4rt::schema::names;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::dscp;
@@ -187,13 +188,13 @@ pub fn block_entries(plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) -
         let first = match groups.of_vertex.get(&src) {
             Some(&group) => {
                 out.push(Entry {
-                    table: "agg_table",
+                    table: names::AGG_TABLE,
                     matches: vec![
                         ("block_id", b as u128),
                         ("src_id", src as u128),
                         ("pass", 0),
                     ],
-                    action: "replicate",
+                    action: names::REPLICATE,
                     params: vec![
                         ("group", group as u128),
                         ("more", !passes.is_empty() as u128),
@@ -207,13 +208,13 @@ pub fn block_entries(plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) -
         for (p, &row) in passes.iter().enumerate() {
             let slot = block.aggregators[row as usize];
             out.push(Entry {
-                table: "agg_table",
+                table: names::AGG_TABLE,
                 matches: vec![
                     ("block_id", b as u128),
                     ("src_id", src as u128),
                     ("pass", (first + p) as u128),
                 ],
-                action: "aggregate",
+                action: names::AGGREGATE,
                 params: vec![
                     ("agg_base", slot.base as u128),
                     ("dst_id", slot.dst as u128),
@@ -278,9 +279,9 @@ pub fn program_for(
     }
     let mut prog = SwitchProgram {
         config: Entry {
-            table: "switch_config",
+            table: names::SWITCH_CONFIG,
             matches: Vec::new(),
-            action: "set_config",
+            action: names::SET_CONFIG,
             params: Vec::new(),
         },
         base_entries: Vec::new(),
@@ -293,39 +294,39 @@ pub fn program_for(
     for (w, &port) in deployment.worker_ports.iter().enumerate() {
         let w16 = w as u16;
         prog.base_entries.push(Entry {
-            table: "worker_table",
+            table: names::WORKER_TABLE,
             matches: vec![("worker_id", w as u128)],
-            action: "set_worker",
+            action: names::SET_WORKER,
             params: vec![("port", port as u128)],
         });
         prog.base_entries.push(Entry {
-            table: "port_worker",
+            table: names::PORT_WORKER,
             matches: vec![("port", port as u128)],
-            action: "set_port_worker",
+            action: names::SET_PORT_WORKER,
             params: vec![("worker_id", w as u128)],
         });
         prog.base_entries.push(Entry {
-            table: "worker_addr",
+            table: names::WORKER_ADDR,
             matches: vec![("worker_id", w as u128)],
-            action: "set_worker_addr",
+            action: names::SET_WORKER_ADDR,
             params: vec![
                 ("mac", mac_u128(worker_mac(w16))),
                 ("ip", ip_u128(worker_ip(w16))),
             ],
         });
         prog.base_entries.push(Entry {
-            table: "ipv4_forward",
+            table: names::IPV4_FORWARD,
             matches: vec![("dst_addr", ip_u128(worker_ip(w16)))],
-            action: "forward",
+            action: names::FORWARD,
             params: vec![("port", port as u128)],
         });
         replicas.push((w as u32, port));
     }
     for &(dscp, queue) in &deployment.dscp_priority {
         prog.base_entries.push(Entry {
-            table: "dscp_priority",
+            table: names::DSCP_PRIORITY,
             matches: vec![("dscp", dscp as u128)],
-            action: "set_priority",
+            action: names::SET_PRIORITY,
             params: vec![("queue", queue as u128)],
         });
     }
@@ -353,9 +354,9 @@ pub fn program_for(
         value,
     };
     prog.config = Entry {
-        table: "switch_config",
+        table: names::SWITCH_CONFIG,
         matches: Vec::new(),
-        action: "set_config",
+        action: names::SET_CONFIG,
         params: vec![
             ("workers", workers as u128),
             ("blocks_per_round", plan.blocks.len() as u128),

@@ -195,6 +195,66 @@ pub const TNA_AGG_TABLE_SIZE: u32 = 65536;
 /// `p4/tna/config.p4`: cells of the TNA program's `src_seen`.
 pub const TNA_SEEN_CELLS: u32 = 65536;
 
+/// The names of the program's tables and actions (P4Info `preamble.name`, also the BfRt
+/// names without their `pipe.` prefix): the control plane, the software switch and the tests
+/// use these constants, never the strings (issue 12: each fact defined once).
+pub mod names {
+    /// Table `agg_table`: (block, source, pass) -> aggregate, deliver or replicate.
+    pub const AGG_TABLE: &str = "agg_table";
+    /// Table `worker_table`: worker id -> its port.
+    pub const WORKER_TABLE: &str = "worker_table";
+    /// Table `ipv4_forward`: destination address -> port.
+    pub const IPV4_FORWARD: &str = "ipv4_forward";
+    /// Table `dscp_priority`: DSCP -> egress queue.
+    pub const DSCP_PRIORITY: &str = "dscp_priority";
+    /// Table `worker_addr`: worker id -> its MAC and IPv4 address.
+    pub const WORKER_ADDR: &str = "worker_addr";
+    /// Table `switch_config`: the default action holds the switch's configuration.
+    pub const SWITCH_CONFIG: &str = "switch_config";
+    /// Table `port_worker`: port -> the worker whose BlockDone it may carry.
+    pub const PORT_WORKER: &str = "port_worker";
+    /// Action `aggregate` of `agg_table`.
+    pub const AGGREGATE: &str = "aggregate";
+    /// Action `deliver` of `agg_table`.
+    pub const DELIVER: &str = "deliver";
+    /// Action `replicate` of `agg_table`.
+    pub const REPLICATE: &str = "replicate";
+    /// Action `set_worker` of `worker_table`.
+    pub const SET_WORKER: &str = "set_worker";
+    /// Action `forward` of `ipv4_forward`.
+    pub const FORWARD: &str = "forward";
+    /// Action `set_priority` of `dscp_priority`.
+    pub const SET_PRIORITY: &str = "set_priority";
+    /// Action `set_worker_addr` of `worker_addr`.
+    pub const SET_WORKER_ADDR: &str = "set_worker_addr";
+    /// Action `set_config` of `switch_config`.
+    pub const SET_CONFIG: &str = "set_config";
+    /// Action `set_port_worker` of `port_worker`.
+    pub const SET_PORT_WORKER: &str = "set_port_worker";
+    /// Every table, in P4Info id order.
+    pub const TABLES: [&str; 7] = [
+        AGG_TABLE,
+        WORKER_TABLE,
+        IPV4_FORWARD,
+        DSCP_PRIORITY,
+        WORKER_ADDR,
+        SWITCH_CONFIG,
+        PORT_WORKER,
+    ];
+    /// Every action but `NoAction`, in P4Info id order.
+    pub const ACTIONS: [&str; 9] = [
+        AGGREGATE,
+        DELIVER,
+        SET_WORKER,
+        FORWARD,
+        SET_PRIORITY,
+        SET_WORKER_ADDR,
+        SET_CONFIG,
+        REPLICATE,
+        SET_PORT_WORKER,
+    ];
+}
+
 /// The P4Info of the SwitchGNN P4 program (v1model), as `docs/switch-interface.md` specifies
 /// it: every name, id (`prefix << 24 | @id`), width, size, match kind and action reference.
 pub fn switchgnn_p4info() -> cfg::P4Info {
@@ -214,7 +274,7 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
             i.arch = "tna".to_string();
         }
         for t in &mut p.tables {
-            if name_of(&t.preamble) == "agg_table" {
+            if name_of(&t.preamble) == names::AGG_TABLE {
                 t.size = TNA_AGG_TABLE_SIZE as i64;
             }
         }
@@ -264,7 +324,7 @@ fn v1model_p4info() -> cfg::P4Info {
     let actions = vec![
         action(
             1,
-            "aggregate",
+            names::AGGREGATE,
             &[
                 ("agg_base", 32),
                 ("dst_id", 32),
@@ -277,7 +337,7 @@ fn v1model_p4info() -> cfg::P4Info {
         ),
         action(
             2,
-            "deliver",
+            names::DELIVER,
             &[
                 ("dst_id", 32),
                 ("dst_worker", 16),
@@ -285,13 +345,13 @@ fn v1model_p4info() -> cfg::P4Info {
                 ("seen_base", 32),
             ],
         ),
-        action(3, "set_worker", &[("port", 9)]),
-        action(4, "forward", &[("port", 9)]),
-        action(5, "set_priority", &[("queue", 3)]),
-        action(6, "set_worker_addr", &[("mac", 48), ("ip", 32)]),
+        action(3, names::SET_WORKER, &[("port", 9)]),
+        action(4, names::FORWARD, &[("port", 9)]),
+        action(5, names::SET_PRIORITY, &[("queue", 3)]),
+        action(6, names::SET_WORKER_ADDR, &[("mac", 48), ("ip", 32)]),
         action(
             7,
-            "set_config",
+            names::SET_CONFIG,
             &[
                 ("workers", 16),
                 ("blocks_per_round", 16),
@@ -305,10 +365,10 @@ fn v1model_p4info() -> cfg::P4Info {
         ),
         action(
             8,
-            "replicate",
+            names::REPLICATE,
             &[("group", 16), ("more", 1), ("seen_base", 32)],
         ),
-        action(9, "set_port_worker", &[("worker_id", 16)]),
+        action(9, names::SET_PORT_WORKER, &[("worker_id", 16)]),
         cfg::Action {
             preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
             params: Vec::new(),
@@ -317,17 +377,29 @@ fn v1model_p4info() -> cfg::P4Info {
     let tables = vec![
         table(
             1,
-            "agg_table",
+            names::AGG_TABLE,
             &[("block_id", 16), ("src_id", 32), ("pass", 8)],
             &[1, 2, 8],
             AGG_TABLE_SIZE,
         ),
-        table(2, "worker_table", &[("worker_id", 16)], &[3], MAX_WORKERS),
-        table(3, "ipv4_forward", &[("dst_addr", 32)], &[4], 1024),
-        table(4, "dscp_priority", &[("dscp", 6)], &[5], 64),
-        table(5, "worker_addr", &[("worker_id", 16)], &[6], MAX_WORKERS),
-        table(6, "switch_config", &[], &[7], 1),
-        table(7, "port_worker", &[("port", 9)], &[9], MAX_WORKERS),
+        table(
+            2,
+            names::WORKER_TABLE,
+            &[("worker_id", 16)],
+            &[3],
+            MAX_WORKERS,
+        ),
+        table(3, names::IPV4_FORWARD, &[("dst_addr", 32)], &[4], 1024),
+        table(4, names::DSCP_PRIORITY, &[("dscp", 6)], &[5], 64),
+        table(
+            5,
+            names::WORKER_ADDR,
+            &[("worker_id", 16)],
+            &[6],
+            MAX_WORKERS,
+        ),
+        table(6, names::SWITCH_CONFIG, &[], &[7], 1),
+        table(7, names::PORT_WORKER, &[("port", 9)], &[9], MAX_WORKERS),
     ];
     let mut registers: Vec<cfg::Register> = (0..LANES)
         .map(|lane| register(lane + 1, &format!("agg_value_{lane}"), 32, AGGREGATORS))
@@ -678,5 +750,21 @@ mod tests {
         );
         assert_eq!(ix.registers().len(), 43);
         assert!(compare_p4info(&p, &p).is_empty());
+    }
+
+    #[test]
+    fn the_names_module_names_every_table_and_action_of_both_programs() {
+        for arch in [Arch::V1model, Arch::Tna] {
+            let p = switchgnn_p4info_for(arch);
+            let tables: Vec<&str> = p.tables.iter().map(|t| name_of(&t.preamble)).collect();
+            assert_eq!(tables, names::TABLES, "{arch:?}");
+            let actions: Vec<&str> = p
+                .actions
+                .iter()
+                .map(|a| name_of(&a.preamble))
+                .filter(|&n| n != NO_ACTION)
+                .collect();
+            assert_eq!(actions, names::ACTIONS, "{arch:?}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! entries, registers, counters, multicast groups and clone sessions. The P4Runtime server
 //! translates ids to these names; `switch-ctl dump` and tests read state through it.
 
+use sgnn_p4rt::schema::names;
 use sgnn_wire::LANES;
 
 use crate::pipeline::{agg_state, Pipeline, PORTS, SEEN_CELLS, SEEN_VALID};
@@ -140,7 +141,7 @@ impl Pipeline {
             }};
         }
         match e.table.as_str() {
-            "agg_table" => {
+            names::AGG_TABLE => {
                 let key = (
                     m("block_id", 16)? as u16,
                     m("src_id", 32)? as u32,
@@ -148,7 +149,7 @@ impl Pipeline {
                 );
                 let action = || -> Result<AggAction, ControlError> {
                     Ok(match e.action.as_str() {
-                        "aggregate" => AggAction::Aggregate(AggregateParams {
+                        names::AGGREGATE => AggAction::Aggregate(AggregateParams {
                             agg_base: p("agg_base", 32)? as u32,
                             dst_id: p("dst_id", 32)? as u32,
                             dst_worker: p("dst_worker", 16)? as u16,
@@ -157,13 +158,13 @@ impl Pipeline {
                             seen_base: p("seen_base", 32)? as u32,
                             generation: p("generation", 16)? as u16,
                         }),
-                        "deliver" => AggAction::Deliver {
+                        names::DELIVER => AggAction::Deliver {
                             dst_id: p("dst_id", 32)? as u32,
                             dst_worker: p("dst_worker", 16)? as u16,
                             more: p("more", 1)? == 1,
                             seen_base: p("seen_base", 32)? as u32,
                         },
-                        "replicate" => AggAction::Replicate {
+                        names::REPLICATE => AggAction::Replicate {
                             group: p("group", 16)? as u16,
                             more: p("more", 1)? == 1,
                             seen_base: p("seen_base", 32)? as u32,
@@ -178,9 +179,9 @@ impl Pipeline {
                 };
                 apply!(self.tables.agg_table, key, v.expect("not a delete"))
             }
-            "worker_table" => {
+            names::WORKER_TABLE => {
                 let key = m("worker_id", 16)? as u16;
-                let v = self.port_action(kind, e, "set_worker")?;
+                let v = self.port_action(kind, e, names::SET_WORKER)?;
                 if let (Some(port), Some(have)) = (v, self.host_ports) {
                     if port >= have {
                         return Err(ControlError::Invalid(format!(
@@ -190,28 +191,28 @@ impl Pipeline {
                 }
                 apply!(self.tables.worker_table, key, v.expect("not a delete"))
             }
-            "ipv4_forward" => {
+            names::IPV4_FORWARD => {
                 let key = (m("dst_addr", 32)? as u32).to_be_bytes();
-                let v = self.port_action(kind, e, "forward")?;
+                let v = self.port_action(kind, e, names::FORWARD)?;
                 apply!(self.tables.ipv4_forward, key, v.expect("not a delete"))
             }
-            "dscp_priority" => {
+            names::DSCP_PRIORITY => {
                 let key = m("dscp", 6)? as u8;
                 let v = match (kind, e.action.as_str()) {
                     (WriteKind::Delete, _) => None,
-                    (_, "set_priority") => Some(p("queue", 3)? as u8),
+                    (_, names::SET_PRIORITY) => Some(p("queue", 3)? as u8),
                     (_, other) => return Err(unknown_action(&e.table, other)),
                 };
                 apply!(self.tables.dscp_priority, key, v.expect("not a delete"))
             }
-            "switch_config" => {
+            names::SWITCH_CONFIG => {
                 // Keyless: only its default action exists, and only MODIFY changes it.
                 if kind != WriteKind::Modify || !e.matches.is_empty() {
                     return Err(ControlError::Invalid(
                         "switch_config is keyless: MODIFY its default action set_config".into(),
                     ));
                 }
-                if e.action != "set_config" {
+                if e.action != names::SET_CONFIG {
                     return Err(unknown_action(&e.table, &e.action));
                 }
                 let workers = p("workers", 16)? as u16;
@@ -227,11 +228,11 @@ impl Pipeline {
                 self.regs.sync_done.resize(workers as usize, false);
                 Ok(())
             }
-            "worker_addr" => {
+            names::WORKER_ADDR => {
                 let key = m("worker_id", 16)? as u16;
                 let v = match (kind, e.action.as_str()) {
                     (WriteKind::Delete, _) => None,
-                    (_, "set_worker_addr") => Some(WorkerAddr {
+                    (_, names::SET_WORKER_ADDR) => Some(WorkerAddr {
                         mac: mac_of(p("mac", 48)?),
                         ip: (p("ip", 32)? as u32).to_be_bytes(),
                     }),
@@ -239,11 +240,11 @@ impl Pipeline {
                 };
                 apply!(self.tables.worker_addr, key, v.expect("not a delete"))
             }
-            "port_worker" => {
+            names::PORT_WORKER => {
                 let key = m("port", 9)? as crate::tables::PortId;
                 let v = match (kind, e.action.as_str()) {
                     (WriteKind::Delete, _) => None,
-                    (_, "set_port_worker") => Some(p("worker_id", 16)? as u16),
+                    (_, names::SET_PORT_WORKER) => Some(p("worker_id", 16)? as u16),
                     (_, other) => return Err(unknown_action(&e.table, other)),
                 };
                 apply!(self.tables.port_worker, key, v.expect("not a delete"))
@@ -284,7 +285,7 @@ impl Pipeline {
         };
         let mut out = Vec::new();
         match table {
-            "agg_table" => {
+            names::AGG_TABLE => {
                 let mut keys: Vec<_> = self.tables.agg_table.keys().copied().collect();
                 keys.sort_unstable();
                 for k in keys {
@@ -296,7 +297,7 @@ impl Pipeline {
                     out.push(match self.tables.agg_table[&k] {
                         AggAction::Aggregate(a) => entry(
                             &m,
-                            "aggregate",
+                            names::AGGREGATE,
                             &[
                                 ("agg_base", a.agg_base as u128),
                                 ("dst_id", a.dst_id as u128),
@@ -314,7 +315,7 @@ impl Pipeline {
                             seen_base,
                         } => entry(
                             &m,
-                            "deliver",
+                            names::DELIVER,
                             &[
                                 ("dst_id", dst_id as u128),
                                 ("dst_worker", dst_worker as u128),
@@ -328,7 +329,7 @@ impl Pipeline {
                             seen_base,
                         } => entry(
                             &m,
-                            "replicate",
+                            names::REPLICATE,
                             &[
                                 ("group", group as u128),
                                 ("more", more as u128),
@@ -338,55 +339,55 @@ impl Pipeline {
                     });
                 }
             }
-            "worker_table" => {
+            names::WORKER_TABLE => {
                 let mut v: Vec<_> = self.tables.worker_table.iter().collect();
                 v.sort_unstable();
                 for (&w, &port) in v {
                     out.push(entry(
                         &[("worker_id", w as u128)],
-                        "set_worker",
+                        names::SET_WORKER,
                         &[("port", port as u128)],
                     ));
                 }
             }
-            "port_worker" => {
+            names::PORT_WORKER => {
                 let mut v: Vec<_> = self.tables.port_worker.iter().collect();
                 v.sort_unstable();
                 for (&port, &w) in v {
                     out.push(entry(
                         &[("port", port as u128)],
-                        "set_port_worker",
+                        names::SET_PORT_WORKER,
                         &[("worker_id", w as u128)],
                     ));
                 }
             }
-            "ipv4_forward" => {
+            names::IPV4_FORWARD => {
                 let mut v: Vec<_> = self.tables.ipv4_forward.iter().collect();
                 v.sort_unstable();
                 for (&ip, &port) in v {
                     out.push(entry(
                         &[("dst_addr", u32::from_be_bytes(ip) as u128)],
-                        "forward",
+                        names::FORWARD,
                         &[("port", port as u128)],
                     ));
                 }
             }
-            "dscp_priority" => {
+            names::DSCP_PRIORITY => {
                 let mut v: Vec<_> = self.tables.dscp_priority.iter().collect();
                 v.sort_unstable();
                 for (&d, &q) in v {
                     out.push(entry(
                         &[("dscp", d as u128)],
-                        "set_priority",
+                        names::SET_PRIORITY,
                         &[("queue", q as u128)],
                     ));
                 }
             }
-            "switch_config" => {
+            names::SWITCH_CONFIG => {
                 let c = &self.config;
                 out.push(entry(
                     &[],
-                    "set_config",
+                    names::SET_CONFIG,
                     &[
                         ("workers", c.workers as u128),
                         ("blocks_per_round", c.blocks_per_round as u128),
@@ -402,13 +403,13 @@ impl Pipeline {
                     ],
                 ));
             }
-            "worker_addr" => {
+            names::WORKER_ADDR => {
                 let mut v: Vec<_> = self.tables.worker_addr.iter().collect();
                 v.sort_unstable_by_key(|(w, _)| **w);
                 for (&w, a) in v {
                     out.push(entry(
                         &[("worker_id", w as u128)],
-                        "set_worker_addr",
+                        names::SET_WORKER_ADDR,
                         &[
                             ("mac", mac_value(a.mac)),
                             ("ip", u32::from_be_bytes(a.ip) as u128),
@@ -430,12 +431,12 @@ impl Pipeline {
     pub fn clear_table(&mut self, table: &str) -> Result<usize, ControlError> {
         let t = &mut self.tables;
         let n = match table {
-            "agg_table" => std::mem::take(&mut t.agg_table).len(),
-            "worker_table" => std::mem::take(&mut t.worker_table).len(),
-            "ipv4_forward" => std::mem::take(&mut t.ipv4_forward).len(),
-            "dscp_priority" => std::mem::take(&mut t.dscp_priority).len(),
-            "worker_addr" => std::mem::take(&mut t.worker_addr).len(),
-            "port_worker" => std::mem::take(&mut t.port_worker).len(),
+            names::AGG_TABLE => std::mem::take(&mut t.agg_table).len(),
+            names::WORKER_TABLE => std::mem::take(&mut t.worker_table).len(),
+            names::IPV4_FORWARD => std::mem::take(&mut t.ipv4_forward).len(),
+            names::DSCP_PRIORITY => std::mem::take(&mut t.dscp_priority).len(),
+            names::WORKER_ADDR => std::mem::take(&mut t.worker_addr).len(),
+            names::PORT_WORKER => std::mem::take(&mut t.port_worker).len(),
             other => {
                 return Err(ControlError::Unknown {
                     kind: "table",

@@ -6,6 +6,7 @@
 //! The pipeline is fixed: SetForwardingPipelineConfig accepts a P4Info that equals the switch's
 //! own (any difference is refused and listed) and ignores the device config (bmv2 JSON).
 
+use sgnn_p4rt::schema::names;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -214,7 +215,7 @@ impl SoftswitchRuntime {
             E::TableEntry(t) => {
                 let e = self.named_entry(t)?;
                 if t.is_default_action {
-                    if e.table != "switch_config" {
+                    if e.table != names::SWITCH_CONFIG {
                         return Err(inv(format!(
                             "the default action of {} is fixed (NoAction)",
                             e.table
@@ -338,7 +339,7 @@ impl SoftswitchRuntime {
                 };
                 for name in tables {
                     // switch_config is keyless: its only entry is the default action.
-                    let keyless = name == "switch_config";
+                    let keyless = name == names::SWITCH_CONFIG;
                     if t.is_default_action != keyless {
                         continue;
                     }
