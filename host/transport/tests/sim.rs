@@ -114,13 +114,8 @@ fn loaded_switch(plan: &Plan) -> Pipeline {
         .collect();
     Pipeline::new(
         SwitchConfig {
-            aggregators: plan.manifest.aggregators as u32,
             workers,
-            blocks_per_round: plan.blocks.len() as u16,
-            plan_tag: plan.tag(),
-            mac: SWITCH_MAC,
-            ip: SWITCH_IP,
-            ..SwitchConfig::default()
+            ..SwitchConfig::for_plan(plan)
         },
         Tables::from_plan(plan, &ports),
     )

@@ -220,11 +220,11 @@ fn main() -> ExitCode {
     };
     let tables = match &plan {
         Some(plan) => {
-            let used = plan.manifest.aggregators.min(u32::MAX as u64) as u32;
-            cfg.aggregators = a.aggregators.unwrap_or(used.max(1 << 16));
-            cfg.workers = plan.workers() as u16;
-            cfg.blocks_per_round = plan.blocks.len() as u16;
-            cfg.plan_tag = plan.tag();
+            let planned = SwitchConfig::for_plan(plan);
+            cfg.aggregators = a.aggregators.unwrap_or(planned.aggregators.max(1 << 16));
+            cfg.workers = planned.workers;
+            cfg.blocks_per_round = planned.blocks_per_round;
+            cfg.plan_tag = planned.plan_tag;
             Tables::from_plan(plan, &ports)
         }
         None => Tables::default(),

@@ -59,6 +59,22 @@ pub struct SwitchConfig {
     pub plan_tag: u32,
 }
 
+impl SwitchConfig {
+    /// What `switch-ctl load` sets for `plan` (program.rs's `set_config`): the plan's
+    /// aggregators, workers, blocks per round and tag; everything else the default. The one
+    /// place the software switch, the simulator's tests, the fuzz target and the benchmarks
+    /// derive a switch configuration from a plan.
+    pub fn for_plan(plan: &sgnn_plan::Plan) -> SwitchConfig {
+        SwitchConfig {
+            aggregators: plan.manifest.aggregators.min(u32::MAX as u64) as u32,
+            workers: plan.workers() as u16,
+            blocks_per_round: plan.blocks.len() as u16,
+            plan_tag: plan.tag(),
+            ..SwitchConfig::default()
+        }
+    }
+}
+
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {

@@ -63,12 +63,8 @@ fn worker_ports() -> Vec<WorkerPort> {
 }
 
 fn switch(plan: &Plan) -> Pipeline {
-    let cfg = SwitchConfig {
-        aggregators: plan.manifest.aggregators as u32,
-        workers: WORKERS as u16,
-        blocks_per_round: plan.blocks.len() as u16,
-        ..SwitchConfig::default()
-    };
+    let cfg = SwitchConfig::for_plan(plan);
+    assert_eq!(cfg.workers as u32, WORKERS);
     Pipeline::new(cfg, Tables::from_plan(plan, &worker_ports()))
 }
 

@@ -28,6 +28,7 @@ pub fn plans() -> &'static [Plan; 2] {
                 max_passes: 256,
                 leaves: 1,
                 aggregate: "paper".into(),
+                recycle_slack: None,
             },
             graph_source: "rmat".into(),
             max_abs_value: 8.0,

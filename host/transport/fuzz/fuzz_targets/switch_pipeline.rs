@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP};
 
 #[path = "common.rs"]
 mod common;
@@ -31,13 +31,8 @@ fuzz_target!(|input: (bool, Vec<common::Op>)| {
                 .collect();
             Pipeline::new(
                 SwitchConfig {
-                    aggregators: plan.manifest.aggregators as u32,
                     workers,
-                    blocks_per_round: plan.blocks.len() as u16,
-                    plan_tag: plan.tag(),
-                    mac: SWITCH_MAC,
-                    ip: SWITCH_IP,
-                    ..SwitchConfig::default()
+                    ..SwitchConfig::for_plan(plan)
                 },
                 Tables::from_plan(plan, &ports),
             )
