@@ -128,13 +128,9 @@ pub fn real_graph() -> String {
 
 fn config(plan: &Plan) -> SwitchConfig {
     SwitchConfig {
-        aggregators: 65536,
-        workers: plan.workers() as u16,
-        blocks_per_round: plan.blocks.len() as u16,
-        mac: SWITCH_MAC,
-        ip: SWITCH_IP,
-        plan_tag: plan.tag(),
-        ..SwitchConfig::default()
+        // The P4 program's register arrays (p4/v1model/config.p4), whatever the plan uses.
+        aggregators: sgnn_p4rt::schema::AGGREGATORS,
+        ..SwitchConfig::for_plan(plan)
     }
 }
 
