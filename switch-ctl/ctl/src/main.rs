@@ -556,6 +556,21 @@ fn plan(a: &PlanArgs) -> Result<()> {
         "delivery: {} (switch-ctl plan --aggregate; docs/planner.md)",
         report.aggregate
     );
+    if let Some(slack) = plan.manifest.config.recycle_slack {
+        let seg = plan.manifest.segments.max(1) as u64;
+        let cap = (plan.manifest.aggregators / seg).max(1);
+        let rows: u64 = plan.blocks.iter().map(|b| b.aggregators.len() as u64).sum();
+        let recycled = plan
+            .blocks
+            .iter()
+            .filter(|b| b.aggregators.iter().any(|s| s.generation > 0))
+            .count();
+        println!(
+            "recycling by live range (slack {slack} vectors): {} blocks ({recycled} of them reuse aggregators) where one aggregator row per destination would take {}",
+            plan.blocks.len(),
+            rows.div_ceil(cap).max(1)
+        );
+    }
     println!(
         "plan: {} blocks in {} levels, peak {} of {} aggregators, {} boundary vertices, {} cross edges",
         report.blocks.count,

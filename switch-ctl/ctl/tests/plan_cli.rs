@@ -536,6 +536,10 @@ fn recycle_packs_more_destinations_per_block_and_verifies() {
         &rec,
     );
     assert!(verify_ok(&rec).contains("verified:"), "{out}");
+    assert!(
+        out.contains("recycling by live range (slack 4 vectors)"),
+        "{out}"
+    );
     let (a, b) = (Plan::load(&plain).unwrap(), Plan::load(&rec).unwrap());
     assert!(
         a.blocks.len() > 1,

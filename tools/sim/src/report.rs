@@ -62,7 +62,7 @@ impl Epoch {
 }
 
 /// Header of `runs.csv`.
-pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us,bg_cnps_sent,bg_cnps_received,bg_rate_decreases,predicted_us";
+pub const CSV_HEADER: &str = "strategy,complete,time_per_layer_us,total_bytes,upload_bytes,download_bytes,frames,dropped_frames,dropped_bytes,ecn_marked,max_queue_bytes,recirculations,events,wall_seconds,events_per_second,fetch_timeouts,fetch_requests,fetch_replies,block_done_resends,rate_decreases,bg_flows,bg_completed,bg_offered_bytes,bg_fct_mean_us,bg_fct_p99_us,approximate,layers,exchanges_per_epoch,compute_us,time_per_epoch_us,bg_cnps_sent,bg_cnps_received,bg_rate_decreases,predicted_us,generation_conflicts";
 
 /// One `runs.csv` row; `epoch` turns the layer time into the epoch columns.
 pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
@@ -76,7 +76,7 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
     let bg = r.background.as_ref();
     let us = |t: Time| format!("{:.3}", t as f64 / PS_PER_US as f64);
     format!(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.3},{:.0},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.strategy,
         r.time.is_some(),
         r.time
@@ -114,6 +114,7 @@ pub fn csv_row(r: &RunReport, epoch: &Epoch) -> String {
         r.predicted
             .as_ref()
             .map_or(String::new(), |p| format!("{:.3}", p.time_us)),
+        r.switch.as_ref().map_or(0, |s| s.generation_conflicts),
     )
 }
 
