@@ -557,8 +557,6 @@ fn plan(a: &PlanArgs) -> Result<()> {
         report.aggregate
     );
     if let Some(slack) = plan.manifest.config.recycle_slack {
-        let seg = plan.manifest.segments.max(1) as u64;
-        let cap = (plan.manifest.aggregators / seg).max(1);
         let rows: u64 = plan.blocks.iter().map(|b| b.aggregators.len() as u64).sum();
         let recycled = plan
             .blocks
@@ -568,7 +566,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         println!(
             "recycling by live range (slack {slack} vectors): {} blocks ({recycled} of them reuse aggregators) where one aggregator row per destination would take {}",
             plan.blocks.len(),
-            rows.div_ceil(cap).max(1)
+            sgnn_plan::delivery::Sizes::of(&plan).blocks(rows).max(1)
         );
     }
     println!(

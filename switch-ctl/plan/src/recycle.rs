@@ -195,19 +195,6 @@ impl Tables {
         }
         debug_assert!(uses.len() <= cap, "colouring needs the peak");
     }
-
-    /// Aggregator rows block `b` uses (the most live at once where it recycles).
-    pub fn slots_in_block(&self, b: u32) -> u32 {
-        let (lo, hi) = (
-            self.block_start[b as usize],
-            self.block_start[b as usize + 1],
-        );
-        self.row_slot[lo as usize..hi as usize]
-            .iter()
-            .map(|&s| s + 1)
-            .max()
-            .unwrap_or(0)
-    }
 }
 
 #[cfg(test)]
