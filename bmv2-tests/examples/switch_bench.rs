@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use sgnn_bmv2_tests::device::{load, program, start_bmv2, start_softswitch, SwitchProcess};
 use sgnn_bmv2_tests::net::TestNet;
 use sgnn_bmv2_tests::{p4_main, scenario, Tools};
-use sgnn_p4rt::Target;
+use switch_ctl::Target;
 
 fn run(
     name: &str,

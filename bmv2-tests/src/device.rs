@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sgnn_p4rt::target::P4RuntimeTarget;
-use sgnn_p4rt::Target;
 use softswitch::control::{NamedEntry, WriteKind};
 use softswitch::{AggAction, Pipeline, Tables};
 use switch_ctl::install::install;
 use switch_ctl::program::{program_for, Deployment, Entry, SwitchProgram, SwitchSizes};
+use switch_ctl::target::P4RuntimeTarget;
+use switch_ctl::Target;
 
 use crate::net::TestNet;
 use crate::runner::SwitchState;

@@ -5,12 +5,12 @@
 use rand::{Rng, SeedableRng};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 use softswitch::{AggAction, AggregateParams, Pipeline, SwitchConfig, Tables, WorkerPort};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// One input frame and the port it enters on.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use sgnn_bmv2_tests::device::{load, model_of, program, start_bmv2, P4rtState};
 use sgnn_bmv2_tests::net::TestNet;
 use sgnn_bmv2_tests::{p4_main, runner, scenario, Tools};
-use sgnn_p4rt::Target;
+use switch_ctl::Target;
 
 /// Runs `cmds` (one per line) through simple_switch_CLI (next to simple_switch_grpc, with
 /// `$P4_PYTHON` if set) against the switch's Thrift port inside its namespace.

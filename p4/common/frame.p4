@@ -28,7 +28,7 @@ header ipv4_h {
     bit<32> dst_addr;
 }
 
-/* The 24-byte SwitchGNN header, field for field as host/wire/src/sgnn.rs. */
+/* The 24-byte SwitchGNN header, field for field as contract/wire/src/sgnn.rs. */
 header sgnn_h {
     bit<4>  version;
     bit<4>  pkt_type;

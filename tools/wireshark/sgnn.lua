@@ -1,7 +1,7 @@
 -- Wireshark / tshark dissector for the SwitchGNN wire protocol (docs/protocol.md).
 --
 -- SwitchGNN packets follow an IPv4 header with protocol number 253 (IP_PROTO_SWITCHGNN in
--- host/wire/src/lib.rs): a 24-byte header, then, for Data / Result / Bypass, 32 big-endian
+-- contract/wire/src/lib.rs): a 24-byte header, then, for Data / Result / Bypass, 32 big-endian
 -- int32 lanes of fixed-point values with Frac_bits fraction bits (value = lane / 2^frac_bits).
 --
 -- Use it for one run:

@@ -12,13 +12,13 @@ use rand_chacha::ChaCha8Rng;
 use sgnn_graph::Features;
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::reference::{next_layer, reference_sums};
 use sgnn_transport::{TransportError, WorkerView};
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::{FrameRepr, PacketType};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
     let g = sgnn_graph::load_graph(&format!("rmat:scale={scale},edge_factor=8,seed=3")).unwrap();

@@ -7,8 +7,8 @@
 use sgnn_p4rt::schema::names;
 use std::time::Instant;
 
-use sgnn_p4rt::target::{Op, Replica, TableEntry};
-use sgnn_p4rt::{Target, TargetError};
+use crate::target::{Op, Replica, TableEntry};
+use crate::target::{Target, TargetError};
 
 use crate::program::{Entry, SwitchProgram, SwitchSizes};
 

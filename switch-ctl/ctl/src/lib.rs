@@ -1,34 +1,17 @@
-//! `switch-ctl`: the SwitchGNN control plane.
+//! `switch-ctl`: programs a switch with a plan.
 //!
-//! This crate turns a graph into a plan (paper 3.2-3.3): it partitions the graph over the
-//! workers ([`partition`]), cuts the boundary graph into blocks that fit the switch's
-//! aggregators ([`blocks`]), orders each block's sources and allocates aggregators
-//! ([`order`]), and writes the plan with its report ([`planner`], [`report`]). The plan's
-//! format, its invariant checker and the traffic model live in `sgnn-plan`; graph input lives
-//! in `sgnn-graph`.
+//! - [`program`]: what a plan asks of a switch (table entries, settings, multicast groups,
+//!   the recirculation clone session), target-neutral and checked against the switch's sizes;
+//! - [`install`]: loads a program through any [`Target`];
+//! - [`target`]: the [`Target`] trait the control plane programs a switch through, and its
+//!   backends: P4Runtime (bmv2, a Tofino running the SDE's P4Runtime server, the software
+//!   switch), BfRuntime (a Tofino's `bf_switchd`), in-memory, and fault-injecting.
+//!
+//! Planning (graph to plan) is `sgnn-planner`'s; the P4Runtime protos, client and P4Info
+//! handling are `sgnn-p4rt`'s.
 
-pub mod blocks;
 pub mod install;
-pub mod order;
-pub mod partition;
-pub mod planner;
 pub mod program;
-pub mod report;
-pub mod units;
+pub mod target;
 
-/// Errors of the planning pipeline.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanningError {
-    /// The graph could not be read.
-    #[error(transparent)]
-    Graph(#[from] sgnn_graph::GraphError),
-    /// The plan could not be written, read or checked.
-    #[error(transparent)]
-    Plan(#[from] sgnn_plan::PlanError),
-    /// The request does not make sense for this graph.
-    #[error("{0}")]
-    Input(String),
-    /// METIS refused or failed.
-    #[error("METIS failed: {0}")]
-    Metis(String),
-}
+pub use target::{Target, TargetError};

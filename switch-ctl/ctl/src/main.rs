@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sgnn_graph::GraphSource;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
 use sgnn_plan::Plan;
-use switch_ctl::planner::{make_plan, Event, PlanRequest};
-use switch_ctl::units::{fmt_bytes, parse_bytes};
+use sgnn_planner::planner::{make_plan, Event, PlanRequest};
+use sgnn_planner::units::{fmt_bytes, parse_bytes};
 
 const ABOUT: &str = "SwitchGNN control plane: turns a graph into switch tables and host schedules.
 
@@ -524,7 +524,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
     });
     let t = Instant::now();
     report.predicted = sgnn_plan::delivery::compare(&plan, &profile);
-    let plan = switch_ctl::planner::apply_delivery(plan, &mut report, a.aggregate, &profile)?;
+    let plan = sgnn_planner::planner::apply_delivery(plan, &mut report, a.aggregate, &profile)?;
     report.profile = Some(profile);
     let predict_s = t.elapsed().as_secs_f64();
     report.planning_seconds.insert("predict".into(), predict_s);
@@ -922,7 +922,7 @@ fn bench(a: &BenchArgs) -> Result<()> {
     println!(
         "plan total       {:.2} s (incl. write {write_s:.2} s), peak RSS {}",
         total + write_s,
-        fmt_bytes(switch_ctl::report::peak_rss_bytes())
+        fmt_bytes(sgnn_planner::report::peak_rss_bytes())
     );
     println!(
         "blocks           {} in {} levels",
@@ -941,11 +941,11 @@ fn bench(a: &BenchArgs) -> Result<()> {
 /// The switch of `--target`: over BfRuntime for `bfrt://` (checked against the TNA program's
 /// objects), else over P4Runtime (checked against the contract for the architecture the
 /// switch's P4Info reports: v1model, or TNA for a Tofino).
-fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
+fn connect(t: &TargetArgs) -> Result<Box<dyn switch_ctl::Target>> {
     use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch};
     if let Some(addr) = t.target.strip_prefix("bfrt://") {
         let device = u32::try_from(t.device_id).context("--device-id is too large for BfRt")?;
-        return Ok(Box::new(sgnn_p4rt::target::BfrtTarget::connect(
+        return Ok(Box::new(switch_ctl::target::BfrtTarget::connect(
             addr,
             device,
             t.client_id,
@@ -954,7 +954,7 @@ fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
     }
     // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
     Ok(Box::new(
-        sgnn_p4rt::target::P4RuntimeTarget::connect_switchgnn_with(
+        switch_ctl::target::P4RuntimeTarget::connect_switchgnn_with(
             &t.target,
             t.device_id,
             t.election_id,
@@ -964,12 +964,12 @@ fn connect(t: &TargetArgs) -> Result<Box<dyn sgnn_p4rt::Target>> {
 }
 
 fn load(a: &LoadArgs) -> Result<()> {
-    use sgnn_p4rt::target::P4RuntimeTarget;
     use switch_ctl::install::{install, sizes_of};
     use switch_ctl::program::{program_for, Deployment};
+    use switch_ctl::target::P4RuntimeTarget;
     let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
     let t = &a.target;
-    let mut target: Box<dyn sgnn_p4rt::Target> = match (&a.p4info, &a.device_config) {
+    let mut target: Box<dyn switch_ctl::Target> = match (&a.p4info, &a.device_config) {
         (Some(_), Some(_)) if t.target.starts_with("bfrt://") => bail!(
             "--p4info/--device-config push a pipeline over P4Runtime; a bfrt:// switch loads its program with bf_switchd (docs/tofino.md)"
         ),

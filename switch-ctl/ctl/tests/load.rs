@@ -5,8 +5,8 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use sgnn_plan::model::PlanConfig;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use softswitch::{Pipeline, SwitchConfig, Tables};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 fn plan_dir(mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) {
     let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=8,seed=3").unwrap();

@@ -373,7 +373,7 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
     );
     // Today's plan: the planner's own output (make_plan), saved as it always was.
     let g = sgnn_graph::load_graph(graph).unwrap();
-    let req = switch_ctl::planner::PlanRequest {
+    let req = sgnn_planner::planner::PlanRequest {
         config: sgnn_plan::PlanConfig {
             workers: 4,
             partitioner: "metis".into(),
@@ -390,7 +390,7 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
         graph_source: graph.into(),
         max_abs_value: 8.0,
     };
-    let (today, _) = switch_ctl::planner::make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
+    let (today, _) = sgnn_planner::planner::make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap();
     today.save(&a).unwrap();
     plan(graph, 4, "32KB", &["--aggregate", "paper"], &b);
     let (fa, fb) = (plan_files(&a), plan_files(&b));

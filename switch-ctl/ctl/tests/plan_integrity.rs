@@ -9,7 +9,7 @@ use std::process::Command;
 
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
-use switch_ctl::planner::{make_plan, PlanRequest};
+use sgnn_planner::planner::{make_plan, PlanRequest};
 
 fn plan_dir() -> (tempfile::TempDir, Plan) {
     let g = sgnn_graph::load_graph("rmat:scale=7,edge_factor=6,seed=5").unwrap();

@@ -2,7 +2,7 @@
 //! switch are refused with a message that says what to change.
 
 use sgnn_plan::model::PlanConfig;
-use switch_ctl::planner::{make_plan, PlanRequest};
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use switch_ctl::program::{program_for, Deployment, ProgramError, SwitchSizes};
 
 fn plan(mem: u64, dim: u32) -> sgnn_plan::Plan {

@@ -3,8 +3,8 @@
 use sgnn_graph::Csr;
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::traffic;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
     PlanRequest {

@@ -11,8 +11,9 @@
 //!   P4Info files.
 //! - [`schema`]: the P4Info the SwitchGNN P4 program must produce, and a comparison that lists
 //!   every difference.
-//! - [`target`]: the [`Target`] trait the control plane programs a switch through, and its
-//!   backends (P4Runtime, in-memory, fault-injecting).
+//!
+//! The `Target` trait the control plane programs a switch through, with its P4Runtime, BfRt,
+//! in-memory and fault-injecting backends, is `switch-ctl`'s (`switch_ctl::target`).
 #![warn(missing_docs)]
 
 pub mod bfrt;
@@ -20,12 +21,10 @@ pub mod bfrt_double;
 pub mod client;
 pub mod p4info;
 pub mod schema;
-pub mod target;
 mod textformat;
 
 pub use client::{ClientError, ClientOptions, ClientTls, P4RuntimeClient, WriteFailure};
 pub use p4info::P4InfoIndex;
-pub use target::{Target, TargetError};
 
 /// The generated P4Runtime and BfRuntime messages, clients and servers, in their packages.
 #[allow(clippy::all)]

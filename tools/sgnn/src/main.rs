@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use sgnn_graph::{Csr, GraphSource};
-use switch_ctl::report::Report;
+use sgnn_planner::report::Report;
 
 const ABOUT: &str = "SwitchGNN toolkit: testbed, simulator, plots, datasets and reports.
 

@@ -10,6 +10,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::traffic;
+use sgnn_planner::planner::{make_plan, PlanRequest};
+use sgnn_planner::units::parse_bytes;
 use sgnn_sim::background::BackgroundConfig;
 use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
@@ -18,8 +20,6 @@ use sgnn_sim::{
     report, run_strategy_with, HostOptions, NetConfig, SimConfig, SimError, Strategy, Topology,
     AUTO_MAX_SAMPLES, AUTO_SAMPLE_EVERY,
 };
-use switch_ctl::planner::{make_plan, PlanRequest};
-use switch_ctl::units::parse_bytes;
 
 const GBPS: f64 = 1e9;
 /// Bound of a fixed-interval series (`--sample-us X`): past it, samples merge in pairs.
@@ -485,7 +485,7 @@ fn run(mut a: SimArgs) -> Result<()> {
             max_abs_value: 1.0,
         };
         let (plan, _report) = make_plan(g.csr, g.stats, &req, &mut |e| {
-            if let switch_ctl::planner::Event::Start { stage, .. } = e {
+            if let sgnn_planner::planner::Event::Start { stage, .. } = e {
                 spinner.set_message(format!(
                     "{stage} (partitioner {}, order {})",
                     config.partitioner, config.order

@@ -6,9 +6,9 @@
 //! when recirculation costs a frame time per pass.
 
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::{run_strategy, RunReport, SimConfig, Strategy, Time, Topology};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
 use common::*;

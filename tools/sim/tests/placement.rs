@@ -5,10 +5,10 @@
 use sgnn_graph::{BuildStats, Csr};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::{traffic, Plan};
+use sgnn_planner::partition::leaf_crossings;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::{run_strategy, RunReport, Strategy, Topology};
-use switch_ctl::partition::leaf_crossings;
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
 use common::*;

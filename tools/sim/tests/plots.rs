@@ -138,7 +138,7 @@ fn svg_bars_have_a_bar_per_group_and_series() {
 #[test]
 fn plot_runs_writes_every_plot_of_a_real_run() {
     let g = sgnn_graph::load_graph("rmat:scale=8,edge_factor=8").unwrap();
-    let req = switch_ctl::planner::PlanRequest {
+    let req = sgnn_planner::planner::PlanRequest {
         config: sgnn_plan::model::PlanConfig {
             workers: 4,
             partitioner: "metis".into(),
@@ -155,7 +155,7 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
         graph_source: "test".into(),
         max_abs_value: 1.0,
     };
-    let plan = switch_ctl::planner::make_plan(g.csr, g.stats, &req, &mut |_| {})
+    let plan = sgnn_planner::planner::make_plan(g.csr, g.stats, &req, &mut |_| {})
         .unwrap()
         .0;
     let cfg = SimConfig {

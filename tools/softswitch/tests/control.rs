@@ -3,9 +3,9 @@
 //! counters read back what was written; bad writes are refused with a reason.
 
 use sgnn_plan::model::PlanConfig;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use softswitch::control::{ControlError, NamedEntry, WriteKind};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
-use switch_ctl::planner::{make_plan, PlanRequest};
 use switch_ctl::program::{program_for, Deployment, Entry, SwitchSizes};
 
 fn named(e: &Entry) -> NamedEntry {

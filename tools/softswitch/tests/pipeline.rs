@@ -6,13 +6,13 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_wire::addressing::{worker_ip, worker_mac};
 use sgnn_wire::codec::{accumulate, FixedPoint};
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{FrameRepr, PacketType, LANES};
 use softswitch::pipeline::agg_state;
 use softswitch::{Emitted, Pipeline, SwitchConfig, Tables, WorkerPort};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 mod common;
 

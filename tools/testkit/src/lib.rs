@@ -79,6 +79,53 @@ pub fn dataset(name: &str, what: &str) -> Option<PathBuf> {
     }
 }
 
+/// A binary of another workspace package, for a test whose crate cannot name it with
+/// `CARGO_BIN_EXE_*` (cargo sets those only for the package's own binaries): `$env` if set,
+/// else `cargo build -p package` with the test's own profile (cargo puts every workspace binary
+/// in the directory above the test's `deps/`), so `cargo test -p one-crate` finds a binary as
+/// fresh as the test. Panics with the reason when the build fails: a test that needs the binary
+/// cannot go on without it.
+pub fn workspace_binary(package: &str, env: &str) -> PathBuf {
+    if let Some(p) = std::env::var_os(env) {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("the test's own path");
+    // target/<profile>/deps/<test> -> target/<profile>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("a test binary lives in target/<profile>/deps");
+    let profile = dir
+        .file_name()
+        .and_then(|p| p.to_str())
+        .unwrap_or("debug")
+        .to_string();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = std::process::Command::new(cargo);
+    c.args(["build", "--quiet", "-p", package]);
+    match profile.as_str() {
+        "debug" => {}
+        "release" => {
+            c.arg("--release");
+        }
+        p => {
+            c.args(["--profile", p]);
+        }
+    }
+    if let Some(target_dir) = dir.parent() {
+        c.arg("--target-dir").arg(target_dir);
+    }
+    let status = c
+        .status()
+        .unwrap_or_else(|e| panic!("running cargo to build {package}: {e}"));
+    let bin = dir.join(package);
+    assert!(
+        status.success() && bin.is_file(),
+        "building {package} failed ({status}); build it (`cargo build -p {package}`) or set {env} to it"
+    );
+    bin
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -11,9 +11,9 @@ use sgnn_graph::npy::{read_npy, NpyData};
 use sgnn_graph::Features;
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_transport::reference::reference_sums;
 use sgnn_transport::WorkerView;
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// Workers of the test plan.
 pub const WORKERS: usize = 4;

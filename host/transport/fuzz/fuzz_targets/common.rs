@@ -16,7 +16,7 @@ pub fn plans() -> &'static [Plan; 2] {
     static PLANS: OnceLock<[Plan; 2]> = OnceLock::new();
     PLANS.get_or_init(|| {
         let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=6,seed=7").expect("graph");
-        let req = switch_ctl::planner::PlanRequest {
+        let req = sgnn_planner::planner::PlanRequest {
             config: sgnn_plan::PlanConfig {
                 workers: 3,
                 partitioner: "chunk".into(),
@@ -34,9 +34,9 @@ pub fn plans() -> &'static [Plan; 2] {
             max_abs_value: 8.0,
         };
         let (paper, mut report) =
-            switch_ctl::planner::make_plan(g.csr, g.stats, &req, &mut |_| {}).expect("plan");
+            sgnn_planner::planner::make_plan(g.csr, g.stats, &req, &mut |_| {}).expect("plan");
         let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
-        let auto = switch_ctl::planner::apply_delivery(
+        let auto = sgnn_planner::planner::apply_delivery(
             paper.clone(),
             &mut report,
             sgnn_plan::delivery::AggregateMode::Auto,

@@ -71,7 +71,7 @@ pub struct Cluster {
     fabric: Fabric,
     switch_index: usize,
     switch_addr: String,
-    target: sgnn_p4rt::target::P4RuntimeTarget,
+    target: switch_ctl::target::P4RuntimeTarget,
     /// The drop simulator's probability `load` set (faults injected by the switch).
     drop_prob: f64,
     prefix: String,

@@ -23,8 +23,8 @@ use sgnn_graph::Features;
 use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_wire::codec::FixedPoint;
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 use cluster::{Cluster, ClusterSpec};
 use procs::{binary, install_interrupt_handler, Supervisor, INTERRUPTED};
@@ -345,7 +345,7 @@ pub(crate) fn plan_graph(
     let config = PlanConfig {
         workers: opts.workers,
         partitioner: opts.partitioner.to_string(),
-        switch_mem_bytes: switch_ctl::units::parse_bytes(opts.switch_mem)
+        switch_mem_bytes: sgnn_planner::units::parse_bytes(opts.switch_mem)
             .map_err(|e| anyhow!("--switch-mem: {e}"))?,
         agg_bytes: sgnn_wire::PAYLOAD_LEN as u32,
         feature_dim: opts.feature_dim,
@@ -365,13 +365,13 @@ pub(crate) fn plan_graph(
         max_abs_value: 1.0,
     };
     let (plan, mut report) = make_plan(graph, stats, &req, &mut |e| {
-        if let switch_ctl::planner::Event::Start { stage, .. } = e {
+        if let sgnn_planner::planner::Event::Start { stage, .. } = e {
             spinner.set_message(stage.to_string());
         }
     })?;
     spinner.set_message(format!("delivery ({})", opts.aggregate.name()));
     let profile = sgnn_plan::profile::SwitchProfile::named("default")?;
-    let plan = switch_ctl::planner::apply_delivery(plan, &mut report, opts.aggregate, &profile)?;
+    let plan = sgnn_planner::planner::apply_delivery(plan, &mut report, opts.aggregate, &profile)?;
     plan.save(dir)
         .with_context(|| format!("writing the plan to {}", dir.display()))?;
     spinner.finish_and_clear();
@@ -620,12 +620,12 @@ pub(crate) fn load_switch(
     bmv2: bool,
     drop_prob: f64,
     out: &Path,
-) -> Result<sgnn_p4rt::target::P4RuntimeTarget> {
+) -> Result<switch_ctl::target::P4RuntimeTarget> {
     let plan = Plan::load(plan_dir)?;
     let expected = sgnn_p4rt::schema::switchgnn_p4info();
     let mut target = if bmv2 {
         let (p4info, json) = veth::compile_p4(out)?;
-        sgnn_p4rt::target::P4RuntimeTarget::connect_and_install(
+        switch_ctl::target::P4RuntimeTarget::connect_and_install(
             addr,
             0,
             1,
@@ -634,8 +634,8 @@ pub(crate) fn load_switch(
             json,
         )?
     } else {
-        sgnn_p4rt::target::P4RuntimeTarget::connect(addr, 0, 1, &expected).map_err(|e| {
-            let differs = matches!(e, sgnn_p4rt::target::TargetError::Mismatch { .. });
+        switch_ctl::target::P4RuntimeTarget::connect(addr, 0, 1, &expected).map_err(|e| {
+            let differs = matches!(e, switch_ctl::target::TargetError::Mismatch { .. });
             let hint = if differs {
                 let bin = binary("softswitch", "SGNN_SOFTSWITCH")
                     .map(|p| p.display().to_string())
@@ -655,7 +655,7 @@ pub(crate) fn load_switch(
 
 /// Installs `plan`'s tables, groups and settings into a connected switch (`switch-ctl load`).
 pub(crate) fn install_plan(
-    target: &mut sgnn_p4rt::target::P4RuntimeTarget,
+    target: &mut switch_ctl::target::P4RuntimeTarget,
     plan: &Plan,
     addr: &str,
     drop_prob: f64,

@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 use sgnn_netdev::{can_create_namespaces, Netns, Veth};
-use sgnn_p4rt::Target;
+use switch_ctl::Target;
 
 use super::procs::Supervisor;
 

@@ -4,9 +4,9 @@
 
 use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
+use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::net::{ChannelStats, Net, NetStats, Out};
 use sgnn_sim::{App, NetConfig, Pkt, RunReport, SimConfig, Time};
-use switch_ctl::planner::{make_plan, PlanRequest};
 
 /// One gigabit per second.
 pub const GBPS: u64 = 1_000_000_000;

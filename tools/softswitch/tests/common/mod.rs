@@ -42,7 +42,7 @@ pub const WORKERS: usize = 3;
 #[allow(dead_code)] // not every test file runs a plan
 pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
     use sgnn_plan::model::PlanConfig;
-    use switch_ctl::planner::{make_plan, PlanRequest};
+    use sgnn_planner::planner::{make_plan, PlanRequest};
     let g = sgnn_graph::load_graph(graph).unwrap();
     let req = PlanRequest {
         config: PlanConfig {

@@ -8,9 +8,9 @@ use common::{dead_addr, TestSwitch};
 use sgnn_p4rt::client::{pipeline_cookie, ClientError, P4RuntimeClient};
 use sgnn_p4rt::proto::p4::v1 as p4;
 use sgnn_p4rt::schema::switchgnn_p4info;
-use sgnn_p4rt::target::convert::op_to_update;
-use sgnn_p4rt::target::{Op, TableEntry};
 use sgnn_p4rt::P4InfoIndex;
+use switch_ctl::target::convert::op_to_update;
+use switch_ctl::target::{Op, TableEntry};
 use tonic::Code;
 
 const DEVICE: u64 = 3;

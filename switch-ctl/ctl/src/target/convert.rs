@@ -5,11 +5,11 @@
 use std::ops::Range;
 
 use super::{Match, Op, Replica, TableEntry, TargetError};
-use crate::p4info::{
+use sgnn_p4rt::p4info::{
     decode_bits, decode_int, encode_bits, encode_int, ActionScope, CellType, MatchKind,
     P4InfoIndex, RegisterInfo,
 };
-use crate::proto::p4::v1 as p4;
+use sgnn_p4rt::proto::p4::v1 as p4;
 
 fn invalid(msg: String) -> TargetError {
     TargetError::InvalidArgument(msg)
@@ -165,7 +165,7 @@ fn low_mask(bits: u32) -> u128 {
 
 fn action_to_p4(
     ix: &P4InfoIndex,
-    table: &crate::p4info::TableInfo,
+    table: &sgnn_p4rt::p4info::TableInfo,
     e: &TableEntry,
     default: bool,
 ) -> Result<p4::Action, TargetError> {
@@ -240,7 +240,7 @@ pub fn table_entry_from_p4(
     e: &p4::TableEntry,
 ) -> Result<TableEntry, TargetError> {
     use p4::field_match::FieldMatchType as F;
-    let mismatch = |e: crate::p4info::P4InfoError| foreign(format!("the switch returned {e}"));
+    let mismatch = |e: sgnn_p4rt::p4info::P4InfoError| foreign(format!("the switch returned {e}"));
     let table = ix.table_by_id(e.table_id).map_err(mismatch)?;
     let mut matches = Vec::with_capacity(e.r#match.len());
     for f in &table.fields {

@@ -12,11 +12,11 @@ use super::convert::{
     check_range, op_to_update, register_value_from_p4, replicas_from_p4, table_entry_from_p4,
 };
 use super::{Code, CounterValue, Op, Replica, TableEntry, Target, TargetError};
-use crate::client::{ClientError, ClientOptions, P4RuntimeClient};
-use crate::p4info::P4InfoIndex;
-use crate::proto::p4::config::v1::P4Info;
-use crate::proto::p4::v1 as p4;
-use crate::schema::{arch_of, compare_p4info, switchgnn_p4info, switchgnn_p4info_for};
+use sgnn_p4rt::client::{ClientError, ClientOptions, P4RuntimeClient};
+use sgnn_p4rt::p4info::P4InfoIndex;
+use sgnn_p4rt::proto::p4::config::v1::P4Info;
+use sgnn_p4rt::proto::p4::v1 as p4;
+use sgnn_p4rt::schema::{arch_of, compare_p4info, switchgnn_p4info, switchgnn_p4info_for};
 
 /// Reads of more cells than this fetch the whole register or counter (one wildcard entity)
 /// and keep the range, rather than naming every cell.

@@ -7,14 +7,14 @@
 use sgnn_p4rt::bfrt_double::BfrtDouble;
 use sgnn_p4rt::proto::bfrt_proto as bf;
 use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch, TNA_AGGREGATORS};
-use sgnn_p4rt::target::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
+use switch_ctl::target::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
 
 /// The compiler's BfRt schema of `p4/tna` (committed; `bmv2-tests/tests/tofino.rs` checks it
 /// against `bf-p4c`'s output).
 fn schema() -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/switchgnn-tna.bf-rt.json"
+        "/../p4rt/tests/data/switchgnn-tna.bf-rt.json"
     );
     std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
@@ -57,8 +57,8 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
     // Table entries, by the contract's names.
     let (a, b) = (agg_entry(77, 10), agg_entry(78, 20));
     t.apply(&[
-        sgnn_p4rt::target::Op::Insert(a.clone()),
-        sgnn_p4rt::target::Op::Insert(b.clone()),
+        switch_ctl::target::Op::Insert(a.clone()),
+        switch_ctl::target::Op::Insert(b.clone()),
     ])
     .unwrap();
     let mut got = t.read_table("agg_table").unwrap();
@@ -95,7 +95,7 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .param("switch_mac", 0x02_00_00_00_ff_fe)
         .param("switch_ip", 0x0a00_00fe)
         .param("plan_tag", 0xdead_beef);
-    t.apply(&[sgnn_p4rt::target::Op::SetDefault(cfg.clone())])
+    t.apply(&[switch_ctl::target::Op::SetDefault(cfg.clone())])
         .unwrap();
     assert_eq!(t.read_default("switch_config").unwrap(), Some(cfg));
 

@@ -1,7 +1,8 @@
 //! Every switch scenario of `bmv2-tests` against the real `softswitch` binary: AF_PACKET ports
 //! on veths in a namespace the test creates, tables loaded over P4Runtime as `switch-ctl load`
 //! does, and every emitted frame, counter and register compared with the model step by step.
-//! (The same scenarios run against bmv2 in `bmv2-tests` where bmv2 is installed.)
+//! (The same scenarios run against bmv2 in `tests/bmv2.rs` where bmv2 is installed.) The binary
+//! is built with this test's profile, or taken from `SOFTSWITCH`.
 
 use std::time::Duration;
 
@@ -20,7 +21,8 @@ fn every_scenario_matches_the_model_through_real_sockets() {
     {
         return;
     }
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_softswitch"));
+    let bin = sgnn_testkit::workspace_binary("softswitch", "SOFTSWITCH");
+    let bin = bin.as_path();
     for sc in scenario::all() {
         let dir = tempfile::tempdir().unwrap();
         let net = TestNet::create("ss", sc.plan.workers() as usize).unwrap();

@@ -20,11 +20,11 @@ use tonic::transport::Channel;
 
 use super::convert::{check_range, op_to_update};
 use super::{Code, CounterValue, Match, Op, Replica, TableEntry, Target, TargetError};
-use crate::bfrt::{decode, encode, BfrtError, BfrtInfo, Field, FieldType, Table};
-use crate::p4info::P4InfoIndex;
-use crate::proto::bfrt_proto as bf;
-use crate::proto::bfrt_proto::bf_runtime_client::BfRuntimeClient;
-use crate::proto::p4::config::v1::P4Info;
+use sgnn_p4rt::bfrt::{decode, encode, BfrtError, BfrtInfo, Field, FieldType, Table};
+use sgnn_p4rt::p4info::P4InfoIndex;
+use sgnn_p4rt::proto::bfrt_proto as bf;
+use sgnn_p4rt::proto::bfrt_proto::bf_runtime_client::BfRuntimeClient;
+use sgnn_p4rt::proto::p4::config::v1::P4Info;
 
 /// How long connecting and each call may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -65,7 +65,7 @@ fn schema_error(e: BfrtError) -> TargetError {
 impl BfrtTarget {
     /// Connects to `addr` (`host:port`, or `bfrt://host:port`) as client `client_id`,
     /// subscribes, binds to the program the switch runs, and checks that program has every
-    /// object `expected` (the contract, [`crate::schema::switchgnn_p4info_for`]) names with the
+    /// object `expected` (the contract, [`sgnn_p4rt::schema::switchgnn_p4info_for`]) names with the
     /// same widths: [`TargetError::Mismatch`] lists every difference. Sizes are the switch's.
     pub fn connect(
         addr: &str,
@@ -182,7 +182,7 @@ impl BfrtTarget {
             ))
             .map_err(|s| rejected(&addr, "SetForwardingPipelineConfig (BIND)", s))?;
 
-        let differences = crate::bfrt::compare_schema(expected, &info);
+        let differences = sgnn_p4rt::bfrt::compare_schema(expected, &info);
         if !differences.is_empty() {
             return Err(TargetError::Mismatch { differences });
         }
@@ -620,7 +620,7 @@ impl BfrtTarget {
             let ba = t
                 .action_by_id(d.action_id)
                 .ok_or_else(|| foreign(format!("unknown action id {}", d.action_id)))?;
-            let short = crate::bfrt::short(&ba.name);
+            let short = sgnn_p4rt::bfrt::short(&ba.name);
             let a = self.index.action(short)?;
             out.action = a.name.clone();
             for p in &a.params {

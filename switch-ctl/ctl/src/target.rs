@@ -15,8 +15,8 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::client::ClientError;
-use crate::p4info::{P4InfoError, P4InfoIndex};
+use sgnn_p4rt::client::ClientError;
+use sgnn_p4rt::p4info::{P4InfoError, P4InfoIndex};
 
 pub mod bfrt;
 pub mod chaos;

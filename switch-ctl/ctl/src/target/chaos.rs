@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use super::{Code, CounterValue, Op, Replica, TableEntry, Target, TargetError};
-use crate::p4info::P4InfoIndex;
+use sgnn_p4rt::p4info::P4InfoIndex;
 
 /// Which faults to inject. The default injects none.
 #[derive(Debug, Clone, Default)]

@@ -13,9 +13,9 @@ use prost::Message;
 
 use super::convert::{check_range, op_to_update, table_entry_from_p4};
 use super::{Code, CounterValue, Op, Replica, TableEntry, Target, TargetError};
-use crate::p4info::P4InfoIndex;
-use crate::proto::p4::config::v1::P4Info;
-use crate::proto::p4::v1 as p4;
+use sgnn_p4rt::p4info::P4InfoIndex;
+use sgnn_p4rt::proto::p4::config::v1::P4Info;
+use sgnn_p4rt::proto::p4::v1 as p4;
 
 /// An in-memory switch: tables, registers, counters, multicast groups and clone sessions of one
 /// P4Info. Registers and counters start at 0.
