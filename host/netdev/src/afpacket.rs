@@ -87,22 +87,9 @@ impl AfPacket {
             ))
         }
         .map_err(io_err(format!("PACKET_IGNORE_OUTGOING on {ifname}")))?;
-        let buf: libc::c_int = 4 << 20;
-        for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-            // Best effort: a larger buffer only avoids drops under bursts.
-            // SAFETY: `fd` is the open socket owned above; the value points to the local c_int
-            // `buf`, alive across the call, and the length passed is size_of::<c_int>(), the
-            // size SO_RCVBUF/SO_SNDBUF take, so the kernel reads only that int.
-            unsafe {
-                libc::setsockopt(
-                    fd.as_raw_fd(),
-                    libc::SOL_SOCKET,
-                    opt,
-                    &buf as *const _ as *const libc::c_void,
-                    std::mem::size_of::<libc::c_int>() as u32,
-                );
-            }
-        }
+        // Best effort: a larger buffer only avoids drops under bursts (with CAP_NET_ADMIN even
+        // beyond rmem_max/wmem_max).
+        crate::set_socket_buffers(&fd, 4 << 20);
         Ok(AfPacket {
             fd,
             ifname: ifname.to_string(),

@@ -7,8 +7,10 @@
 //! - [`dpdk_args`]: EAL and vdev arguments of DPDK processes on those networks.
 //! - [`capture`]: pcapng captures of the frames a switch or a daemon sends and receives
 //!   ([`capture::PcapNg`]), and reading them back ([`capture::read`]).
+//! - [`set_socket_buffers`]: larger socket buffers for bursts (beyond the kernel's cap as
+//!   root), for every socket that carries frames, here and in the switch and host crates.
 //!
-//! Everything here but [`capture`] needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
+//! Everything here but [`capture`] and [`set_socket_buffers`] needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
 //! whether this process may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
@@ -19,9 +21,11 @@ pub mod cli_config;
 pub mod dpdk_args;
 pub mod metrics_http;
 mod netns;
+mod sockbuf;
 
 pub use afpacket::AfPacket;
 pub use netns::{can_create_namespaces, Netns, PrivilegeError, Veth};
+pub use sockbuf::{set_socket_buffers, SocketBuffers};
 
 /// Errors of this crate; each names the command or interface involved.
 #[derive(Debug, thiserror::Error)]
