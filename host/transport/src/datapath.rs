@@ -61,14 +61,7 @@ impl UdpDatapath {
         let socket = UdpSocket::bind(local)?;
         socket.connect(switch)?;
         socket.set_nonblocking(true)?;
-        for (force, plain) in [
-            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
-            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
-        ] {
-            if set_int(&socket, force, buffer_bytes).is_err() {
-                let _ = set_int(&socket, plain, buffer_bytes);
-            }
-        }
+        sgnn_netdev::set_socket_buffers(&socket, buffer_bytes);
         Ok(UdpDatapath {
             socket,
             buf: vec![0u8; 9216],
@@ -82,25 +75,6 @@ impl UdpDatapath {
     }
 }
 
-fn set_int(s: &UdpSocket, opt: libc::c_int, v: usize) -> io::Result<()> {
-    let v = v.min(i32::MAX as usize) as libc::c_int;
-    // SAFETY: a valid fd, a pointer to a c_int and its size.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            opt,
-            &v as *const libc::c_int as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 fn wait_readable(s: &UdpSocket, timeout: Duration) -> io::Result<bool> {
     let mut pfd = libc::pollfd {
         fd: s.as_raw_fd(),
@@ -111,7 +85,9 @@ fn wait_readable(s: &UdpSocket, timeout: Duration) -> io::Result<bool> {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
-    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    // SAFETY: `pfd` is a local pollfd and the count passed is 1, so ppoll reads and writes
+    // only it; its fd is `s`'s, open while `s` is borrowed; `ts` is a local timespec, read
+    // during the call; a null signal mask means none is installed. No pointer is kept.
     let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
     if r < 0 {
         let e = io::Error::last_os_error();

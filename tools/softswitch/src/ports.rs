@@ -79,27 +79,7 @@ impl UdpPorts {
         let socket = UdpSocket::bind(listen)?;
         // Every worker sends to this one socket: the kernel's default buffer (about 200 KB)
         // overflows in a burst. Root may exceed rmem_max (FORCE); others get what it allows.
-        let size: libc::c_int = 16 << 20;
-        for (force, plain) in [
-            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
-            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
-        ] {
-            for opt in [force, plain] {
-                // SAFETY: setsockopt on an open socket with a c_int value.
-                let r = unsafe {
-                    libc::setsockopt(
-                        socket.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        opt,
-                        &size as *const _ as *const libc::c_void,
-                        std::mem::size_of::<libc::c_int>() as u32,
-                    )
-                };
-                if r == 0 {
-                    break;
-                }
-            }
-        }
+        sgnn_netdev::set_socket_buffers(&socket, 16 << 20);
         Ok(UdpPorts { socket, peers })
     }
 }
@@ -186,7 +166,9 @@ impl Ports for AfPacketPorts {
                 })
                 .collect();
             let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: fds is a valid array of pollfd for the duration of the call.
+            // SAFETY: `fds` is a live, exclusively borrowed Vec of `fds.len()` initialised
+            // pollfds (the count passed), so poll reads and writes only within it and keeps no
+            // pointer to it; each fd is one of `self.socks`, open while `self` is borrowed.
             let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
             if r < 0 {
                 let e = io::Error::last_os_error();
