@@ -45,7 +45,10 @@ fn run(
     let mut taken = 0u64;
     for i in 0..frames {
         while i as u64 >= taken + WINDOW {
-            taken = target.read_counter("events", 0).unwrap().packets;
+            taken = target
+                .read_counter(sgnn_switch::counters::EVENTS.name, 0)
+                .unwrap()
+                .packets;
             let _ = net.collect(0, Duration::ZERO, Duration::ZERO);
         }
         let s = data[i % data.len()];
@@ -59,7 +62,10 @@ fn run(
     let mut last_change = Instant::now();
     let mut secs = start.elapsed().as_secs_f64();
     while last_change.elapsed() < Duration::from_secs(2) {
-        let now = target.read_counter("events", 0).unwrap().packets;
+        let now = target
+            .read_counter(sgnn_switch::counters::EVENTS.name, 0)
+            .unwrap()
+            .packets;
         if now != rx {
             rx = now;
             last_change = Instant::now();

@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use softswitch::control::{NamedEntry, WriteKind};
-use softswitch::{AggAction, Pipeline, Tables};
+use softswitch::{Pipeline, Tables};
 use switch_ctl::install::install;
 use switch_ctl::program::{program_for, Deployment, Entry, SwitchProgram, SwitchSizes};
 use switch_ctl::target::P4RuntimeTarget;
@@ -132,57 +132,13 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
     let mut prog = program_for(&sc.plan, &deployment(sc), &SwitchSizes::default())
         .map_err(|e| e.to_string())?;
     let mut extra = Vec::new();
-    for &((block, src, pass), action) in &sc.extra_entries {
-        let (name, params): (&'static str, Vec<(&'static str, u128)>) = match action {
-            AggAction::Aggregate(p) => (
-                sgnn_p4rt::schema::names::AGGREGATE,
-                vec![
-                    ("agg_base", p.agg_base as u128),
-                    ("dst_id", p.dst_id as u128),
-                    ("dst_worker", p.dst_worker as u128),
-                    ("expected", p.expected as u128),
-                    ("more", p.more as u128),
-                    ("seen_base", p.seen_base as u128),
-                    ("generation", p.generation as u128),
-                ],
-            ),
-            AggAction::Deliver {
-                dst_id,
-                dst_worker,
-                more,
-                seen_base,
-            } => (
-                sgnn_p4rt::schema::names::DELIVER,
-                vec![
-                    ("dst_id", dst_id as u128),
-                    ("dst_worker", dst_worker as u128),
-                    ("more", more as u128),
-                    ("seen_base", seen_base as u128),
-                ],
-            ),
-            AggAction::Replicate {
-                group,
-                more,
-                seen_base,
-            } => (
-                sgnn_p4rt::schema::names::REPLICATE,
-                vec![
-                    ("group", group as u128),
-                    ("more", more as u128),
-                    ("seen_base", seen_base as u128),
-                ],
-            ),
+    for &((block_id, src_id, pass), action) in &sc.extra_entries {
+        let key = sgnn_switch::aggregation::AggKey {
+            block_id,
+            src_id,
+            pass,
         };
-        extra.push(Entry {
-            table: sgnn_p4rt::schema::names::AGG_TABLE,
-            matches: vec![
-                ("block_id", block as u128),
-                ("src_id", src as u128),
-                ("pass", pass as u128),
-            ],
-            action: name,
-            params,
-        });
+        extra.push(sgnn_switch::TypedEntry::Agg(key, action).to_entry());
     }
     prog.block_entries.push(extra);
     Ok(prog)
@@ -311,7 +267,7 @@ impl SwitchState for P4rtState<'_> {
     fn events(&mut self) -> Result<Vec<u64>, String> {
         Ok(self
             .target
-            .read_counters("events")
+            .read_counters(sgnn_switch::counters::EVENTS.name)
             .map_err(|e| e.to_string())?
             .iter()
             .map(|c| c.packets)

@@ -103,18 +103,22 @@ fn counters_diff(model: &[u64], dut: &[u64]) -> Option<String> {
 }
 
 /// Registers compared in full at the end (the lanes are compared where a slot is busy).
-pub const COMPARED_REGISTERS: [&str; 10] = [
-    "agg_count",
-    "agg_state",
-    "agg_tag",
-    "agg_gen",
-    "agg_ecn",
-    "sync_round",
-    "sync_block",
-    "sync_count",
-    "drop_seen",
-    "src_seen",
-];
+pub const COMPARED_REGISTERS: [&str; 10] = {
+    use sgnn_switch::aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_STATE, AGG_TAG, SRC_SEEN};
+    use sgnn_switch::block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_ROUND};
+    [
+        AGG_COUNT.name,
+        AGG_STATE.name,
+        AGG_TAG.name,
+        AGG_GEN.name,
+        AGG_ECN.name,
+        SYNC_ROUND.name,
+        SYNC_BLOCK.name,
+        SYNC_COUNT.name,
+        sgnn_switch::drop_simulator::DROP_SEEN.name,
+        SRC_SEEN.name,
+    ]
+};
 
 /// Runs `sc` through `net`/`state` and through `model` (the model switch holding what the
 /// switch under test was loaded with). `settle` bounds the wait per step.
@@ -232,13 +236,17 @@ pub fn run(
         }
     }
     for (port, &pad) in tx_padding.iter().enumerate() {
-        for name in ["port_rx", "port_tx"] {
-            let mut m = if name == "port_rx" {
+        for name in [
+            sgnn_switch::counters::PORT_RX.name,
+            sgnn_switch::counters::PORT_TX.name,
+        ] {
+            let mut m = if name == sgnn_switch::counters::PORT_RX.name {
                 model.port_rx[port]
             } else {
                 model.port_tx[port]
             };
-            if name == "port_tx" && state.tx_bytes_include_input_padding() {
+            if name == sgnn_switch::counters::PORT_TX.name && state.tx_bytes_include_input_padding()
+            {
                 m.bytes += pad;
             }
             let d = state.port_counter(name, port)?;

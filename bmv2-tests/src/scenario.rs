@@ -129,7 +129,7 @@ pub fn real_graph() -> String {
 fn config(plan: &Plan) -> SwitchConfig {
     SwitchConfig {
         // The P4 program's register arrays (p4/v1model/config.p4), whatever the plan uses.
-        aggregators: sgnn_p4rt::schema::AGGREGATORS,
+        aggregators: sgnn_switch::aggregation::AGGREGATORS,
         ..SwitchConfig::for_plan(plan)
     }
 }

@@ -182,11 +182,10 @@ fn a_queue_over_the_threshold_marks_results_ecn_on_bmv2() {
         marked += r.sgnn.flags.ecn as u64;
     }
     assert!(marked > 0, "a queue over 2 frames marks results");
-    let ev = target.read_counters("events").unwrap();
-    let ecn_index = sgnn_p4rt::schema::EVENTS
-        .iter()
-        .position(|e| *e == "ecn_marked")
+    let ev = target
+        .read_counters(sgnn_switch::counters::EVENTS.name)
         .unwrap();
+    let ecn_index = sgnn_switch::counters::Event::EcnMarked.index();
     assert_eq!(ev[ecn_index].packets, marked);
     // The marks change nothing else: the same frames as the unmarked model, ECN bits aside.
     eprintln!("bmv2 ECN: {marked} of {want_results} results marked");

@@ -363,28 +363,22 @@ fn every_p4_object_equals_the_p4info_the_rust_side_serves() {
 
 #[test]
 fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
-    use sgnn_wire::addressing::{SWITCH_IP, SWITCH_MAC};
     use sgnn_wire::PacketType;
     let consts = constants(&sources());
-    let mac = SWITCH_MAC.iter().fold(0u64, |a, &b| a << 8 | b as u64);
-    let ip = SWITCH_IP.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+    use sgnn_switch::{aggregation as agg, block_sync, config, counters, forwarding, priority};
     let mut want: Vec<(&str, u64)> = vec![
-        ("AGGREGATORS", schema::AGGREGATORS as u64),
-        ("MAX_WORKERS", schema::MAX_WORKERS as u64),
-        ("AGG_TABLE_SIZE", schema::AGG_TABLE_SIZE as u64),
-        ("SEEN_CELLS", schema::SEEN_CELLS as u64),
-        ("SEEN_CELLS", softswitch::pipeline::SEEN_CELLS as u64),
-        ("EVENT_COUNTERS", schema::EVENTS_SIZE as u64),
-        ("PORTS", softswitch::pipeline::PORTS as u64),
-        ("ADVANCE_MCAST_GROUP", schema::MULTICAST_ALL_WORKERS as u64),
-        (
-            "ADVANCE_MCAST_GROUP",
-            softswitch::tables::ADVANCE_GROUP as u64,
-        ),
-        (
-            "RECIRC_CLONE_SESSION",
-            schema::CLONE_SESSION_RECIRCULATE as u64,
-        ),
+        ("AGGREGATORS", agg::AGGREGATORS as u64),
+        ("MAX_WORKERS", config::MAX_WORKERS as u64),
+        ("AGG_TABLE_SIZE", agg::AGG_TABLE_SIZE as u64),
+        ("SEEN_CELLS", agg::SEEN_CELLS as u64),
+        ("SEEN_VALID", agg::SEEN_VALID >> 32),
+        ("EVENT_COUNTERS", counters::EVENT_COUNTERS as u64),
+        ("PORTS", forwarding::PORTS as u64),
+        ("IPV4_FORWARD_SIZE", forwarding::IPV4_FORWARD_SIZE as u64),
+        ("DSCP_PRIORITY_SIZE", priority::DSCP_PRIORITY_SIZE as u64),
+        ("ADVANCE_MCAST_GROUP", block_sync::ADVANCE_GROUP as u64),
+        ("RECIRC_CLONE_SESSION", agg::RECIRCULATION_SESSION as u64),
+        ("ECN_CE", sgnn_switch::ecn::ECN_CE as u64),
         ("IP_PROTO_SWITCHGNN", sgnn_wire::IP_PROTO_SWITCHGNN as u64),
         ("SGNN_VERSION", sgnn_wire::VERSION as u64),
         (
@@ -400,15 +394,25 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         ("ETHERNET_HEADER_LEN", sgnn_wire::ETHERNET_HEADER_LEN as u64),
         ("PROBE_DST", sgnn_wire::PROBE_DST as u64),
         ("ALL_NEIGHBOURS", sgnn_wire::ALL_NEIGHBOURS as u64),
-        ("INIT_SWITCH_MAC", mac),
-        ("INIT_SWITCH_IP", ip),
-        ("AGG_FREE", softswitch::pipeline::agg_state::FREE as u64),
-        ("AGG_ACTIVE", softswitch::pipeline::agg_state::ACTIVE as u64),
-        (
-            "AGG_BYPASSED",
-            softswitch::pipeline::agg_state::BYPASSED as u64,
-        ),
+        ("AGG_FREE", agg::agg_state::FREE as u64),
+        ("AGG_ACTIVE", agg::agg_state::ACTIVE as u64),
+        ("AGG_BYPASSED", agg::agg_state::BYPASSED as u64),
     ];
+    // The program's initial settings are the contract's `Settings::default()`.
+    let init = config::Settings::default();
+    let mac = init.switch_mac.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+    for (name, v) in [
+        ("INIT_WORKERS", init.workers as u64),
+        ("INIT_BLOCKS_PER_ROUND", init.blocks_per_round as u64),
+        ("INIT_ECN_THRESHOLD", init.ecn_threshold as u64),
+        ("INIT_DROP_EVERY", init.drop_every as u64),
+        ("INIT_DROP_PROB", init.drop_prob as u64),
+        ("INIT_SWITCH_MAC", mac),
+        ("INIT_SWITCH_IP", u32::from_be_bytes(init.switch_ip) as u64),
+        ("INIT_PLAN_TAG", init.plan_tag as u64),
+    ] {
+        want.push((name, v));
+    }
     for (name, t) in [
         ("TYPE_DATA", PacketType::Data),
         ("TYPE_RESULT", PacketType::Result),
@@ -421,7 +425,7 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         want.push((name, t as u64));
     }
     // The event counter's cells, in the order Rust counts them.
-    let events: Vec<String> = schema::EVENTS
+    let events: Vec<String> = sgnn_switch::counters::Event::NAMES
         .iter()
         .map(|e| format!("EV_{}", e.to_uppercase()))
         .collect();
@@ -568,9 +572,9 @@ fn the_tna_program_shares_the_v1model_constants() {
     }
     // The TNA sizes the control plane expects (sgnn_p4rt::schema::switchgnn_p4info_for).
     for (name, want) in [
-        ("AGGREGATORS", schema::TNA_AGGREGATORS),
-        ("AGG_TABLE_SIZE", schema::TNA_AGG_TABLE_SIZE),
-        ("SEEN_CELLS", schema::TNA_SEEN_CELLS),
+        ("AGGREGATORS", sgnn_switch::tna::AGGREGATORS),
+        ("AGG_TABLE_SIZE", sgnn_switch::tna::AGG_TABLE_SIZE),
+        ("SEEN_CELLS", sgnn_switch::tna::SEEN_CELLS),
     ] {
         if tna.get(name) != Some(&(want as u64)) {
             diffs.push(format!(

@@ -4,8 +4,15 @@
 //! One code path for every target: bmv2 and Tofino over P4Runtime, the software switch (which
 //! serves P4Runtime too), and the in-memory and fault-injecting targets of the tests.
 
-use sgnn_p4rt::schema::names;
 use std::time::Instant;
+
+use sgnn_switch::aggregation::{AGG_COUNT, AGG_TABLE, SRC_SEEN};
+use sgnn_switch::block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_DONE, SYNC_ROUND};
+use sgnn_switch::config::Settings;
+use sgnn_switch::drop_simulator::DROP_SEEN;
+use sgnn_switch::forwarding::{IPV4_FORWARD, PORT_WORKER, WORKER_ADDR, WORKER_TABLE};
+use sgnn_switch::priority::DSCP_PRIORITY;
+use sgnn_switch::TypedEntry;
 
 use crate::target::{Op, Replica, TableEntry};
 use crate::target::{Target, TargetError};
@@ -14,52 +21,35 @@ use crate::program::{Entry, SwitchProgram, SwitchSizes};
 
 /// Tables `load` fills and `clear` empties (all but the keyless `switch_config`).
 pub const TABLES: [&str; 6] = [
-    names::AGG_TABLE,
-    names::WORKER_TABLE,
-    names::PORT_WORKER,
-    names::WORKER_ADDR,
-    names::IPV4_FORWARD,
-    names::DSCP_PRIORITY,
+    AGG_TABLE.name,
+    WORKER_TABLE.name,
+    PORT_WORKER.name,
+    WORKER_ADDR.name,
+    IPV4_FORWARD.name,
+    DSCP_PRIORITY.name,
 ];
 
 /// Registers holding the block-synchronisation state, reset by `load` and `clear`.
-const SYNC_REGISTERS: [&str; 4] = ["sync_round", "sync_block", "sync_count", "drop_seen"];
+const SYNC_REGISTERS: [&str; 4] = [
+    SYNC_ROUND.name,
+    SYNC_BLOCK.name,
+    SYNC_COUNT.name,
+    DROP_SEEN.name,
+];
 
 /// The settings `clear` restores (the P4 program's initial `set_config`).
 pub fn initial_config() -> Entry {
-    Entry {
-        table: names::SWITCH_CONFIG,
-        matches: Vec::new(),
-        action: names::SET_CONFIG,
-        params: vec![
-            ("workers", 0),
-            ("blocks_per_round", 1),
-            ("ecn_threshold", u32::MAX as u128),
-            ("drop_every", 0),
-            ("drop_prob", 0),
-            (
-                "switch_mac",
-                sgnn_wire::addressing::SWITCH_MAC
-                    .iter()
-                    .fold(0u128, |a, &b| a << 8 | b as u128),
-            ),
-            (
-                "switch_ip",
-                u32::from_be_bytes(sgnn_wire::addressing::SWITCH_IP) as u128,
-            ),
-            ("plan_tag", 0),
-        ],
-    }
+    TypedEntry::Config(Settings::default()).to_entry()
 }
 
 /// The switch's sizes, read from the P4Info it runs.
 pub fn sizes_of(target: &dyn Target) -> Result<SwitchSizes, TargetError> {
     let ix = target.index();
     Ok(SwitchSizes {
-        aggregators: ix.register("agg_count")?.size,
-        agg_table: ix.table(names::AGG_TABLE)?.size,
-        seen_cells: ix.register("src_seen")?.size,
-        max_workers: ix.register("sync_done")?.size,
+        aggregators: ix.register(AGG_COUNT.name)?.size,
+        agg_table: ix.table(AGG_TABLE.name)?.size,
+        seen_cells: ix.register(SRC_SEEN.name)?.size,
+        max_workers: ix.register(SYNC_DONE.name)?.size,
     })
 }
 
@@ -113,7 +103,7 @@ fn reset_sync(target: &mut dyn Target, workers: u64) -> Result<bool, TargetError
         .collect();
     for w in 0..workers {
         ops.push(Op::WriteRegister {
-            register: "sync_done".into(),
+            register: SYNC_DONE.name.into(),
             index: w,
             value: 0,
         });

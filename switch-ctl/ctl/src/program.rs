@@ -4,10 +4,14 @@
 //! This is target-neutral: `switch-ctl load` hands it to a P4Runtime target (bmv2, Tofino, or
 //! the software switch serving P4Runtime), and tests compare it with what a switch holds.
 
-use sgnn_p4rt::schema::names;
 use sgnn_plan::Plan;
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_switch::aggregation::{self, AggAction, AggKey};
+use sgnn_switch::config::Settings;
+use sgnn_switch::{block_sync, drop_simulator, TypedEntry};
+use sgnn_wire::addressing::{worker_ip, worker_mac};
 use sgnn_wire::dscp;
+
+pub use sgnn_switch::Entry;
 
 /// Sizes compiled into the switch (`p4/v1model/config.p4`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,25 +29,12 @@ pub struct SwitchSizes {
 impl Default for SwitchSizes {
     fn default() -> Self {
         SwitchSizes {
-            aggregators: 65536,
-            agg_table: 1 << 20,
-            seen_cells: 1 << 18,
-            max_workers: 256,
+            aggregators: aggregation::AGGREGATORS as u64,
+            agg_table: aggregation::AGG_TABLE_SIZE as u64,
+            seen_cells: aggregation::SEEN_CELLS as u64,
+            max_workers: sgnn_switch::config::MAX_WORKERS as u64,
         }
     }
-}
-
-/// One table entry by name: exact-match fields and an action with parameters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    /// Table name.
-    pub table: &'static str,
-    /// (match field, value), all exact.
-    pub matches: Vec<(&'static str, u128)>,
-    /// Action name.
-    pub action: &'static str,
-    /// (parameter, value).
-    pub params: Vec<(&'static str, u128)>,
 }
 
 /// One register cell to write.
@@ -99,9 +90,9 @@ impl Deployment {
 }
 
 /// The multicast group of block-advance.
-pub const ADVANCE_GROUP: u32 = 1;
+pub const ADVANCE_GROUP: u32 = block_sync::ADVANCE_GROUP as u32;
 /// The recirculation clone session.
-pub const RECIRCULATION_SESSION: u32 = 100;
+pub const RECIRCULATION_SESSION: u32 = aggregation::RECIRCULATION_SESSION;
 
 /// Everything to install for a plan.
 #[derive(Debug, Clone)]
@@ -169,65 +160,13 @@ pub enum ProgramError {
     },
 }
 
-fn ip_u128(ip: [u8; 4]) -> u128 {
-    u32::from_be_bytes(ip) as u128
-}
-
-fn mac_u128(mac: [u8; 6]) -> u128 {
-    mac.iter().fold(0u128, |a, &b| a << 8 | b as u128)
-}
-
-/// The `agg_table` entries of block `b` (`groups`: the plan's [`Plan::replica_groups`]). A
-/// replicated source's pass 0 is `replicate(group)`; its aggregators follow from pass 1.
+/// The `agg_table` entries of block `b` (`groups`: the plan's [`Plan::replica_groups`]), as
+/// the switch contract derives them ([`aggregation::block_entries`]).
 pub fn block_entries(plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) -> Vec<Entry> {
-    let block = &plan.blocks[b];
-    let segments = plan.manifest.segments as u128;
-    let mut out = Vec::with_capacity(block.fanout.len());
-    for (i, &src) in block.sources.iter().enumerate() {
-        let passes = block.passes(i);
-        let first = match groups.of_vertex.get(&src) {
-            Some(&group) => {
-                out.push(Entry {
-                    table: names::AGG_TABLE,
-                    matches: vec![
-                        ("block_id", b as u128),
-                        ("src_id", src as u128),
-                        ("pass", 0),
-                    ],
-                    action: names::REPLICATE,
-                    params: vec![
-                        ("group", group as u128),
-                        ("more", !passes.is_empty() as u128),
-                        ("seen_base", i as u128 * segments),
-                    ],
-                });
-                1
-            }
-            None => 0,
-        };
-        for (p, &row) in passes.iter().enumerate() {
-            let slot = block.aggregators[row as usize];
-            out.push(Entry {
-                table: names::AGG_TABLE,
-                matches: vec![
-                    ("block_id", b as u128),
-                    ("src_id", src as u128),
-                    ("pass", (first + p) as u128),
-                ],
-                action: names::AGGREGATE,
-                params: vec![
-                    ("agg_base", slot.base as u128),
-                    ("dst_id", slot.dst as u128),
-                    ("dst_worker", plan.partition[slot.dst as usize] as u128),
-                    ("expected", slot.expected as u128),
-                    ("more", (p + 1 < passes.len()) as u128),
-                    ("seen_base", i as u128 * segments),
-                    ("generation", slot.generation as u128),
-                ],
-            });
-        }
-    }
-    out
+    aggregation::block_entries(plan, b, groups)
+        .into_iter()
+        .map(|(k, a): (AggKey, AggAction)| TypedEntry::Agg(k, a).to_entry())
+        .collect()
 }
 
 /// Builds and checks everything a plan needs on a switch of `sizes`.
@@ -277,13 +216,17 @@ pub fn program_for(
             });
         }
     }
+    let settings = Settings {
+        workers: workers as u16,
+        blocks_per_round: plan.blocks.len() as u16,
+        ecn_threshold: deployment.ecn_threshold,
+        drop_every: deployment.drop_every,
+        drop_prob: Settings::drop_prob_of(deployment.drop_probability),
+        plan_tag: plan.tag(),
+        ..Settings::default()
+    };
     let mut prog = SwitchProgram {
-        config: Entry {
-            table: names::SWITCH_CONFIG,
-            matches: Vec::new(),
-            action: names::SET_CONFIG,
-            params: Vec::new(),
-        },
+        config: TypedEntry::Config(settings).to_entry(),
         base_entries: Vec::new(),
         block_entries: Vec::new(),
         registers: Vec::new(),
@@ -292,43 +235,34 @@ pub fn program_for(
     };
     let mut replicas = Vec::new();
     for (w, &port) in deployment.worker_ports.iter().enumerate() {
-        let w16 = w as u16;
-        prog.base_entries.push(Entry {
-            table: names::WORKER_TABLE,
-            matches: vec![("worker_id", w as u128)],
-            action: names::SET_WORKER,
-            params: vec![("port", port as u128)],
-        });
-        prog.base_entries.push(Entry {
-            table: names::PORT_WORKER,
-            matches: vec![("port", port as u128)],
-            action: names::SET_PORT_WORKER,
-            params: vec![("worker_id", w as u128)],
-        });
-        prog.base_entries.push(Entry {
-            table: names::WORKER_ADDR,
-            matches: vec![("worker_id", w as u128)],
-            action: names::SET_WORKER_ADDR,
-            params: vec![
-                ("mac", mac_u128(worker_mac(w16))),
-                ("ip", ip_u128(worker_ip(w16))),
-            ],
-        });
-        prog.base_entries.push(Entry {
-            table: names::IPV4_FORWARD,
-            matches: vec![("dst_addr", ip_u128(worker_ip(w16)))],
-            action: names::FORWARD,
-            params: vec![("port", port as u128)],
-        });
+        let worker_id = w as u16;
+        let port16 = port as u16;
+        for e in [
+            TypedEntry::Worker {
+                worker_id,
+                port: port16,
+            },
+            TypedEntry::PortWorker {
+                port: port16,
+                worker_id,
+            },
+            TypedEntry::WorkerAddr {
+                worker_id,
+                mac: worker_mac(worker_id),
+                ip: worker_ip(worker_id),
+            },
+            TypedEntry::Ipv4Forward {
+                dst_addr: worker_ip(worker_id),
+                port: port16,
+            },
+        ] {
+            prog.base_entries.push(e.to_entry());
+        }
         replicas.push((w as u32, port));
     }
     for &(dscp, queue) in &deployment.dscp_priority {
-        prog.base_entries.push(Entry {
-            table: names::DSCP_PRIORITY,
-            matches: vec![("dscp", dscp as u128)],
-            action: names::SET_PRIORITY,
-            params: vec![("queue", queue as u128)],
-        });
+        prog.base_entries
+            .push(TypedEntry::DscpPriority { dscp, queue }.to_entry());
     }
     // Replication sets: worker w of a set is reached on its own port, replica id w.
     let groups = plan.replica_groups();
@@ -347,36 +281,20 @@ pub fn program_for(
     );
     prog.clone_sessions
         .push((RECIRCULATION_SESSION, deployment.recirculation_port));
-    let prob = (deployment.drop_probability.clamp(0.0, 1.0) * u32::MAX as f64) as u128;
     let reg = |register, value| RegisterWrite {
         register,
         index: 0,
         value,
     };
-    prog.config = Entry {
-        table: names::SWITCH_CONFIG,
-        matches: Vec::new(),
-        action: names::SET_CONFIG,
-        params: vec![
-            ("workers", workers as u128),
-            ("blocks_per_round", plan.blocks.len() as u128),
-            ("ecn_threshold", deployment.ecn_threshold as u128),
-            ("drop_every", deployment.drop_every as u128),
-            ("drop_prob", prob),
-            ("switch_mac", mac_u128(SWITCH_MAC)),
-            ("switch_ip", ip_u128(SWITCH_IP)),
-            ("plan_tag", plan.tag() as u128),
-        ],
-    };
     prog.registers = vec![
-        reg("sync_round", 0),
-        reg("sync_block", 0),
-        reg("sync_count", 0),
-        reg("drop_seen", 0),
+        reg(block_sync::SYNC_ROUND.name, 0),
+        reg(block_sync::SYNC_BLOCK.name, 0),
+        reg(block_sync::SYNC_COUNT.name, 0),
+        reg(drop_simulator::DROP_SEEN.name, 0),
     ];
     for w in 0..workers {
         prog.registers.push(RegisterWrite {
-            register: "sync_done",
+            register: block_sync::SYNC_DONE.name,
             index: w,
             value: 0,
         });

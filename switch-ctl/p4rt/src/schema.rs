@@ -19,55 +19,16 @@ pub const NO_ACTION_ID: u32 = 0x0144_5B37;
 pub const NO_ACTION: &str = "NoAction";
 
 /// `config.p4`: number of aggregators (cells of every `agg_*` register).
-pub const AGGREGATORS: u32 = 65536;
+pub const AGGREGATORS: u32 = sgnn_switch::aggregation::AGGREGATORS;
 /// `config.p4`: number of workers (size of the worker tables and `sync_done`).
-pub const MAX_WORKERS: u32 = 256;
-/// `config.p4`: size of `agg_table`.
-pub const AGG_TABLE_SIZE: u32 = 1_048_576;
-/// `SEEN_CELLS`: cells of `src_seen` (duplicate suppression).
-pub const SEEN_CELLS: u32 = 262_144;
-/// Number of value lanes, each with its register `agg_value_<lane>`.
-pub const LANES: u32 = 32;
-
+pub const MAX_WORKERS: u32 = sgnn_switch::config::MAX_WORKERS;
 /// Multicast group that reaches every worker (block-advance).
-pub const MULTICAST_ALL_WORKERS: u32 = 1;
+pub const MULTICAST_ALL_WORKERS: u32 = sgnn_switch::block_sync::ADVANCE_GROUP as u32;
 /// Clone session used for recirculation (I2E clone of the original packet).
-pub const CLONE_SESSION_RECIRCULATE: u32 = 100;
-
-/// Number of cells of the `events` counter (28 used, see [`EVENTS`]).
-pub const EVENTS_SIZE: i64 = 32;
-
-/// Indices of the `events` counter, in the order of `softswitch::Counters`.
-pub const EVENTS: [&str; 28] = [
-    "rx",
-    "tx",
-    "data",
-    "aggregated",
-    "results",
-    "recirculated",
-    "bypassed",
-    "delivered",
-    "reclaimed",
-    "forwarded",
-    "block_done",
-    "block_done_duplicate",
-    "block_done_stale",
-    "block_advance",
-    "ecn_marked",
-    "drop_simulated",
-    "drop_not_ipv4",
-    "drop_no_route",
-    "drop_malformed",
-    "drop_unexpected",
-    "drop_stale",
-    "drop_no_entry",
-    "drop_bad_index",
-    "drop_unknown_worker",
-    "saturated",
-    "drop_duplicate",
-    "drop_wrong_port",
-    "bypassed_late",
-];
+pub const CLONE_SESSION_RECIRCULATE: u32 = sgnn_switch::aggregation::RECIRCULATION_SESSION;
+/// The `events` counter's cell names, in cell order.
+pub const EVENTS: [&str; sgnn_switch::counters::Event::ALL.len()] =
+    sgnn_switch::counters::Event::NAMES;
 
 fn preamble(prefix: Prefix, n: u32, name: &str) -> Option<cfg::Preamble> {
     preamble_id(p4_id(prefix, n), name)
@@ -189,70 +150,45 @@ pub enum Arch {
 }
 
 /// `p4/tna/config.p4`: aggregators of the TNA program (cells of every `agg_*` register).
-pub const TNA_AGGREGATORS: u32 = 16384;
-/// `p4/tna/config.p4`: size of the TNA program's `agg_table`.
-pub const TNA_AGG_TABLE_SIZE: u32 = 65536;
-/// `p4/tna/config.p4`: cells of the TNA program's `src_seen`.
-pub const TNA_SEEN_CELLS: u32 = 65536;
+pub const TNA_AGGREGATORS: u32 = sgnn_switch::tna::AGGREGATORS;
 
 /// The names of the program's tables and actions (P4Info `preamble.name`, also the BfRt
-/// names without their `pipe.` prefix): the control plane, the software switch and the tests
-/// use these constants, never the strings (issue 12: each fact defined once).
+/// names without their `pipe.` prefix), as the switch contract (`sgnn-switch`) defines them.
 pub mod names {
-    /// Table `agg_table`: (block, source, pass) -> aggregate, deliver or replicate.
-    pub const AGG_TABLE: &str = "agg_table";
-    /// Table `worker_table`: worker id -> its port.
-    pub const WORKER_TABLE: &str = "worker_table";
-    /// Table `ipv4_forward`: destination address -> port.
-    pub const IPV4_FORWARD: &str = "ipv4_forward";
-    /// Table `dscp_priority`: DSCP -> egress queue.
-    pub const DSCP_PRIORITY: &str = "dscp_priority";
-    /// Table `worker_addr`: worker id -> its MAC and IPv4 address.
-    pub const WORKER_ADDR: &str = "worker_addr";
-    /// Table `switch_config`: the default action holds the switch's configuration.
-    pub const SWITCH_CONFIG: &str = "switch_config";
-    /// Table `port_worker`: port -> the worker whose BlockDone it may carry.
-    pub const PORT_WORKER: &str = "port_worker";
-    /// Action `aggregate` of `agg_table`.
-    pub const AGGREGATE: &str = "aggregate";
-    /// Action `deliver` of `agg_table`.
-    pub const DELIVER: &str = "deliver";
-    /// Action `replicate` of `agg_table`.
-    pub const REPLICATE: &str = "replicate";
-    /// Action `set_worker` of `worker_table`.
-    pub const SET_WORKER: &str = "set_worker";
-    /// Action `forward` of `ipv4_forward`.
-    pub const FORWARD: &str = "forward";
-    /// Action `set_priority` of `dscp_priority`.
-    pub const SET_PRIORITY: &str = "set_priority";
-    /// Action `set_worker_addr` of `worker_addr`.
-    pub const SET_WORKER_ADDR: &str = "set_worker_addr";
-    /// Action `set_config` of `switch_config`.
-    pub const SET_CONFIG: &str = "set_config";
-    /// Action `set_port_worker` of `port_worker`.
-    pub const SET_PORT_WORKER: &str = "set_port_worker";
-    /// Every table, in P4Info id order.
-    pub const TABLES: [&str; 7] = [
-        AGG_TABLE,
-        WORKER_TABLE,
-        IPV4_FORWARD,
-        DSCP_PRIORITY,
-        WORKER_ADDR,
-        SWITCH_CONFIG,
-        PORT_WORKER,
-    ];
-    /// Every action but `NoAction`, in P4Info id order.
-    pub const ACTIONS: [&str; 9] = [
-        AGGREGATE,
-        DELIVER,
-        SET_WORKER,
-        FORWARD,
-        SET_PRIORITY,
-        SET_WORKER_ADDR,
-        SET_CONFIG,
-        REPLICATE,
-        SET_PORT_WORKER,
-    ];
+    use sgnn_switch::{aggregation as agg, config, forwarding as fw, priority};
+
+    /// Table `agg_table`.
+    pub const AGG_TABLE: &str = agg::AGG_TABLE.name;
+    /// Table `worker_table`.
+    pub const WORKER_TABLE: &str = fw::WORKER_TABLE.name;
+    /// Table `ipv4_forward`.
+    pub const IPV4_FORWARD: &str = fw::IPV4_FORWARD.name;
+    /// Table `dscp_priority`.
+    pub const DSCP_PRIORITY: &str = priority::DSCP_PRIORITY.name;
+    /// Table `worker_addr`.
+    pub const WORKER_ADDR: &str = fw::WORKER_ADDR.name;
+    /// Table `switch_config`.
+    pub const SWITCH_CONFIG: &str = config::SWITCH_CONFIG.name;
+    /// Table `port_worker`.
+    pub const PORT_WORKER: &str = fw::PORT_WORKER.name;
+    /// Action `aggregate`.
+    pub const AGGREGATE: &str = agg::AGGREGATE.name;
+    /// Action `deliver`.
+    pub const DELIVER: &str = agg::DELIVER.name;
+    /// Action `replicate`.
+    pub const REPLICATE: &str = agg::REPLICATE.name;
+    /// Action `set_worker`.
+    pub const SET_WORKER: &str = fw::SET_WORKER.name;
+    /// Action `forward`.
+    pub const FORWARD: &str = fw::FORWARD.name;
+    /// Action `set_priority`.
+    pub const SET_PRIORITY: &str = priority::SET_PRIORITY.name;
+    /// Action `set_worker_addr`.
+    pub const SET_WORKER_ADDR: &str = fw::SET_WORKER_ADDR.name;
+    /// Action `set_config`.
+    pub const SET_CONFIG: &str = config::SET_CONFIG.name;
+    /// Action `set_port_worker`.
+    pub const SET_PORT_WORKER: &str = fw::SET_PORT_WORKER.name;
 }
 
 /// The P4Info of the SwitchGNN P4 program (v1model), as `docs/switch-interface.md` specifies
@@ -275,7 +211,7 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
         }
         for t in &mut p.tables {
             if name_of(&t.preamble) == names::AGG_TABLE {
-                t.size = TNA_AGG_TABLE_SIZE as i64;
+                t.size = sgnn_switch::tna::AGG_TABLE_SIZE as i64;
             }
         }
         for r in &mut p.registers {
@@ -285,12 +221,16 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
                 crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w as i32,
                 crate::p4info::CellType::Other => 0,
             };
+            use sgnn_switch::{aggregation as agg, block_sync, tna};
+            let wide = tna::WIDE_REGISTER_BITS as i32;
             *r = match name.as_str() {
-                "src_seen" => register(id, &name, 32, TNA_SEEN_CELLS),
-                "sync_done" => register(id, &name, 32, MAX_WORKERS),
+                n if n == agg::SRC_SEEN.name => register(id, n, wide, tna::SEEN_CELLS),
+                n if n == block_sync::SYNC_DONE.name => register(id, n, wide, MAX_WORKERS),
                 // The lanes are declared signed: the stateful ALU's saturating add is signed.
-                n if n.starts_with("agg_value_") => int_register(id, n, w, TNA_AGGREGATORS),
-                n if n.starts_with("agg_") => register(id, n, w, TNA_AGGREGATORS),
+                n if agg::AGG_VALUE.iter().any(|l| l.name == n) => {
+                    int_register(id, n, w, tna::AGGREGATORS)
+                }
+                n if n.starts_with("agg_") => register(id, n, w, tna::AGGREGATORS),
                 _ => r.clone(),
             };
             // bf-p4c ignores `@id` on Tofino externs: registers and counters get p4c's hashed
@@ -299,8 +239,9 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
                 pre.id = hashed_id(Prefix::Register, &format!("pipe.{name}"));
             }
         }
+        let ee = sgnn_switch::tna::EGRESS_EVENTS;
         p.counters
-            .push(counter(4, "egress_events", Unit::Packets, EVENTS_SIZE));
+            .push(counter(ee.id, ee.name, Unit::Packets, ee.size as i64));
         for c in &mut p.counters {
             if let Some(pre) = c.preamble.as_mut() {
                 pre.id = hashed_id(Prefix::Counter, &format!("pipe.{}", pre.name));
@@ -321,113 +262,40 @@ pub fn arch_of(p4info: &cfg::P4Info) -> Arch {
 
 fn v1model_p4info() -> cfg::P4Info {
     use cfg::counter_spec::Unit;
-    let actions = vec![
-        action(
-            1,
-            names::AGGREGATE,
-            &[
-                ("agg_base", 32),
-                ("dst_id", 32),
-                ("dst_worker", 16),
-                ("expected", 16),
-                ("more", 1),
-                ("seen_base", 32),
-                ("generation", 16),
-            ],
-        ),
-        action(
-            2,
-            names::DELIVER,
-            &[
-                ("dst_id", 32),
-                ("dst_worker", 16),
-                ("more", 1),
-                ("seen_base", 32),
-            ],
-        ),
-        action(3, names::SET_WORKER, &[("port", 9)]),
-        action(4, names::FORWARD, &[("port", 9)]),
-        action(5, names::SET_PRIORITY, &[("queue", 3)]),
-        action(6, names::SET_WORKER_ADDR, &[("mac", 48), ("ip", 32)]),
-        action(
-            7,
-            names::SET_CONFIG,
-            &[
-                ("workers", 16),
-                ("blocks_per_round", 16),
-                ("ecn_threshold", 32),
-                ("drop_every", 32),
-                ("drop_prob", 32),
-                ("switch_mac", 48),
-                ("switch_ip", 32),
-                ("plan_tag", 32),
-            ],
-        ),
-        action(
-            8,
-            names::REPLICATE,
-            &[("group", 16), ("more", 1), ("seen_base", 32)],
-        ),
-        action(9, names::SET_PORT_WORKER, &[("worker_id", 16)]),
-        cfg::Action {
-            preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
-            params: Vec::new(),
-        },
-    ];
-    let tables = vec![
-        table(
-            1,
-            names::AGG_TABLE,
-            &[("block_id", 16), ("src_id", 32), ("pass", 8)],
-            &[1, 2, 8],
-            AGG_TABLE_SIZE,
-        ),
-        table(
-            2,
-            names::WORKER_TABLE,
-            &[("worker_id", 16)],
-            &[3],
-            MAX_WORKERS,
-        ),
-        table(3, names::IPV4_FORWARD, &[("dst_addr", 32)], &[4], 1024),
-        table(4, names::DSCP_PRIORITY, &[("dscp", 6)], &[5], 64),
-        table(
-            5,
-            names::WORKER_ADDR,
-            &[("worker_id", 16)],
-            &[6],
-            MAX_WORKERS,
-        ),
-        table(6, names::SWITCH_CONFIG, &[], &[7], 1),
-        table(7, names::PORT_WORKER, &[("port", 9)], &[9], MAX_WORKERS),
-    ];
-    let mut registers: Vec<cfg::Register> = (0..LANES)
-        .map(|lane| register(lane + 1, &format!("agg_value_{lane}"), 32, AGGREGATORS))
+    let mut actions: Vec<cfg::Action> = sgnn_switch::ACTIONS
+        .iter()
+        .map(|a| {
+            let params: Vec<(&str, i32)> =
+                a.params.iter().map(|p| (p.name, p.bits as i32)).collect();
+            action(a.id, a.name, &params)
+        })
         .collect();
-    let rest: [(&str, i32, u32); 8] = [
-        ("agg_count", 16, AGGREGATORS),
-        ("agg_state", 8, AGGREGATORS),
-        ("agg_tag", 32, AGGREGATORS),
-        ("agg_ecn", 8, AGGREGATORS),
-        ("sync_round", 16, 1),
-        ("sync_block", 16, 1),
-        ("sync_done", 8, MAX_WORKERS),
-        ("sync_count", 16, 1),
-    ];
-    registers.extend(
-        rest.iter()
-            .enumerate()
-            .map(|(i, &(name, w, size))| register(LANES + 1 + i as u32, name, w, size)),
-    );
-    // Ids 41-47 were settings registers in an earlier draft (now the switch_config table).
-    registers.push(register(48, "drop_seen", 32, 1));
-    registers.push(register(49, "src_seen", 33, SEEN_CELLS));
-    registers.push(register(50, "agg_gen", 16, AGGREGATORS));
-    let counters = vec![
-        counter(1, "events", Unit::Packets, EVENTS_SIZE),
-        counter(2, "port_rx", Unit::Both, 512),
-        counter(3, "port_tx", Unit::Both, 512),
-    ];
+    actions.push(cfg::Action {
+        preamble: preamble_id(NO_ACTION_ID, NO_ACTION),
+        params: Vec::new(),
+    });
+    let tables = sgnn_switch::TABLES
+        .iter()
+        .map(|t| {
+            let fields: Vec<(&str, i32)> = t.keys.iter().map(|k| (k.name, k.bits as i32)).collect();
+            let acts: Vec<u32> = t.actions.iter().map(|a| a.id).collect();
+            table(t.id, t.name, &fields, &acts, t.size)
+        })
+        .collect();
+    let registers = sgnn_switch::REGISTERS
+        .iter()
+        .map(|r| register(r.id, r.name, r.bits as i32, r.size))
+        .collect();
+    let counters = sgnn_switch::COUNTERS
+        .iter()
+        .map(|c| {
+            let unit = match c.unit {
+                sgnn_switch::Unit::Packets => Unit::Packets,
+                sgnn_switch::Unit::Both => Unit::Both,
+            };
+            counter(c.id, c.name, unit, c.size as i64)
+        })
+        .collect();
     cfg::P4Info {
         pkg_info: Some(cfg::PkgInfo {
             arch: "v1model".to_string(),
@@ -753,18 +621,20 @@ mod tests {
     }
 
     #[test]
-    fn the_names_module_names_every_table_and_action_of_both_programs() {
+    fn both_programs_have_every_table_and_action_of_the_contract() {
         for arch in [Arch::V1model, Arch::Tna] {
             let p = switchgnn_p4info_for(arch);
             let tables: Vec<&str> = p.tables.iter().map(|t| name_of(&t.preamble)).collect();
-            assert_eq!(tables, names::TABLES, "{arch:?}");
+            let want: Vec<&str> = sgnn_switch::TABLES.iter().map(|t| t.name).collect();
+            assert_eq!(tables, want, "{arch:?}");
             let actions: Vec<&str> = p
                 .actions
                 .iter()
                 .map(|a| name_of(&a.preamble))
                 .filter(|&n| n != NO_ACTION)
                 .collect();
-            assert_eq!(actions, names::ACTIONS, "{arch:?}");
+            let want: Vec<&str> = sgnn_switch::ACTIONS.iter().map(|a| a.name).collect();
+            assert_eq!(actions, want, "{arch:?}");
         }
     }
 }

@@ -179,8 +179,12 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
         std::thread::sleep(Duration::from_millis(20));
     }
     let switch = cluster.stop(sup)?;
-    let bytes: u64 = link_bytes(&switch, "port_rx", workers).iter().sum::<u64>()
-        + link_bytes(&switch, "port_tx", workers).iter().sum::<u64>();
+    let bytes: u64 = link_bytes(&switch, sgnn_switch::counters::PORT_RX.name, workers)
+        .iter()
+        .sum::<u64>()
+        + link_bytes(&switch, sgnn_switch::counters::PORT_TX.name, workers)
+            .iter()
+            .sum::<u64>();
     Ok(format!(
         "{workers} clients closed their sessions after {:.2} s; {:.2} MB on links ({})",
         started.elapsed().as_secs_f64(),

@@ -446,8 +446,8 @@ fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) ->
             .collect::<serde_json::Map<_, _>>()
             .into()
     };
-    v["port_rx"] = ports(&p.port_rx);
-    v["port_tx"] = ports(&p.port_tx);
+    v[sgnn_switch::counters::PORT_RX.name] = ports(&p.port_rx);
+    v[sgnn_switch::counters::PORT_TX.name] = ports(&p.port_tx);
     v["port_tx_failed"] = ports(&p.port_tx_failed);
     v.to_string() + "\n"
 }

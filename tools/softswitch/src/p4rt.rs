@@ -6,7 +6,6 @@
 //! The pipeline is fixed: SetForwardingPipelineConfig accepts a P4Info that equals the switch's
 //! own (any difference is refused and listed) and ignores the device config (bmv2 JSON).
 
-use sgnn_p4rt::schema::names;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -215,7 +214,7 @@ impl SoftswitchRuntime {
             E::TableEntry(t) => {
                 let e = self.named_entry(t)?;
                 if t.is_default_action {
-                    if e.table != names::SWITCH_CONFIG {
+                    if e.table != sgnn_switch::config::SWITCH_CONFIG.name {
                         return Err(inv(format!(
                             "the default action of {} is fixed (NoAction)",
                             e.table
@@ -339,7 +338,7 @@ impl SoftswitchRuntime {
                 };
                 for name in tables {
                     // switch_config is keyless: its only entry is the default action.
-                    let keyless = name == names::SWITCH_CONFIG;
+                    let keyless = name == sgnn_switch::config::SWITCH_CONFIG.name;
                     if t.is_default_action != keyless {
                         continue;
                     }

@@ -31,7 +31,13 @@ use sgnn_wire::frame::FrameRepr;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHGNN, LANES};
 
+use sgnn_switch::block_sync::tag;
+use sgnn_switch::counters::Event;
+
 use crate::tables::{AggAction, PortId, Tables, ADVANCE_GROUP};
+
+pub use sgnn_switch::aggregation::agg_state;
+pub use sgnn_switch::aggregation::SEEN_VALID;
 
 /// Sizes and settings the control plane sets (the P4 program's `config.p4` and registers).
 #[derive(Debug, Clone)]
@@ -78,7 +84,7 @@ impl SwitchConfig {
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
-            aggregators: 1 << 16,
+            aggregators: sgnn_switch::aggregation::AGGREGATORS,
             workers: 1,
             blocks_per_round: 1,
             ecn_threshold: u32::MAX,
@@ -90,16 +96,6 @@ impl Default for SwitchConfig {
             plan_tag: 0,
         }
     }
-}
-
-/// Aggregator states (`agg_state` register).
-pub mod agg_state {
-    /// Holds nothing.
-    pub const FREE: u8 = 0;
-    /// Summing for the round and block in `agg_tag`.
-    pub const ACTIVE: u8 = 1;
-    /// Released by a resend for the round and block in `agg_tag`: contributions bypass.
-    pub const BYPASSED: u8 = 2;
 }
 
 /// The register arrays.
@@ -133,14 +129,11 @@ pub struct Registers {
     pub src_seen: Vec<u64>,
 }
 
-/// Valid bit of a `src_seen` cell (the register is 33 bits wide).
-pub const SEEN_VALID: u64 = 1 << 32;
-
 /// Cells of `src_seen` (the P4 program's `SEEN_CELLS`).
-pub const SEEN_CELLS: usize = 1 << 18;
+pub const SEEN_CELLS: usize = sgnn_switch::aggregation::SEEN_CELLS as usize;
 
 /// Counters, one per event and per drop reason.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Frames received.
     pub rx: u64,
@@ -205,40 +198,75 @@ pub struct Counters {
 
 impl Counters {
     /// Names in the order of the P4 program's `events` counter indices.
-    pub const NAMES: [&'static str; 28] = sgnn_p4rt::schema::EVENTS;
+    pub const NAMES: [&'static str; Event::ALL.len()] = Event::NAMES;
+
+    /// The count of `e`. The match names every event of the switch contract, so an event
+    /// added there does not compile here until the software switch counts it.
+    pub fn get(&self, e: Event) -> u64 {
+        match e {
+            Event::Rx => self.rx,
+            Event::Tx => self.tx,
+            Event::Data => self.data,
+            Event::Aggregated => self.aggregated,
+            Event::Results => self.results,
+            Event::Recirculated => self.recirculated,
+            Event::Bypassed => self.bypassed,
+            Event::Delivered => self.delivered,
+            Event::Reclaimed => self.reclaimed,
+            Event::Forwarded => self.forwarded,
+            Event::BlockDone => self.block_done,
+            Event::BlockDoneDuplicate => self.block_done_duplicate,
+            Event::BlockDoneStale => self.block_done_stale,
+            Event::BlockAdvance => self.block_advance,
+            Event::EcnMarked => self.ecn_marked,
+            Event::DropSimulated => self.drop_simulated,
+            Event::DropNotIpv4 => self.drop_not_ipv4,
+            Event::DropNoRoute => self.drop_no_route,
+            Event::DropMalformed => self.drop_malformed,
+            Event::DropUnexpected => self.drop_unexpected,
+            Event::DropStale => self.drop_stale,
+            Event::DropNoEntry => self.drop_no_entry,
+            Event::DropBadIndex => self.drop_bad_index,
+            Event::DropUnknownWorker => self.drop_unknown_worker,
+            Event::Saturated => self.saturated,
+            Event::DropDuplicate => self.drop_duplicate,
+            Event::DropWrongPort => self.drop_wrong_port,
+            Event::BypassedLate => self.bypassed_late,
+        }
+    }
 
     /// The counters as the P4 program's `events` array (index `i` is `NAMES[i]`).
-    pub fn to_array(&self) -> [u64; 28] {
-        [
-            self.rx,
-            self.tx,
-            self.data,
-            self.aggregated,
-            self.results,
-            self.recirculated,
-            self.bypassed,
-            self.delivered,
-            self.reclaimed,
-            self.forwarded,
-            self.block_done,
-            self.block_done_duplicate,
-            self.block_done_stale,
-            self.block_advance,
-            self.ecn_marked,
-            self.drop_simulated,
-            self.drop_not_ipv4,
-            self.drop_no_route,
-            self.drop_malformed,
-            self.drop_unexpected,
-            self.drop_stale,
-            self.drop_no_entry,
-            self.drop_bad_index,
-            self.drop_unknown_worker,
-            self.saturated,
-            self.drop_duplicate,
-            self.drop_wrong_port,
-            self.bypassed_late,
-        ]
+    pub fn to_array(&self) -> [u64; Event::ALL.len()] {
+        Event::ALL.map(|e| self.get(e))
+    }
+}
+
+#[cfg(test)]
+mod counter_tests {
+    use super::*;
+
+    /// The JSON of the counters (`--stats-json`, the metrics) names each field as the switch
+    /// contract names its event, in the contract's order, with the value `get` reads.
+    #[test]
+    fn counters_are_the_contracts_events_in_its_order() {
+        let mut c = Counters::default();
+        // Distinct values through the JSON form, so a field read for the wrong event shows.
+        let mut v = serde_json::to_value(&c).unwrap();
+        let obj = v.as_object_mut().unwrap();
+        let keys: Vec<&str> = obj.keys().map(|k| k.as_str()).collect();
+        let mut sorted_names = Event::NAMES.to_vec();
+        sorted_names.sort_unstable();
+        let mut sorted_keys = keys.clone();
+        sorted_keys.sort_unstable();
+        assert_eq!(sorted_keys, sorted_names, "one field per event");
+        for (i, e) in Event::ALL.iter().enumerate() {
+            obj.insert(e.name().to_string(), (i as u64 + 100).into());
+        }
+        c = serde_json::from_value(v).unwrap();
+        for (i, e) in Event::ALL.iter().enumerate() {
+            assert_eq!(c.get(*e), i as u64 + 100, "{}", e.name());
+            assert_eq!(c.to_array()[i], i as u64 + 100);
+        }
     }
 }
 
@@ -252,7 +280,7 @@ pub struct PortCount {
 }
 
 /// Largest port number plus one (size of the port counters).
-pub const PORTS: usize = 512;
+pub const PORTS: usize = sgnn_switch::forwarding::PORTS as usize;
 
 /// A frame the switch sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,10 +323,6 @@ pub struct Pipeline {
     /// there, not as a timeout. `None` (the library's default): no check.
     pub host_ports: Option<u16>,
     rng: rand_chacha::ChaCha8Rng,
-}
-
-fn tag(round: u16, block: u16) -> u32 {
-    ((round as u32) << 16) | block as u32
 }
 
 impl Pipeline {
@@ -649,7 +673,7 @@ impl Pipeline {
     fn aggregate(
         &mut self,
         repr: &FrameRepr,
-        p: crate::tables::AggregateParams,
+        p: sgnn_switch::aggregation::AggregateParams,
         resend: bool,
         lanes: &[i32; LANES],
         out: &mut Vec<Emitted>,

@@ -52,57 +52,7 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 /// An egress port number.
 pub type PortId = u16;
 
-/// Parameters of the `aggregate` action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AggregateParams {
-    /// First aggregator of the destination; segment `s` uses `agg_base + s`.
-    pub agg_base: u32,
-    /// Destination vertex.
-    pub dst_id: u32,
-    /// Worker owning the destination (where the result goes).
-    pub dst_worker: u16,
-    /// Contributions that complete the aggregate.
-    pub expected: u16,
-    /// Whether the source feeds another aggregator (recirculate with `pass + 1`).
-    pub more: bool,
-    /// First `src_seen` cell of the source in this block; segment `s` uses `seen_base + s`.
-    pub seen_base: u32,
-    /// Generation of the aggregators at `agg_base` this row uses ([`sgnn_plan::AggSlot`]'s
-    /// `generation`; 0 unless the plan recycles aggregators by live range). A contribution
-    /// for an older generation than the one an aggregator holds for the same round and block
-    /// is late: it goes to the host untouched (`bypassed_late`).
-    pub generation: u16,
-}
-
-/// Actions of `agg_table`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AggAction {
-    /// Add the lanes into an aggregator.
-    Aggregate(AggregateParams),
-    /// No aggregator for this contribution (cut edge or overflow): send the values to the
-    /// destination's worker for host aggregation.
-    Deliver {
-        /// Destination vertex.
-        dst_id: u32,
-        /// Its worker.
-        dst_worker: u16,
-        /// Whether another pass follows.
-        more: bool,
-        /// First `src_seen` cell of the source in this block.
-        seen_base: u32,
-    },
-    /// Replicate the raw values to every worker of multicast group `group` (the packet
-    /// replication engine: one Bypass per replica, addressed to "every neighbour of the
-    /// source" on that worker; no aggregator, no recirculation). The plans' `M` delivery.
-    Replicate {
-        /// Multicast group of the workers.
-        group: u16,
-        /// Whether another pass (an aggregator of the same source) follows.
-        more: bool,
-        /// First `src_seen` cell of the source in this block.
-        seen_base: u32,
-    },
-}
+pub use sgnn_switch::aggregation::{AggAction, AggKey, AggregateParams};
 
 /// Where a worker is: its port (`worker_table`) and addresses (`worker_addr`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,7 +84,7 @@ pub struct Replica {
 }
 
 /// The multicast group block-advance goes to.
-pub const ADVANCE_GROUP: u16 = 1;
+pub const ADVANCE_GROUP: u16 = sgnn_switch::block_sync::ADVANCE_GROUP;
 
 /// All tables of the pipeline.
 #[derive(Debug, Clone, Default)]
@@ -205,43 +155,12 @@ impl Tables {
         t
     }
 
-    /// Installs block `b`'s `agg_table` entries (`groups`: the plan's replica groups). A
-    /// replicated source's pass 0 replicates it; its aggregators follow from pass 1.
+    /// Installs block `b`'s `agg_table` entries (`groups`: the plan's replica groups), as
+    /// the switch contract derives them ([`sgnn_switch::aggregation::block_entries`], the same
+    /// entries `switch-ctl load` writes).
     pub fn install_block(&mut self, plan: &Plan, b: usize, groups: &sgnn_plan::ReplicaGroups) {
-        let block = &plan.blocks[b];
-        let segments = plan.manifest.segments;
-        for (i, &src) in block.sources.iter().enumerate() {
-            let passes = block.passes(i);
-            let first = match groups.of_vertex.get(&src) {
-                Some(&group) => {
-                    self.agg_table.insert(
-                        (b as u16, src, 0),
-                        AggAction::Replicate {
-                            group: group as u16,
-                            more: !passes.is_empty(),
-                            seen_base: i as u32 * segments,
-                        },
-                    );
-                    1
-                }
-                None => 0,
-            };
-            for (p, &row) in passes.iter().enumerate() {
-                let slot = block.aggregators[row as usize];
-                self.agg_table.insert(
-                    (b as u16, src, (first + p) as u8),
-                    AggAction::Aggregate(AggregateParams {
-                        agg_base: slot.base,
-                        dst_id: slot.dst,
-                        dst_worker: plan.partition[slot.dst as usize] as u16,
-                        expected: slot.expected as u16,
-                        more: p + 1 < passes.len(),
-                        seen_base: i as u32 * segments,
-                        generation: u16::try_from(slot.generation)
-                            .expect("the planner keeps an aggregator's generation below 65536"),
-                    }),
-                );
-            }
+        for (k, a) in sgnn_switch::aggregation::block_entries(plan, b, groups) {
+            self.agg_table.insert((k.block_id, k.src_id, k.pass), a);
         }
     }
 }

@@ -781,8 +781,14 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     );
     for (r, p) in runs.iter().zip(&plans) {
         let blocks = p.3.blocks.len();
-        let up: u64 = r.link_bytes("port_rx").iter().sum();
-        let down: u64 = r.link_bytes("port_tx").iter().sum();
+        let up: u64 = r
+            .link_bytes(sgnn_switch::counters::PORT_RX.name)
+            .iter()
+            .sum();
+        let down: u64 = r
+            .link_bytes(sgnn_switch::counters::PORT_TX.name)
+            .iter()
+            .sum();
         let per_layer = r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
         table += &format!(
             "{:<18} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
@@ -801,8 +807,8 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
             "seconds": r.seconds,
             "round_seconds": r.round_seconds,
             "ms_per_layer": per_layer,
-            "link_bytes_up": r.link_bytes("port_rx"),
-            "link_bytes_down": r.link_bytes("port_tx"),
+            "link_bytes_up": r.link_bytes(sgnn_switch::counters::PORT_RX.name),
+            "link_bytes_down": r.link_bytes(sgnn_switch::counters::PORT_TX.name),
             "retransmissions": r.worker_sum("retransmissions"),
             "fetches": r.worker_sum("fetches_sent"),
             "ecn_marks": r.worker_sum("ecn_marks"),
@@ -812,8 +818,8 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     }
     eprintln!("\n{table}");
     for r in &runs {
-        let up = r.link_bytes("port_rx");
-        let down = r.link_bytes("port_tx");
+        let up = r.link_bytes(sgnn_switch::counters::PORT_RX.name);
+        let down = r.link_bytes(sgnn_switch::counters::PORT_TX.name);
         let links: Vec<String> = (0..up.len())
             .map(|w| format!("w{w} up {} down {}", mb(up[w]), mb(down[w])))
             .collect();
@@ -861,8 +867,12 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     let per_layer =
         |r: &ModeRun| r.round_seconds.iter().sum::<f64>() / r.round_seconds.len() as f64 * 1e3;
     let bytes = |r: &ModeRun| {
-        mb(r.link_bytes("port_rx").iter().sum::<u64>()
-            + r.link_bytes("port_tx").iter().sum::<u64>())
+        mb(r.link_bytes(sgnn_switch::counters::PORT_RX.name)
+            .iter()
+            .sum::<u64>()
+            + r.link_bytes(sgnn_switch::counters::PORT_TX.name)
+                .iter()
+                .sum::<u64>())
     };
     let sg = &runs[0];
     let mut summary = format!(

@@ -170,12 +170,15 @@ pub fn start_bmv2(sup: &Supervisor, t: &Topology, out: &Path) -> Result<(usize, 
 
 /// bmv2's counters in the shape of the software switch's stats JSON.
 pub fn bmv2_counters(t: &mut dyn Target, workers: usize) -> Result<Value> {
-    let ev = t.read_counters("events")?;
+    let ev = t.read_counters(sgnn_switch::counters::EVENTS.name)?;
     let mut v = json!({});
-    for (i, name) in sgnn_p4rt::schema::EVENTS.iter().enumerate() {
+    for (i, name) in sgnn_switch::counters::Event::NAMES.iter().enumerate() {
         v[*name] = ev.get(i).map_or(0, |c| c.packets).into();
     }
-    for dir in ["port_rx", "port_tx"] {
+    for dir in [
+        sgnn_switch::counters::PORT_RX.name,
+        sgnn_switch::counters::PORT_TX.name,
+    ] {
         let mut m = serde_json::Map::new();
         for p in 0..workers {
             let c = t.read_counter(dir, p as u64)?;

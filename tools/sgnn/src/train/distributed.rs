@@ -221,8 +221,12 @@ pub(super) fn train_distributed(
         }
     }
     let switch = cluster.stop(sup)?;
-    let bytes: u64 = link_bytes(&switch, "port_rx", workers).iter().sum::<u64>()
-        + link_bytes(&switch, "port_tx", workers).iter().sum::<u64>();
+    let bytes: u64 = link_bytes(&switch, sgnn_switch::counters::PORT_RX.name, workers)
+        .iter()
+        .sum::<u64>()
+        + link_bytes(&switch, sgnn_switch::counters::PORT_TX.name, workers)
+            .iter()
+            .sum::<u64>();
     let p = out.join("workers/w0/outcome.json");
     let wo: WorkerOutcome = serde_json::from_str(
         &std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
