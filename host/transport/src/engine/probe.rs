@@ -1,0 +1,232 @@
+//! The switch and the peers, checked: the start-up probe (an Ack to this worker through the
+//! switch, answered with the plan tag and the block the switch is at), the start barrier
+//! (a hello to and from every peer before any data), and health probes while a block makes
+//! no progress (a switch that restarted mid-run, or is gone, stops the worker with a
+//! message).
+
+use sgnn_wire::addressing::worker_ip;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{FrameRepr, PacketType, PEER_HELLO, PROBE_DST};
+
+use super::{Engine, Mode, Phase, HEALTH_PROBES_UNANSWERED};
+use crate::class::TrafficClass;
+use crate::TransportError;
+
+/// Where the start-up checks are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Probe {
+    Off,
+    /// Waiting for the switch to answer the start-up probe.
+    Pending {
+        next_at: u64,
+    },
+    /// The start barrier: waiting to hear from every peer (`Engine::heard`).
+    Peers {
+        next_at: u64,
+    },
+    Done,
+}
+
+impl Engine {
+    /// Before the start checks are done only Control frames leave.
+    pub(super) fn probing(&self) -> bool {
+        matches!(self.probe, Probe::Pending { .. } | Probe::Peers { .. })
+    }
+
+    /// Sends the start-up probe, and the start barrier's hellos, when due.
+    pub(super) fn poll_probes(&mut self, now: u64) {
+        if let Probe::Pending { next_at } = self.probe {
+            if now >= next_at {
+                self.send_probe();
+                self.probe = Probe::Pending {
+                    next_at: now + self.cfg.probe_interval_ns,
+                };
+            }
+        }
+        if let Probe::Peers { next_at } = self.probe {
+            if now >= next_at {
+                for w in 0..self.view.workers {
+                    if !self.heard[w as usize] {
+                        self.send_hello(w, false);
+                    }
+                }
+                self.probe = Probe::Peers {
+                    next_at: now + self.cfg.probe_interval_ns,
+                };
+            }
+        }
+    }
+
+    fn send_probe(&mut self) {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = self.view.worker;
+        s.dst_id = PROBE_DST;
+        s.src_id = self.view.worker as u32;
+        self.emit(TrafficClass::Control, self.ip, s, None);
+    }
+
+    fn send_hello(&mut self, to: u16, answer: bool) {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = self.view.worker;
+        s.dst_id = PEER_HELLO;
+        s.src_id = to as u32;
+        s.segment = answer as u16;
+        self.emit(TrafficClass::Control, worker_ip(to), s, None);
+    }
+
+    /// When the next health probe is due: in SwitchGNN mode, after the start-up probe, while
+    /// a block has made no progress for two advance timeouts, at most once per probe
+    /// interval.
+    pub(super) fn health_probe_due(&self) -> Option<u64> {
+        let stalled_block = matches!(self.phase, Phase::Block(_));
+        (self.cfg.mode == Mode::SwitchGnn
+            && self.cfg.probe
+            && matches!(self.probe, Probe::Done)
+            && stalled_block)
+            .then(|| (self.last_progress + 2 * self.cfg.advance_timeout_ns).max(self.health_at))
+    }
+
+    /// Sends a health probe when one is due; an error when too many went unanswered.
+    pub(super) fn health_probe_timer(&mut self, now: u64) -> Result<(), TransportError> {
+        if self.health_probe_due().is_some_and(|h| now >= h) {
+            if self.health_unanswered >= HEALTH_PROBES_UNANSWERED {
+                return Err(TransportError::Protocol(format!(
+                    "the switch answered none of {} probes sent over {:.1} s while this worker's block made no progress: it is down, or it restarted and lost its tables (it cannot route the probe back). Restart it, reload it with `switch-ctl load --plan DIR --target ADDR`, and start the job again",
+                    self.health_unanswered,
+                    (self.health_unanswered as u64 * self.cfg.probe_interval_ns) as f64 * 1e-9
+                )));
+            }
+            self.health_at = now + self.cfg.probe_interval_ns;
+            self.health_unanswered += 1;
+            self.stats.health_probes += 1;
+            self.send_probe();
+        }
+        Ok(())
+    }
+
+    pub(super) fn handle_probe(&mut self, now: u64, s: &Repr) {
+        if s.worker_id != self.view.worker {
+            self.fatal.get_or_insert(TransportError::Protocol(format!(
+                "the switch delivered worker {}'s start-up probe to worker {}: its --worker list does not match the workers' ids (worker w must be the w-th --worker address)",
+                s.worker_id, self.view.worker
+            )));
+            return;
+        }
+        // The switch wrote the tag of the plan its tables hold into src_id. The baseline
+        // only needs forwarding, so only SwitchGNN mode insists on the same plan.
+        let starting = matches!(self.probe, Probe::Pending { .. });
+        self.health_unanswered = 0;
+        if self.cfg.mode == Mode::SwitchGnn && !starting {
+            self.check_switch_mid_run(s);
+            return;
+        }
+        if self.cfg.mode == Mode::SwitchGnn && s.src_id != self.view.plan_tag {
+            let msg = if s.src_id == 0 {
+                format!(
+                    "the switch holds no plan (it answered the start-up probe with plan tag 0), and this daemon's plan has tag {:08x}: load it first with `switch-ctl load --plan DIR --target ADDR` (or start the software switch with --plan DIR)",
+                    self.view.plan_tag
+                )
+            } else {
+                format!(
+                    "the switch holds the plan with tag {:08x}, but this daemon's plan has tag {:08x}: the switch was loaded with another plan (or the plan was made again after loading). Load this plan with `switch-ctl load --plan DIR`, or start the daemon with the plan the switch holds (`switch-ctl plan` and `sgnn-hostd` print a plan's tag)",
+                    s.src_id, self.view.plan_tag
+                )
+            };
+            self.fatal.get_or_insert(TransportError::Protocol(msg));
+            return;
+        }
+        // The switch wrote the block it is at into round and block_id. Before this daemon's
+        // first Data frame every worker is still probing or waiting for its peers, so a
+        // switch past round 0, block 0 holds an earlier job's synchronisation: its BlockDones
+        // would be stale and the layer would hang until the stall timeout.
+        if self.cfg.mode == Mode::SwitchGnn
+            && matches!(self.probe, Probe::Pending { .. })
+            && (s.round, s.block_id) != (0, 0)
+        {
+            self.fatal.get_or_insert(TransportError::Protocol(format!(
+                "the switch is at round {} block {}: it still holds the state of an earlier run of this plan (or a worker of this job restarted after it began). Reload it with `switch-ctl load --plan DIR --target ADDR` (or restart the software switch) and start every worker again",
+                s.round, s.block_id
+            )));
+            return;
+        }
+        if matches!(self.probe, Probe::Pending { .. }) {
+            self.probe = if self.cfg.peer_barrier {
+                Probe::Peers { next_at: now }
+            } else {
+                Probe::Done
+            };
+            self.last_progress = now;
+            self.queues[TrafficClass::Control.index()].retain(|f| {
+                !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PROBE_DST && r.sgnn.packet_type == PacketType::Ack)
+            });
+            self.check_peers(now);
+        }
+    }
+
+    /// A health probe's answer (sent while a block makes no progress): a switch that lost
+    /// this plan's tables, or whose synchronisation is behind this worker's block, restarted
+    /// (or was reloaded) mid-run; the partial sums it held are gone, so the job stops with a
+    /// message instead of stalling.
+    fn check_switch_mid_run(&mut self, s: &Repr) {
+        let mine = match &self.phase {
+            Phase::Block(bs) => Some((self.cur_round(), bs.b as u16)),
+            _ => None,
+        };
+        let tag_lost = s.src_id != self.view.plan_tag;
+        // Rounds wrap at 2^16: "behind" is up to half the range behind.
+        let behind = mine.is_some_and(|(r, b)| {
+            let d = r.wrapping_sub(s.round);
+            (d != 0 && d < 0x8000) || (d == 0 && s.block_id < b)
+        });
+        if !(tag_lost || behind) {
+            return;
+        }
+        let holds = if s.src_id == self.view.plan_tag {
+            "it holds this plan again".to_string()
+        } else if s.src_id == 0 {
+            "it holds no plan".to_string()
+        } else {
+            format!(
+                "it holds the plan with tag {:08x}, not this worker's {:08x}",
+                s.src_id, self.view.plan_tag
+            )
+        };
+        let at = mine.map_or(String::new(), |(r, b)| {
+            format!(" while this worker is at round {r} block {b}")
+        });
+        self.fatal.get_or_insert(TransportError::Protocol(format!(
+            "the switch restarted or was reloaded mid-run: {holds} but is at round {} block {}{at}, so the partial sums it held are lost. Reload it with `switch-ctl load --plan DIR --target ADDR` and start the job again",
+            s.round, s.block_id
+        )));
+    }
+
+    /// A peer's hello (segment 0, answered) or its answer (segment 1): the peer is up.
+    pub(super) fn handle_hello(&mut self, now: u64, s: &Repr) {
+        let w = s.worker_id as usize;
+        if w >= self.heard.len() || w == self.view.worker as usize {
+            self.stats.unexpected += 1;
+            return;
+        }
+        self.stats.peer_hellos += 1;
+        if s.segment == 0 {
+            // Always answered, also after our own barrier: a peer that starts late must hear
+            // from us.
+            self.send_hello(w as u16, true);
+        }
+        if !self.heard[w] {
+            self.heard[w] = true;
+            self.check_peers(now);
+        }
+    }
+
+    /// Ends the start barrier once every peer was heard from.
+    fn check_peers(&mut self, now: u64) {
+        if matches!(self.probe, Probe::Peers { .. }) && self.heard.iter().all(|&h| h) {
+            self.probe = Probe::Done;
+            self.last_progress = now;
+            self.queues[TrafficClass::Control.index()].retain(|f| {
+                !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PEER_HELLO && r.sgnn.packet_type == PacketType::Ack && r.sgnn.segment == 0)
+            });
+        }
+    }
+}

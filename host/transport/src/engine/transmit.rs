@@ -1,0 +1,105 @@
+//! Frames out: building them (Ethernet, IPv4 and SwitchGNN headers, the DSCP of their
+//! traffic class, into the class's queue), and choosing the next first transmission of the
+//! running exchange.
+
+use sgnn_wire::addressing::worker_ip;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+
+use super::{Engine, Phase};
+use crate::class::TrafficClass;
+
+impl Engine {
+    pub(super) fn emit(
+        &mut self,
+        class: TrafficClass,
+        dst_ip: [u8; 4],
+        s: Repr,
+        lanes: Option<&[i32; LANES]>,
+    ) {
+        let repr = FrameRepr {
+            eth: ethernet::Repr {
+                dst: self.cfg.switch_mac,
+                src: self.mac,
+                ethertype: ethernet::ETHERTYPE_IPV4,
+            },
+            ip: ipv4::Repr {
+                src: self.ip,
+                dst: dst_ip,
+                ttl: 64,
+                dscp: self.cfg.dscp.get(class),
+                ..Default::default()
+            },
+            sgnn: s,
+        };
+        let mut buf = vec![0u8; repr.frame_len()];
+        repr.emit(lanes, &mut buf)
+            .expect("the engine only builds well-formed frames");
+        self.queues[class.index()].push_back(buf);
+    }
+
+    pub(super) fn header(&self, t: PacketType, block: usize, segment: u16) -> Repr {
+        let mut s = Repr::new(t);
+        s.worker_id = self.view.worker;
+        s.block_id = block as u16;
+        s.round = self.round;
+        s.segment = segment;
+        s.frac_bits = self.view.fixed.frac_bits;
+        s
+    }
+
+    pub(super) fn send_block_done(&mut self, round: u16, block: usize) {
+        let mut s = Repr::new(PacketType::BlockDone);
+        s.worker_id = self.view.worker;
+        s.block_id = block as u16;
+        s.round = round;
+        self.emit(TrafficClass::Control, self.cfg.switch_ip, s, None);
+    }
+
+    pub(super) fn send_ack(&mut self, b: usize, dst: u32, g: u16, to: u16) {
+        let mut h = self.header(PacketType::Ack, b, g);
+        h.dst_id = dst;
+        self.stats.acks_sent += 1;
+        self.emit(TrafficClass::Result, worker_ip(to), h, None);
+    }
+
+    /// Queues the next first-transmission frame of the running exchange, if any.
+    pub(super) fn generate_data(&mut self) {
+        match self.phase {
+            Phase::Block(_) => self.next_block_data(),
+            Phase::Host(_) => self.next_host_data(),
+            _ => {}
+        }
+    }
+
+    /// Whether the running exchange still has first transmissions to make.
+    pub(super) fn data_pending(&self) -> bool {
+        if !self.queues[TrafficClass::Data.index()].is_empty() {
+            return true;
+        }
+        let s = self.segs();
+        match &self.phase {
+            Phase::Block(bs) => bs.cursor < self.view.blocks[bs.b].sources.len() * s,
+            Phase::Host(hs) => hs.cursor < self.view.host_based.sends.len() * s,
+            _ => false,
+        }
+    }
+
+    /// After a first transmission: the resend timer of a block runs from its last first
+    /// transmission, and after the last one a block (or a baseline exchange) may be done.
+    pub(super) fn after_first_transmission(&mut self, now: u64) {
+        // The resend timer of a block runs from its last first transmission.
+        let segs = self.segs();
+        if let Phase::Block(bs) = &mut self.phase {
+            if bs.cursor == self.view.blocks[bs.b].sources.len() * segs {
+                bs.resend_at = Some(now + bs.resend_backoff);
+            }
+        }
+        // After the last first transmission a block may be done.
+        match self.phase {
+            Phase::Block(_) => self.check_block_done(now),
+            Phase::Host(_) => self.check_host_complete(now),
+            _ => {}
+        }
+    }
+}
