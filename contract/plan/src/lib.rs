@@ -24,7 +24,7 @@ pub mod verify;
 
 pub use error::PlanError;
 pub use model::{
-    AggSlot, Block, BlockSummary, Manifest, Partial, Plan, PlanConfig, ReplicaGroups,
+    AggSlot, Block, BlockSummary, LeafCut, Manifest, Partial, Plan, PlanConfig, ReplicaGroups,
     WorkerSchedule, FIRST_REPLICA_GROUP,
 };
 pub use verify::verify;

@@ -564,6 +564,42 @@ impl Plan {
     pub fn levels(&self) -> u32 {
         self.blocks.iter().map(|b| b.level + 1).max().unwrap_or(0)
     }
+
+    /// How the partition's cut falls on the leaf switches of [`PlanConfig::leaves`]: the
+    /// edges between workers, and those of them between workers under different leaves.
+    pub fn leaf_cut(&self) -> LeafCut {
+        let c = &self.manifest.config;
+        let per = c.workers / c.leaves;
+        let p = &self.partition;
+        let (mut cross, mut cross_leaf) = (0u64, 0u64);
+        for (u, v) in self.graph.edges() {
+            let (a, b) = (p[u as usize], p[v as usize]);
+            if a != b {
+                cross += 1;
+                if a / per != b / per {
+                    cross_leaf += 1;
+                }
+            }
+        }
+        LeafCut {
+            workers_per_leaf: per,
+            cross_edges: cross,
+            cross_leaf_edges: cross_leaf,
+        }
+    }
+}
+
+/// A plan's cut on leaf switches ([`Plan::leaf_cut`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafCut {
+    /// Workers under each leaf (`workers / leaves`; leaf `l` holds workers
+    /// `l * per .. (l + 1) * per`).
+    pub workers_per_leaf: u32,
+    /// Edges between vertices of different workers.
+    pub cross_edges: u64,
+    /// Of those, the edges between workers under different leaves: what a leaf-spine
+    /// fabric's uplinks carry.
+    pub cross_leaf_edges: u64,
 }
 
 #[cfg(test)]
