@@ -11,6 +11,25 @@ use crate::PlanVariant;
 /// [`source`](std::error::Error::source), so the message is printed once.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SimError {
+    /// A worker's engine (`sgnn-transport`) refused its view of the plan or stopped with a
+    /// fatal error (the message is the daemon's).
+    #[error("worker {worker}: {message}")]
+    Engine {
+        /// The worker.
+        worker: u32,
+        /// What its engine said.
+        message: String,
+    },
+    /// A worker's sums differ from the single-process reference (`--verify`).
+    #[error(
+        "worker {worker}: the sums of vertex {vertex} differ from the single-process reference"
+    )]
+    WrongSums {
+        /// The worker.
+        worker: u32,
+        /// The first vertex whose sums differ.
+        vertex: u32,
+    },
     /// A strategy name the simulator does not know (`Strategy::from_str`).
     #[error(
         "unknown strategy {name:?}: the simulator has {}",

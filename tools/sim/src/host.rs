@@ -71,12 +71,17 @@ pub struct HostCounters {
     pub ecn_signals: u64,
     /// Rate halvings, all hosts.
     pub rate_decreases: u64,
+    /// Data frames sent again with RESEND after their acks did not come (the daemon's
+    /// sender-driven recovery).
+    pub retransmissions: u64,
+    /// Acks sent (receivers to the sources of the Results they used).
+    pub acks: u64,
 }
 
 impl HostCounters {
     /// Frames sent for loss recovery (fetch requests, replies, BlockDone resends).
     pub fn recovery_frames(&self) -> u64 {
-        self.fetch_requests + self.fetch_replies + self.block_done_resends
+        self.fetch_requests + self.fetch_replies + self.block_done_resends + self.retransmissions
     }
 }
 

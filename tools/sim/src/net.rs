@@ -68,6 +68,9 @@ pub enum Kind {
     /// Congestion notification: the receiver of an ECN-marked background frame to its source
     /// (background rate control).
     Cnp,
+    /// Host to host: the receiver of a Result acknowledges the sources it summed (the
+    /// daemon's send bitmaps, `docs/host.md`).
+    Ack,
 }
 
 /// One packet. `Copy`, 32 bytes.
@@ -101,7 +104,7 @@ impl Pkt {
     /// frame to its block.
     pub fn flow_id(&self) -> u64 {
         match self.kind {
-            Kind::Raw | Kind::Test => 0,
+            Kind::Raw | Kind::Test | Kind::Ack => 0,
             Kind::Data | Kind::Result | Kind::Fetch => (self.block as u64) << 32 | self.a as u64,
             Kind::Background | Kind::Cnp => 1 << 63 | self.a as u64,
             Kind::BlockDone | Kind::BlockAdvance => self.block as u64,

@@ -402,7 +402,8 @@ impl Pipeline {
                     "agg_state {v} is not a state"
                 )));
             }
-            r.agg_state[index] = v as u8
+            r.agg_state[index] = v as u8;
+            self.recount_active();
         } else if is(&AGG_TAG) {
             r.agg_tag[index] = v as u32
         } else if is(&AGG_GEN) {

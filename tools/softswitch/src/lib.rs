@@ -16,7 +16,8 @@ pub mod ports;
 pub mod tables;
 
 pub use pipeline::{
-    Counters, Emitted, Pipeline, PortCount, SwitchConfig, PORTS, SEEN_CELLS, SEEN_VALID,
+    Counters, Emitted, Pipeline, PortCount, Recirculation, SwitchConfig, PORTS, SEEN_CELLS,
+    SEEN_VALID,
 };
 pub use tables::{
     AggAction, AggregateParams, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,

@@ -293,6 +293,22 @@ pub struct Emitted {
     pub frame: Vec<u8>,
 }
 
+/// A Data packet between two passes: what the recirculation port carries to the next pass
+/// (its headers as parsed on arrival, its values, whether it is a resend).
+#[derive(Debug, Clone)]
+pub struct Recirculation {
+    repr: FrameRepr,
+    lanes: [i32; LANES],
+    resend: bool,
+}
+
+impl Recirculation {
+    /// The pass this packet last took (the next is one more).
+    pub fn pass(&self) -> u8 {
+        self.repr.sgnn.pass
+    }
+}
+
 /// The pipeline: tables, registers, counters.
 #[derive(Debug, Clone)]
 pub struct Pipeline {
@@ -322,6 +338,8 @@ pub struct Pipeline {
     /// at load (`worker_table`), so a plan for more workers than the switch has ports fails
     /// there, not as a timeout. `None` (the library's default): no check.
     pub host_ports: Option<u16>,
+    /// Aggregators in state `ACTIVE` (kept as they change, for the simulator's gauges).
+    active: u64,
     rng: rand_chacha::ChaCha8Rng,
 }
 
@@ -355,8 +373,20 @@ impl Pipeline {
             datapath: Default::default(),
             queue_depth: Vec::new(),
             host_ports: None,
+            active: 0,
             rng,
         }
+    }
+
+    /// Aggregators summing now (state `ACTIVE`), kept as they change: cheap to read per event.
+    pub fn aggregators_active(&self) -> u64 {
+        self.active
+    }
+
+    /// Recounts [`Pipeline::aggregators_active`] from the registers (after the control plane
+    /// wrote `agg_state`).
+    pub(crate) fn recount_active(&mut self) {
+        self.active = self.busy_aggregators() as u64;
     }
 
     /// Number of aggregators not free (a finished block leaves none).
@@ -399,8 +429,26 @@ impl Pipeline {
         self.counters.drop_malformed += 1;
     }
 
-    /// Processes one frame received on `ingress`, appending what it emits to `out`.
+    /// Processes one frame received on `ingress` through every pass it takes (its
+    /// recirculations follow at once), appending what it emits to `out`.
     pub fn process(&mut self, ingress: PortId, frame: &[u8], out: &mut Vec<Emitted>) {
+        let mut next = self.ingress(ingress, frame, out);
+        while let Some(r) = next {
+            next = self.recirculate(r, out);
+        }
+    }
+
+    /// The first pass of a frame received on `ingress`: what it emits goes to `out`, and
+    /// when it goes on to another pass (a Data packet whose `agg_table` action says `more`)
+    /// that pass is returned, for [`Pipeline::recirculate`] when the recirculation port
+    /// delivers it. A switch that recirculates through a port of finite rate (the simulator)
+    /// interleaves other packets' passes between the two, as the hardware does.
+    pub fn ingress(
+        &mut self,
+        ingress: PortId,
+        frame: &[u8],
+        out: &mut Vec<Emitted>,
+    ) -> Option<Recirculation> {
         self.counters.rx += 1;
         if let Some(c) = self.port_rx.get_mut(ingress as usize) {
             c.packets += 1;
@@ -408,36 +456,56 @@ impl Pipeline {
         }
         let Ok(eth) = ethernet::Frame::new_checked(frame) else {
             self.counters.drop_not_ipv4 += 1;
-            return;
+            return None;
         };
         if eth.ethertype() != ethernet::ETHERTYPE_IPV4 {
             self.counters.drop_not_ipv4 += 1;
-            return;
+            return None;
         }
         let ip = match ipv4::Packet::new_checked(eth.payload()) {
             Ok(ip) => ip,
             // EtherType IPv4 but a broken header or length: malformed, whatever it carries.
-            Err(e) => return self.count_malformed(e),
+            Err(e) => {
+                self.count_malformed(e);
+                return None;
+            }
         };
         if ip.protocol() != IP_PROTO_SWITCHGNN {
             let dst = ip.dst();
             let dscp = ip.dscp();
             self.forward(dst, dscp, frame.to_vec(), out);
-            return;
+            return None;
         }
         if self.drop_simulated() {
             self.counters.drop_simulated += 1;
-            return;
+            return None;
         }
         let (repr, lanes) = match FrameRepr::parse(frame) {
             Ok(x) => x,
-            Err(e) => return self.count_malformed(e),
+            Err(e) => {
+                self.count_malformed(e);
+                return None;
+            }
         };
         match repr.sgnn.packet_type {
             PacketType::Data => {
                 self.counters.data += 1;
                 let lanes = lanes.expect("Data carries lanes");
-                self.data(repr, lanes, out)
+                let s = repr.sgnn;
+                if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
+                    self.counters.drop_stale += 1;
+                    return None;
+                }
+                if s.pass != 0 && !s.flags.resend {
+                    self.counters.drop_unexpected += 1;
+                    return None;
+                }
+                let r = Recirculation {
+                    resend: s.flags.resend,
+                    repr,
+                    lanes,
+                };
+                return self.data_pass(r, out);
             }
             PacketType::BlockDone => self.block_done(ingress, repr, out),
             PacketType::Ack if repr.sgnn.dst_id == sgnn_wire::PROBE_DST => {
@@ -457,6 +525,7 @@ impl Pipeline {
             }
             PacketType::Result | PacketType::BlockAdvance => self.counters.drop_unexpected += 1,
         }
+        None
     }
 
     fn forward(&mut self, dst: [u8; 4], dscp: u8, frame: Vec<u8>, out: &mut Vec<Emitted>) {
@@ -559,70 +628,57 @@ impl Pipeline {
         self.emit(port, dscp, buf, out);
     }
 
-    fn data(&mut self, mut repr: FrameRepr, lanes: [i32; LANES], out: &mut Vec<Emitted>) {
-        let s = repr.sgnn;
-        if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
-            self.counters.drop_stale += 1;
-            return;
-        }
-        if s.pass != 0 && !s.flags.resend {
-            self.counters.drop_unexpected += 1;
-            return;
-        }
-        let resend = s.flags.resend;
-        let mut pass = s.pass;
-        loop {
-            let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, pass)) else {
-                self.counters.drop_no_entry += 1;
-                return;
-            };
-            // A host's first copy of (source, segment) in this round and block goes on; a
-            // network duplicate would be added twice and complete an aggregate early.
-            if pass == 0 && !resend {
-                let base = match action {
-                    AggAction::Aggregate(p) => p.seen_base,
-                    AggAction::Deliver { seen_base, .. }
-                    | AggAction::Replicate { seen_base, .. } => seen_base,
-                };
-                let idx = base as u64 + s.segment as u64;
-                if idx >= self.regs.src_seen.len() as u64 {
-                    self.counters.drop_bad_index += 1;
-                    return;
-                }
-                let mark = SEEN_VALID | tag(s.round, s.block_id) as u64;
-                if self.regs.src_seen[idx as usize] == mark {
-                    self.counters.drop_duplicate += 1;
-                    return;
-                }
-                self.regs.src_seen[idx as usize] = mark;
+    /// The next pass of a packet the recirculation port delivers (see
+    /// [`Pipeline::ingress`]); returns the pass after it, if any.
+    pub fn recirculate(
+        &mut self,
+        mut r: Recirculation,
+        out: &mut Vec<Emitted>,
+    ) -> Option<Recirculation> {
+        r.repr.sgnn.pass += 1;
+        self.data_pass(r, out)
+    }
+
+    /// One pass of a Data packet at `r.repr.sgnn.pass`; the next pass if the action says
+    /// `more` (a resend never goes on: it names the one pass it is for).
+    fn data_pass(&mut self, r: Recirculation, out: &mut Vec<Emitted>) -> Option<Recirculation> {
+        let s = r.repr.sgnn;
+        let pass = s.pass;
+        let resend = r.resend;
+        let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, pass)) else {
+            self.counters.drop_no_entry += 1;
+            return None;
+        };
+        // A host's first copy of (source, segment) in this round and block goes on; a
+        // network duplicate would be added twice and complete an aggregate early.
+        if pass == 0 && !resend {
+            let idx = action.seen_base() as u64 + s.segment as u64;
+            if idx >= self.regs.src_seen.len() as u64 {
+                self.counters.drop_bad_index += 1;
+                return None;
             }
-            let more = match action {
-                AggAction::Deliver {
-                    dst_id,
-                    dst_worker,
-                    more,
-                    ..
-                } => {
-                    self.counters.delivered += 1;
-                    self.bypass(&repr, dst_id, dst_worker, &lanes, out);
-                    more
-                }
-                AggAction::Aggregate(p) => {
-                    self.aggregate(&repr, p, resend, &lanes, out);
-                    p.more
-                }
-                AggAction::Replicate { group, more, .. } => {
-                    self.replicate(&repr, group, &lanes, out);
-                    more
-                }
-            };
-            if !more || resend || pass == u8::MAX {
-                return;
+            let mark = SEEN_VALID | tag(s.round, s.block_id) as u64;
+            if self.regs.src_seen[idx as usize] == mark {
+                self.counters.drop_duplicate += 1;
+                return None;
             }
-            pass += 1;
-            repr.sgnn.pass = pass;
-            self.counters.recirculated += 1;
+            self.regs.src_seen[idx as usize] = mark;
         }
+        match action {
+            AggAction::Deliver {
+                dst_id, dst_worker, ..
+            } => {
+                self.counters.delivered += 1;
+                self.bypass(&r.repr, dst_id, dst_worker, &r.lanes, out);
+            }
+            AggAction::Aggregate(p) => self.aggregate(&r.repr, p, resend, &r.lanes, out),
+            AggAction::Replicate { group, .. } => self.replicate(&r.repr, group, &r.lanes, out),
+        }
+        if !action.more() || resend || pass == u8::MAX {
+            return None;
+        }
+        self.counters.recirculated += 1;
+        Some(r)
     }
 
     fn bypass(
@@ -709,6 +765,7 @@ impl Pipeline {
             return;
         }
         if self.regs.agg_state[i] == agg_state::FREE {
+            self.active += 1;
             self.regs.agg_state[i] = agg_state::ACTIVE;
             self.regs.agg_tag[i] = t;
             self.regs.agg_gen[i] = g;
@@ -737,6 +794,9 @@ impl Pipeline {
     }
 
     fn release(&mut self, i: usize, state: u8, t: u32, g: u16) {
+        if self.regs.agg_state[i] == agg_state::ACTIVE {
+            self.active -= 1;
+        }
         self.regs.agg_values[i] = [0; LANES];
         self.regs.agg_count[i] = 0;
         self.regs.agg_ecn[i] = 0;

@@ -40,6 +40,7 @@ pub mod g3;
 pub mod grappa;
 pub mod hermod;
 mod host_based;
+mod real;
 pub mod strawman;
 pub mod supergcn;
 mod switchgnn;
@@ -47,6 +48,7 @@ mod switchgnn;
 pub use delivery::Deliver;
 pub use exchange::Exchange;
 pub use host_based::HostBased;
+pub use real::{feature, RealConfig, RealExchange};
 pub use strawman::OneShot;
 pub use switchgnn::{SwitchCounters, SwitchGnn};
 

@@ -86,7 +86,7 @@ pub struct SwitchCounters {
 
 impl SwitchCounters {
     /// Switch `si` has had `peak` aggregators in use at once.
-    fn note_peak(&mut self, si: usize, peak: u64) {
+    pub(crate) fn note_peak(&mut self, si: usize, peak: u64) {
         let p = &mut self.peak_aggregators_per_switch[si];
         *p = (*p).max(peak);
         self.peak_aggregators = self.peak_aggregators.max(peak);

@@ -1,0 +1,550 @@
+//! [`RealExchange`]: the real code in simulated time. Every worker is `sgnn-transport`'s
+//! sans-IO [`Engine`] (the daemon's protocol: block sequencing, pacing and rate control,
+//! acks, fetch, resend, BlockDone and implicit advance, or the host-based baseline), and the
+//! switch is the software switch's [`Pipeline`] (the P4 program's model: tables, registers,
+//! recirculation, block synchronisation, the drop simulator), loaded with the plan as
+//! `switch-ctl load` loads it. They exchange real frames (`sgnn-wire` bytes) over the
+//! simulator's links and queues, as FoundationDB and TigerBeetle test their code: the same
+//! seed gives the same run, event for event.
+//!
+//! What the simulator adds is time and the network:
+//! - a frame takes the wire time of its bytes on every link ([`sgnn_wire::wire_bytes`]);
+//! - the switch runs a packet's first pass on arrival, and every further pass (a source that
+//!   feeds several aggregators) after the recirculation port has carried it: a FIFO server
+//!   of its own rate (`--recirc-gbps`, one data frame time per pass) that a recirculated
+//!   packet re-enters at the tail, behind the passes already waiting, as on the hardware;
+//! - the switch's egress queues (per port, 8 strict priorities from the pipeline's
+//!   `dscp_priority`, a shared buffer) drop what does not fit and mark CE above the ECN
+//!   threshold: a marked frame reaches its worker with ECN CE in its IPv4 header, which the
+//!   engine's rate control reacts to (the pipeline's own queue-depth marking is off);
+//! - engine times are nanoseconds (the simulator's picoseconds, rounded down).
+//!
+//! The workers start the layer at time 0 (the daemons' start-up probe and start barrier are
+//! off: a simulated switch is up before the first frame). The layer ends when every worker
+//! holds its sums; [`RealExchange::verify`] compares them with the single-process reference.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use sgnn_plan::Plan;
+use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
+use sgnn_transport::rate::RateConfig;
+use sgnn_transport::WorkerView;
+use sgnn_wire::codec::FixedPoint;
+use sgnn_wire::{ipv4, wire_bytes, PacketType, ETHERNET_HEADER_LEN};
+use softswitch::{Emitted, Pipeline, Recirculation, SwitchConfig, Tables, WorkerPort};
+
+use super::SwitchCounters;
+use crate::host::HostCounters;
+use crate::net::{tx_time, App, Gauges, Kind, Out, Pkt, Time, PS_PER_NS};
+use crate::SimError;
+
+/// Timer token of the switch's recirculation port (its next pass completes).
+const TOKEN_RECIRC: u64 = 2;
+
+/// How the run's workers and switch are set up.
+#[derive(Debug, Clone)]
+pub struct RealConfig {
+    /// SwitchGNN (the plan's blocks through the switch) or the host-based baseline.
+    pub mode: Mode,
+    /// Rate control and pacing of every worker (`None`: none, the workers send at line rate:
+    /// the paper's "SwitchGNN w/o CC").
+    pub rate: Option<RateConfig>,
+    /// Loss recovery: the engines' fetch and BlockDone timeout (`None`: never; a lost frame
+    /// then leaves the layer incomplete).
+    pub timeout: Option<Time>,
+    /// The switch's recirculation port, bit/s.
+    pub recirc_bps: u64,
+    /// The switch's drop simulator: the probability of dropping each SwitchGNN frame a host
+    /// sends (the testbed's `--loss`).
+    pub loss: f64,
+    /// Seed of the features and of the drop simulator.
+    pub seed: u64,
+}
+
+/// Frames in flight, by index (a [`Pkt`] carries the index in `a`).
+#[derive(Debug, Default)]
+struct Frames {
+    slots: Vec<Vec<u8>>,
+    free: Vec<u32>,
+}
+
+impl Frames {
+    fn put(&mut self, f: Vec<u8>) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = f;
+                i
+            }
+            None => {
+                self.slots.push(f);
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
+    fn take(&mut self, i: u32) -> Vec<u8> {
+        self.free.push(i);
+        std::mem::take(&mut self.slots[i as usize])
+    }
+}
+
+/// The simulator's [`Kind`] of a frame (for flow hashing and the reports), and its block.
+fn kind_of(frame: &[u8]) -> (Kind, u32) {
+    match sgnn_wire::FrameRepr::parse(frame) {
+        Ok((r, _)) => {
+            let k = match r.sgnn.packet_type {
+                PacketType::Data => Kind::Data,
+                PacketType::Result => Kind::Result,
+                PacketType::BlockDone => Kind::BlockDone,
+                PacketType::BlockAdvance => Kind::BlockAdvance,
+                PacketType::FetchReq => Kind::Fetch,
+                PacketType::Ack => Kind::Ack,
+                PacketType::Bypass => Kind::Raw,
+            };
+            (k, r.sgnn.block_id as u32)
+        }
+        Err(_) => (Kind::Test, 0),
+    }
+}
+
+/// Features of vertex `v`, lane `d`: a value in [-1, 1) from a hash of `(seed, v, d)`, so
+/// every worker makes its own without a global array.
+pub fn feature(seed: u64, v: u32, d: u32) -> f32 {
+    let h = super::splitmix64(seed ^ super::splitmix64((v as u64) << 32 | d as u64));
+    ((h >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+}
+
+/// The engines of every worker and the software switch's pipeline, on a star.
+pub struct RealExchange<'p> {
+    plan: &'p Plan,
+    cfg: RealConfig,
+    engines: Vec<Engine>,
+    switch: Pipeline,
+    switch_node: u32,
+    frames: Frames,
+    emitted: Vec<Emitted>,
+    /// Passes on the recirculation port: (completion time, packet), completion ascending.
+    recirc: VecDeque<(Time, Recirculation)>,
+    recirc_free: Time,
+    recirc_pass: Time,
+    recirc_timer: Option<Time>,
+    /// Per worker: when its sums were complete.
+    done_at: Vec<Option<Time>>,
+    sums: Vec<Option<Vec<f32>>>,
+    /// Cells (destination, segment) all workers expect (progress).
+    cells_total: u64,
+    /// The first fatal engine error (a worker that cannot go on).
+    pub error: Option<(u32, String)>,
+    /// When the last worker's sums were complete.
+    pub finish: Option<Time>,
+    /// Switch counters as the simulator reports them.
+    pub counters: SwitchCounters,
+    active_peak: u64,
+}
+
+impl<'p> RealExchange<'p> {
+    /// Workers on hosts `0..M` (worker `w` on switch port `w`), the switch at node `M`.
+    pub fn new(plan: &'p Plan, cfg: RealConfig) -> Result<RealExchange<'p>, SimError> {
+        let workers = plan.workers();
+        let ports: Vec<WorkerPort> = (0..workers as u16)
+            .map(|w| WorkerPort {
+                port: w,
+                mac: sgnn_wire::addressing::worker_mac(w),
+                ip: sgnn_wire::addressing::worker_ip(w),
+            })
+            .collect();
+        let mut tables = Tables::from_plan(plan, &ports);
+        for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
+            tables.dscp_priority.insert(dscp, queue);
+        }
+        let switch = Pipeline::new(
+            SwitchConfig {
+                drop_probability: cfg.loss,
+                drop_seed: cfg.seed,
+                ..SwitchConfig::for_plan(plan)
+            },
+            tables,
+        );
+        let timeout_ns = cfg.timeout.map_or(u64::MAX / 4, |t| (t / PS_PER_NS).max(1));
+        let engine_cfg = EngineConfig {
+            mode: cfg.mode,
+            rate: cfg.rate.unwrap_or(RateConfig {
+                // No rate control: the floor is the ceiling, so a halving changes nothing.
+                initial_mbps: 1e9,
+                min_mbps: 1e9,
+                max_mbps: 1e9,
+                ..RateConfig::default()
+            }),
+            fetch_timeout_ns: timeout_ns,
+            advance_timeout_ns: timeout_ns,
+            resend_timeout_ns: timeout_ns.saturating_mul(4),
+            // A simulated switch is up before the first frame: no start-up probe or barrier.
+            probe: false,
+            peer_barrier: false,
+            ..EngineConfig::default()
+        };
+        let mut engines = Vec::with_capacity(workers as usize);
+        let mut cells_total = 0u64;
+        for w in 0..workers {
+            let view = Arc::new(
+                WorkerView::new(plan, w, None).map_err(|e| SimError::Engine {
+                    worker: w,
+                    message: e.to_string(),
+                })?,
+            );
+            let segs = view.segments as u64;
+            cells_total += match cfg.mode {
+                Mode::SwitchGnn => view
+                    .blocks
+                    .iter()
+                    .map(|b| b.dests.len() as u64)
+                    .sum::<u64>(),
+                Mode::HostBased => view.host_based.needs.len() as u64,
+            } * segs;
+            engines.push(Engine::new(view, engine_cfg.clone(), 0));
+        }
+        Ok(RealExchange {
+            plan,
+            recirc_pass: tx_time(wire_bytes(sgnn_wire::DATA_FRAME_LEN), cfg.recirc_bps.max(1)),
+            cfg,
+            engines,
+            switch,
+            switch_node: workers,
+            frames: Frames::default(),
+            emitted: Vec::new(),
+            recirc: VecDeque::new(),
+            recirc_free: 0,
+            recirc_timer: None,
+            done_at: vec![None; workers as usize],
+            sums: vec![None; workers as usize],
+            cells_total,
+            error: None,
+            finish: None,
+            counters: SwitchCounters {
+                peak_aggregators_per_switch: vec![0],
+                ..Default::default()
+            },
+            active_peak: 0,
+        })
+    }
+
+    /// The features of worker `w`'s vertices (ascending ids), `dim` values each.
+    fn local_features(&self, w: usize) -> Vec<f32> {
+        let dim = self.plan.manifest.config.feature_dim;
+        let view = self.engines[w].view();
+        let mut x = Vec::with_capacity(view.local_vertices.len() * dim as usize);
+        for &v in &view.local_vertices {
+            x.extend((0..dim).map(|d| feature(self.cfg.seed, v, d)));
+        }
+        x
+    }
+
+    /// The software switch as the run left it.
+    pub fn switch(&self) -> &Pipeline {
+        &self.switch
+    }
+
+    /// The engines as the run left them.
+    pub fn engines(&self) -> &[Engine] {
+        &self.engines
+    }
+
+    /// What the workers did besides their first transmissions, summed over workers.
+    pub fn host_counters(&self) -> HostCounters {
+        let mut h = HostCounters::default();
+        for e in &self.engines {
+            let s = e.stats();
+            h.fetch_timeouts += s.fetch_timeouts;
+            h.fetch_requests += s.fetches_sent;
+            h.fetch_replies += s.fetches_answered;
+            h.fetched_new += s.raw_cached;
+            h.cells_by_fetch += s.cells_by_raw;
+            h.block_done_resends += s.block_done_resent;
+            h.duplicates += s.results_ignored + s.raw_duplicate;
+            h.stale += s.stale;
+            h.ecn_signals += s.ecn_marks;
+            h.rate_decreases += s.rate_decreases;
+            h.retransmissions += s.retransmissions;
+            h.acks += s.acks_sent;
+        }
+        h
+    }
+
+    /// Every worker's sending rate over time, `(time, bit/s)`.
+    pub fn rate_samples(&self) -> Vec<Vec<(Time, u64)>> {
+        self.engines
+            .iter()
+            .map(|e| {
+                e.stats()
+                    .rate_mbps
+                    .iter()
+                    .map(|&(t_ns, mbps)| ((t_ns * 1e3) as Time, (mbps * 1e6) as u64))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Checks every worker's sums against the single-process reference (the plan's graph,
+    /// the same features, the plan's fixed point): bit for bit, as the testbed does. Returns
+    /// the number of values compared.
+    pub fn verify(&self) -> Result<u64, SimError> {
+        let dim = self.plan.manifest.config.feature_dim as usize;
+        let n = self.plan.graph.num_vertices();
+        let mut x = Vec::with_capacity(n * dim);
+        for v in 0..n as u32 {
+            x.extend((0..dim as u32).map(|d| feature(self.cfg.seed, v, d)));
+        }
+        let fixed: FixedPoint = self.engines[0].view().fixed;
+        let want = sgnn_transport::reference::reference_sums(&self.plan.graph, fixed, dim, &x);
+        let mut compared = 0u64;
+        for (w, e) in self.engines.iter().enumerate() {
+            let got = self.sums[w].as_ref().ok_or_else(|| SimError::Engine {
+                worker: w as u32,
+                message: "the layer did not complete".into(),
+            })?;
+            for (i, &v) in e.view().local_vertices.iter().enumerate() {
+                let (a, b) = (
+                    &got[i * dim..(i + 1) * dim],
+                    &want[v as usize * dim..(v as usize + 1) * dim],
+                );
+                if a.iter().zip(b).any(|(p, q)| p.to_bits() != q.to_bits()) {
+                    return Err(SimError::WrongSums {
+                        worker: w as u32,
+                        vertex: v,
+                    });
+                }
+                compared += dim as u64;
+            }
+        }
+        Ok(compared)
+    }
+
+    fn ns(now: Time) -> u64 {
+        now / PS_PER_NS
+    }
+
+    /// Runs worker `w`'s due timeouts and collects its sums and errors. Its next timeout is
+    /// [`App::host_wake`]'s answer: the core asks the worker for a frame again then.
+    fn service(&mut self, w: usize, now: Time) {
+        let ns = Self::ns(now);
+        let e = &mut self.engines[w];
+        if e.poll_timeout(ns).is_some_and(|t| t <= ns) {
+            if let Err(err) = e.handle_timeout(ns) {
+                self.error.get_or_insert((w as u32, err.to_string()));
+            }
+        }
+        self.collect(w, now);
+    }
+
+    fn collect(&mut self, w: usize, now: Time) {
+        let e = &mut self.engines[w];
+        if let Some(err) = e.take_error() {
+            self.error.get_or_insert((w as u32, err.to_string()));
+        }
+        if let Some(s) = e.take_sums() {
+            self.sums[w] = Some(s);
+            self.done_at[w] = Some(now);
+            if self.done_at.iter().all(Option::is_some) {
+                self.finish = Some(now);
+            }
+        }
+    }
+
+    fn note_aggregators(&mut self) {
+        let active = self.switch.aggregators_active();
+        if active > self.active_peak {
+            self.active_peak = active;
+            self.counters.note_peak(0, active);
+        }
+    }
+
+    /// Hands what the switch emitted at `t` to the network.
+    fn emit(&mut self, t: Time, out: &mut Out) {
+        for e in self.emitted.drain(..) {
+            let (kind, block) = kind_of(&e.frame);
+            let wire = wire_bytes(e.frame.len()) as u32;
+            let slot = self.frames.put(e.frame);
+            out.emits.push((
+                t,
+                self.switch_node,
+                Pkt {
+                    kind,
+                    prio: e.queue,
+                    ecn: false,
+                    seg: 0,
+                    wire,
+                    src: self.switch_node,
+                    dst: e.port as u32,
+                    block,
+                    a: slot,
+                },
+            ));
+        }
+    }
+
+    fn recirculate_later(&mut self, now: Time, r: Recirculation, out: &mut Out) {
+        let start = self.recirc_free.max(now);
+        self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
+        let done = start + self.recirc_pass;
+        self.recirc_free = done;
+        self.recirc.push_back((done, r));
+        if self.recirc_timer.is_none() {
+            self.recirc_timer = Some(done);
+            out.timers.push((done, self.switch_node, TOKEN_RECIRC));
+        }
+    }
+
+    /// Runs every pass the recirculation port has delivered by `now`.
+    fn serve_recirculation(&mut self, now: Time, out: &mut Out) {
+        while self.recirc.front().is_some_and(|&(t, _)| t <= now) {
+            let (t, r) = self.recirc.pop_front().expect("checked");
+            let next = self.switch.recirculate(r, &mut self.emitted);
+            self.emit(t, out);
+            if let Some(r) = next {
+                self.recirculate_later(t, r, out);
+            }
+        }
+        self.note_aggregators();
+    }
+
+    fn finalize_counters(&mut self) {
+        let c = &self.switch.counters;
+        self.counters.contributions = c.aggregated;
+        self.counters.recirculations = c.recirculated;
+        self.counters.results = c.results;
+        self.counters.stale = c.drop_stale;
+        self.counters.leaf_results = c.results;
+        self.counters.released = c.reclaimed;
+        self.counters.advance_resends = c.block_done_stale;
+        self.counters.generation_conflicts = c.bypassed_late;
+    }
+
+    /// The switch counters at the end of the run.
+    pub fn switch_counters(&mut self) -> SwitchCounters {
+        self.finalize_counters();
+        self.counters.clone()
+    }
+}
+
+impl App for RealExchange<'_> {
+    fn start(&mut self, out: &mut Out) {
+        let dim = self.plan.manifest.config.feature_dim as usize;
+        for w in 0..self.engines.len() {
+            let x = self.local_features(w);
+            if let Err(e) = self.engines[w].start_round(0, Layer::forward(0), dim, &x) {
+                self.error.get_or_insert((w as u32, e.to_string()));
+            }
+            self.collect(w, 0);
+        }
+        let _ = out;
+    }
+
+    fn host_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
+        let w = host as usize;
+        if self.error.is_some() {
+            return None;
+        }
+        self.service(w, now);
+        let (_, frame) = self.engines[w].poll_transmit(Self::ns(now))?;
+        let (kind, block) = kind_of(&frame);
+        let wire = wire_bytes(frame.len()) as u32;
+        let slot = self.frames.put(frame);
+        Some(Pkt {
+            kind,
+            prio: 0,
+            ecn: false,
+            seg: 0,
+            wire,
+            src: host,
+            dst: self.switch_node,
+            block,
+            a: slot,
+        })
+    }
+
+    fn host_wake(&self, host: u32, now: Time) -> Option<Time> {
+        if self.done() {
+            return None;
+        }
+        self.engines[host as usize]
+            .poll_timeout(Self::ns(now))
+            .map(|t| t.saturating_mul(PS_PER_NS).max(now + 1))
+    }
+
+    fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
+        let w = host as usize;
+        let mut frame = self.frames.take(pkt.a);
+        if pkt.ecn {
+            // The egress queue was over the ECN threshold: CE, as an AQM marks.
+            if let Some(ip) = frame.get_mut(ETHERNET_HEADER_LEN..) {
+                if let Ok(mut p) = ipv4::Packet::new_checked(ip) {
+                    let dscp = p.dscp();
+                    p.set_dscp_ecn(dscp, 3);
+                    p.fill_checksum();
+                }
+            }
+        }
+        if self.error.is_some() {
+            return;
+        }
+        self.engines[w].handle_frame(Self::ns(now), &frame);
+        self.service(w, now);
+        out.kicks.push(host);
+    }
+
+    fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out) {
+        debug_assert_eq!(sw, self.switch_node);
+        self.serve_recirculation(now, out);
+        let frame = self.frames.take(pkt.a);
+        // Worker w is on port w (a star).
+        let next = self
+            .switch
+            .ingress(pkt.src as u16, &frame, &mut self.emitted);
+        self.emit(now, out);
+        if let Some(r) = next {
+            self.recirculate_later(now, r, out);
+        }
+        self.note_aggregators();
+    }
+
+    fn timer(&mut self, _node: u32, token: u64, now: Time, out: &mut Out) {
+        if token == TOKEN_RECIRC {
+            self.recirc_timer = None;
+            self.serve_recirculation(now, out);
+            if let Some(&(t, _)) = self.recirc.front() {
+                self.recirc_timer = Some(t);
+                out.timers.push((t, self.switch_node, TOKEN_RECIRC));
+            }
+        }
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        if self.finish.is_some() || self.error.is_some() {
+            return (self.cells_total, self.cells_total);
+        }
+        let done: u64 = self
+            .engines
+            .iter()
+            .map(|e| {
+                let s = e.stats();
+                s.cells_by_result + s.cells_by_raw
+            })
+            .sum();
+        (
+            done.min(self.cells_total.saturating_sub(1)),
+            self.cells_total,
+        )
+    }
+
+    fn done(&self) -> bool {
+        self.finish.is_some() || self.error.is_some()
+    }
+
+    fn gauges(&self, _now: Time) -> Gauges {
+        Gauges {
+            aggregators_in_use: self.switch.aggregators_active(),
+            contributions: self.switch.counters.aggregated,
+        }
+    }
+}
