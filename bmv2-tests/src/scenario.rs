@@ -96,15 +96,15 @@ fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u
     let req = PlanRequest {
         config: PlanConfig {
             workers,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: mem,
             agg_bytes: 128,
             feature_dim,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: graph.into(),

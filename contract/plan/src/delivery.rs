@@ -111,6 +111,19 @@ impl AggregateMode {
     }
 }
 
+impl std::fmt::Display for AggregateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl std::str::FromStr for AggregateMode {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, PlanError> {
+        AggregateMode::parse(s)
+    }
+}
+
 /// For every ordered pair (q, p), the boundary vertices of q with a neighbour in p and how many
 /// neighbours each has there. The destinations in p of q's contributions are the sources of
 /// the pair (p, q), so one list per pair serves both directions.

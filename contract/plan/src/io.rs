@@ -28,6 +28,7 @@ use std::path::{Path, PathBuf};
 use sgnn_graph::npy::{self, NpyData};
 use sgnn_graph::Csr;
 
+use crate::delivery::AggregateMode;
 use crate::model::{digest_bytes, AggSlot, Block, Manifest, Partial, Plan, WorkerSchedule};
 use crate::{PlanError, FORMAT_NAME, FORMAT_VERSION};
 
@@ -384,7 +385,7 @@ impl Plan {
         // A delivery plan lists its optional arrays in the manifest's digests; a file the
         // manifest lists must be there, and one it does not list is not read.
         let listed = |rel: &str| {
-            manifest.config.aggregate != "paper"
+            manifest.config.aggregate != AggregateMode::Paper
                 && (manifest.files.contains_key(rel)
                     || (manifest.files.is_empty() && dir.join(rel).exists()))
         };

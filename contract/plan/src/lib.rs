@@ -24,8 +24,8 @@ pub mod verify;
 
 pub use error::PlanError;
 pub use model::{
-    AggSlot, Block, BlockSummary, LeafCut, Manifest, Partial, Plan, PlanConfig, ReplicaGroups,
-    WorkerSchedule, FIRST_REPLICA_GROUP,
+    AggSlot, Block, BlockSummary, LeafCut, Manifest, Partial, Partitioner, Plan, PlanConfig,
+    ReplicaGroups, SendOrder, WorkerSchedule, FIRST_REPLICA_GROUP,
 };
 pub use verify::verify;
 

@@ -35,11 +35,11 @@ pub fn deliver(
     }
     let idx = PairIndex::new(plan);
     let d = plan_delivery_with(plan, &idx, mode, prof, true);
-    match lower(plan, &d.tables, mode.name()) {
+    match lower(plan, &d.tables, mode) {
         Ok(p) => Ok((p, None)),
         Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
             let d = plan_delivery_with(plan, &idx, mode, prof, false);
-            let p = lower(plan, &d.tables, mode.name())?;
+            let p = lower(plan, &d.tables, mode)?;
             let note = format!(
                 "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
             );
@@ -50,9 +50,9 @@ pub fn deliver(
 }
 
 /// The plan that runs `tables` (computed for `plan`'s graph and partition), with the delivery
-/// name `aggregate` recorded in its configuration. Blocks, partials and block summaries are
+/// `aggregate` recorded in its configuration. Blocks, partials and block summaries are
 /// replaced; the graph, partition and sizes are `plan`'s.
-pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, PlanError> {
+pub fn lower(plan: &Plan, tables: &Tables, aggregate: AggregateMode) -> Result<Plan, PlanError> {
     let bad = |m: String| Err(PlanError::Config(m));
     let n = plan.graph.num_vertices();
     let m = plan.workers() as usize;
@@ -192,7 +192,7 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: &str) -> Result<Plan, Plan
             "--aggregate {aggregate}: raw frames go to {groups} distinct worker sets, more multicast groups than the switch's 16-bit group ids hold; use --aggregate partials"
         ));
     }
-    lowered.manifest.config.aggregate = aggregate.to_string();
+    lowered.manifest.config.aggregate = aggregate;
     lowered.manifest.blocks = lowered
         .blocks
         .iter()

@@ -1,8 +1,12 @@
 //! The plan's data model: configuration, blocks, aggregator slots and worker schedules.
 
+use std::fmt;
+use std::str::FromStr;
+
 use serde::{Deserialize, Serialize};
 use sgnn_graph::{Csr, VertexId};
 
+use crate::delivery::AggregateMode;
 use crate::PlanError;
 
 /// Largest block id the wire format can carry (`Block_id` is 16 bits).
@@ -20,16 +24,17 @@ pub const DEFAULT_MAX_PASSES: u32 = 256;
 pub struct PlanConfig {
     /// Number of workers (graph partitions), M.
     pub workers: u32,
-    /// Partitioner name: `metis`, `random`, `chunk` or `g3`.
-    pub partitioner: String,
+    /// How the graph is partitioned over the workers (`metis`, `random`, `chunk` or `g3` in
+    /// the manifest).
+    pub partitioner: Partitioner,
     /// Switch memory available for aggregators, in bytes.
     pub switch_mem_bytes: u64,
     /// Bytes of one aggregator (the paper's 128 B: 32 lanes of int32).
     pub agg_bytes: u32,
     /// Length of one vertex's feature vector (values per layer).
     pub feature_dim: u32,
-    /// Send order inside a block: `gamr` (priority BFS, paper 3.2), `random` or `id`.
-    pub order: String,
+    /// Send order inside a block (`gamr`, `random` or `id` in the manifest).
+    pub order: SendOrder,
     /// Seed for every randomised step, so a plan is reproducible.
     pub seed: u64,
     /// Most aggregators one source may feed in one block (one recirculation pass each).
@@ -48,8 +53,8 @@ pub struct PlanConfig {
     /// `partials`, `multicast` or `auto` (delivery plans: blocks of destination rows,
     /// [`Plan::partials`] and [`Plan::replicas`]). docs/planner.md, "What the hosts and the
     /// switch run".
-    #[serde(default = "paper", skip_serializing_if = "is_paper")]
-    pub aggregate: String,
+    #[serde(default, skip_serializing_if = "is_paper")]
+    pub aggregate: AggregateMode,
     /// Aggregator recycling by live range for delivery plans (`switch-ctl plan --recycle`):
     /// `None` (the default, and what plans written before this field load with; left out of
     /// the manifest) keeps one aggregator row per destination for the whole block;
@@ -65,12 +70,109 @@ fn one_leaf() -> u32 {
     1
 }
 
-fn paper() -> String {
-    "paper".into()
+fn is_paper(m: &AggregateMode) -> bool {
+    *m == AggregateMode::Paper
 }
 
-fn is_paper(s: &String) -> bool {
-    s == "paper"
+/// How the planner partitions the graph over the workers (`switch-ctl plan --partitioner`).
+/// Plans and reports spell it as [`Partitioner::name`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Partitioner {
+    /// METIS k-way (minimum edge cut, balanced vertex counts).
+    Metis,
+    /// Vertices dealt to workers in a seeded random order (balanced, locality-blind).
+    Random,
+    /// Contiguous id ranges of equal size.
+    Chunk,
+    /// G3's locality-aware iterative partitioning: METIS with two balance constraints (vertices
+    /// and degree), then swaps between the partitions with most and fewest remote vertices.
+    G3,
+}
+
+impl Partitioner {
+    /// Every partitioner, in the order the flag's help lists them.
+    pub const ALL: [Partitioner; 4] = [
+        Partitioner::Metis,
+        Partitioner::Random,
+        Partitioner::Chunk,
+        Partitioner::G3,
+    ];
+
+    /// The flag value, and the name in plans and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Partitioner::Metis => "metis",
+            Partitioner::Random => "random",
+            Partitioner::Chunk => "chunk",
+            Partitioner::G3 => "g3",
+        }
+    }
+}
+
+impl fmt::Display for Partitioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for Partitioner {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, PlanError> {
+        Partitioner::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                PlanError::Config(format!(
+                    "unknown partitioner {s:?}: use metis, random, chunk or g3"
+                ))
+            })
+    }
+}
+
+/// How the sources of a block are ordered (`switch-ctl plan --order`). Plans and reports spell
+/// it as [`SendOrder::name`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SendOrder {
+    /// Graph-aware multicast reordering: priority BFS, highest degree first (paper 3.2).
+    Gamr,
+    /// Seeded random order (the strawman's graph-agnostic order).
+    Random,
+    /// Ascending vertex id.
+    Id,
+}
+
+impl SendOrder {
+    /// Every order, in the order the flag's help lists them.
+    pub const ALL: [SendOrder; 3] = [SendOrder::Gamr, SendOrder::Random, SendOrder::Id];
+
+    /// The flag value, and the name in plans and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SendOrder::Gamr => "gamr",
+            SendOrder::Random => "random",
+            SendOrder::Id => "id",
+        }
+    }
+}
+
+impl fmt::Display for SendOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl FromStr for SendOrder {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, PlanError> {
+        SendOrder::ALL
+            .into_iter()
+            .find(|o| o.name() == s)
+            .ok_or_else(|| {
+                PlanError::Config(format!("unknown send order {s:?}: use gamr, random or id"))
+            })
+    }
 }
 
 /// One pre-aggregated partial of a delivery plan: worker `sender` sums its own neighbours of
@@ -156,21 +258,6 @@ impl PlanConfig {
                 self.segments(),
                 2 * self.segments(),
                 2 * self.segments() as u64 * self.agg_bytes as u64
-            ));
-        }
-        if !matches!(
-            self.aggregate.as_str(),
-            "paper" | "partials" | "multicast" | "auto"
-        ) {
-            return bad(format!(
-                "unknown delivery {:?} in the plan: use paper, partials, multicast or auto",
-                self.aggregate
-            ));
-        }
-        if !matches!(self.order.as_str(), "gamr" | "random" | "id") {
-            return bad(format!(
-                "unknown send order {:?}: use gamr, random or id",
-                self.order
             ));
         }
         Ok(())
@@ -609,15 +696,15 @@ mod tests {
     fn config(workers: u32, leaves: u32) -> PlanConfig {
         PlanConfig {
             workers,
-            partitioner: "metis".into(),
+            partitioner: Partitioner::Metis,
             switch_mem_bytes: 1_000_000,
             agg_bytes: 128,
             feature_dim: 128,
-            order: "gamr".into(),
+            order: SendOrder::Gamr,
             seed: 1,
             max_passes: DEFAULT_MAX_PASSES,
             leaves,
-            aggregate: "paper".into(),
+            aggregate: AggregateMode::Paper,
             recycle_slack: None,
         }
     }
@@ -659,6 +746,66 @@ mod tests {
         let back: PlanConfig =
             serde_json::from_str(&serde_json::to_string(&placed).unwrap()).unwrap();
         assert_eq!(back, placed);
+    }
+
+    /// Manifests on disk spell the partitioner, the order and the delivery as the strings
+    /// these fields held before they were enums; every such manifest still loads, writes back
+    /// the same strings, and the flags take the same spellings.
+    #[test]
+    fn manifests_keep_their_partitioner_order_and_delivery_strings() {
+        let partitioners = ["metis", "random", "chunk", "g3"];
+        let orders = ["gamr", "random", "id"];
+        let deliveries = ["paper", "partials", "multicast", "auto"];
+        for p in partitioners {
+            for o in orders {
+                for d in deliveries {
+                    let text = format!(
+                        r#"{{"workers": 8, "partitioner": "{p}", "switch_mem_bytes": 10000000,
+                        "agg_bytes": 128, "feature_dim": 128, "order": "{o}", "seed": 1,
+                        "max_passes": 256, "leaves": 1, "aggregate": "{d}"}}"#
+                    );
+                    let c: PlanConfig = serde_json::from_str(&text).unwrap();
+                    assert_eq!(c.partitioner, p.parse::<Partitioner>().unwrap());
+                    assert_eq!(c.order, o.parse::<SendOrder>().unwrap());
+                    assert_eq!(c.aggregate, d.parse::<AggregateMode>().unwrap());
+                    assert_eq!(
+                        (c.partitioner.to_string(), c.order.to_string()),
+                        (p.to_string(), o.to_string())
+                    );
+                    assert_eq!(c.aggregate.to_string(), d);
+                    let back: serde_json::Value = serde_json::to_value(&c).unwrap();
+                    assert_eq!(back["partitioner"], p);
+                    assert_eq!(back["order"], o);
+                    // `paper` is left out of the manifest, as it always was.
+                    match d {
+                        "paper" => assert!(back.get("aggregate").is_none()),
+                        _ => assert_eq!(back["aggregate"], d),
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            serde_json::to_string(&config(8, 1)).unwrap(),
+            r#"{"workers":8,"partitioner":"metis","switch_mem_bytes":1000000,"agg_bytes":128,"feature_dim":128,"order":"gamr","seed":1,"max_passes":256,"leaves":1}"#
+        );
+        assert_eq!(Partitioner::ALL.map(Partitioner::name), partitioners);
+        assert_eq!(SendOrder::ALL.map(SendOrder::name), orders);
+        // Padding applies as it did to the strings.
+        assert_eq!(format!("[{:<6}]", Partitioner::G3), "[g3    ]");
+        assert_eq!(
+            "METIS".parse::<Partitioner>().unwrap_err().to_string(),
+            "unknown partitioner \"METIS\": use metis, random, chunk or g3"
+        );
+        assert_eq!(
+            "bfs".parse::<SendOrder>().unwrap_err().to_string(),
+            "unknown send order \"bfs\": use gamr, random or id"
+        );
+        let bad = r#"{"workers": 8, "partitioner": "kahip", "switch_mem_bytes": 10000000,
+            "agg_bytes": 128, "feature_dim": 128, "order": "gamr", "seed": 1, "max_passes": 256}"#;
+        let e = serde_json::from_str::<PlanConfig>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown variant `kahip`"), "{e}");
     }
 
     impl PlanConfig {

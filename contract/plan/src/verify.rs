@@ -14,6 +14,7 @@
 //! 5. coverage: every directed cross-partition contribution is served by exactly one block;
 //! 6. the block count fits the 16-bit `Block_id` field and the summaries match the blocks.
 
+use crate::delivery::AggregateMode;
 use crate::model::{Plan, MAX_BLOCKS, MAX_EXPECTED};
 use crate::PlanError;
 
@@ -347,7 +348,7 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
 
     // 4 (second half). Reverse contribution in the same block (the paper's blocks; a delivery
     // plan's blocks are cut by destination rows instead).
-    let paper_blocks = plan.partials.is_empty() && cfg.aggregate == "paper";
+    let paper_blocks = plan.partials.is_empty() && cfg.aggregate == AggregateMode::Paper;
     for (b, block) in plan.blocks.iter().enumerate().filter(|_| paper_blocks) {
         let mut pairs: Vec<u64> = Vec::with_capacity(block.fanout.len());
         for (i, &src) in block.sources.iter().enumerate() {

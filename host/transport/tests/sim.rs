@@ -25,15 +25,15 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
     let req = PlanRequest {
         config: PlanConfig {
             workers,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: mem,
             agg_bytes: 128,
             feature_dim: dim,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

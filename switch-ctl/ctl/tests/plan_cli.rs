@@ -376,15 +376,15 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
     let req = sgnn_planner::planner::PlanRequest {
         config: sgnn_plan::PlanConfig {
             workers: 4,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 32_000,
             agg_bytes: 128,
             feature_dim: 128,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: graph.into(),
@@ -409,13 +409,16 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
     let d = dir.path().join("default");
     let out = plan(graph, 4, "32KB", &[], &d);
     assert!(out.contains("delivery: auto"), "{out}");
-    assert_eq!(Plan::load(&d).unwrap().manifest.config.aggregate, "auto");
+    assert_eq!(
+        Plan::load(&d).unwrap().manifest.config.aggregate.name(),
+        "auto"
+    );
 
     plan(graph, 4, "32KB", &["--aggregate", "partials"], &c);
     let out = verify_ok(&c);
     assert!(out.contains("verified:"), "{out}");
     let p = Plan::load(&c).unwrap();
-    assert_eq!(p.manifest.config.aggregate, "partials");
+    assert_eq!(p.manifest.config.aggregate.name(), "partials");
     assert!(!p.partials.is_empty());
     let n = p.graph.num_vertices() as u32;
     assert!(p
@@ -450,7 +453,7 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
         assert!(out.contains("plan:"), "{out}");
         assert!(verify_ok(&d).contains("verified:"));
         let p = Plan::load(&d).unwrap();
-        assert_eq!(p.manifest.config.aggregate, mode);
+        assert_eq!(p.manifest.config.aggregate.name(), mode);
         assert!(!p.replicate.is_empty(), "{mode} replicates raw vertices");
         assert!(!p.replica_groups().sets.is_empty());
     }

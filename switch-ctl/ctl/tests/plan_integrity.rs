@@ -16,15 +16,15 @@ fn plan_dir() -> (tempfile::TempDir, Plan) {
     let req = PlanRequest {
         config: PlanConfig {
             workers: 3,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 16 << 10,
             agg_bytes: 128,
             feature_dim: 32,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 16,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

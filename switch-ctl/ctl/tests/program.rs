@@ -10,15 +10,15 @@ fn plan(mem: u64, dim: u32) -> sgnn_plan::Plan {
     let req = PlanRequest {
         config: PlanConfig {
             workers: 4,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: mem,
             agg_bytes: 128,
             feature_dim: dim,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 8,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

@@ -10,15 +10,15 @@ fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
     PlanRequest {
         config: PlanConfig {
             workers,
-            partitioner: partitioner.into(),
+            partitioner: partitioner.parse().unwrap(),
             switch_mem_bytes: mem,
             agg_bytes: 128,
             feature_dim: dim,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "test".into(),

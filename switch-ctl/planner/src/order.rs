@@ -14,38 +14,9 @@ use rand::SeedableRng;
 use sgnn_graph::VertexId;
 use sgnn_plan::{AggSlot, Block};
 
-/// How sources are ordered inside a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SendOrder {
-    /// Priority BFS, highest degree first (paper 3.2).
-    Gamr,
-    /// Seeded random order (the strawman's graph-agnostic order).
-    Random,
-    /// Ascending vertex id.
-    Id,
-}
-
-impl std::fmt::Display for SendOrder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SendOrder::Gamr => "gamr",
-            SendOrder::Random => "random",
-            SendOrder::Id => "id",
-        })
-    }
-}
-
-impl std::str::FromStr for SendOrder {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "gamr" => Ok(SendOrder::Gamr),
-            "random" => Ok(SendOrder::Random),
-            "id" => Ok(SendOrder::Id),
-            _ => Err(format!("unknown send order {s:?}: use gamr, random or id")),
-        }
-    }
-}
+/// How sources are ordered inside a block: defined with the plan's configuration, which
+/// records the choice.
+pub use sgnn_plan::SendOrder;
 
 /// A block's graph in local ids.
 pub struct BlockGraph {

@@ -1,53 +1,14 @@
 //! Partitioning a graph over M workers: `metis`, `random`, `chunk` and `g3`.
 
-use std::fmt;
-use std::str::FromStr;
-
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use sgnn_graph::Csr;
 
 use crate::PlanningError;
 
-/// The partitioners `switch-ctl plan --partitioner` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Partitioner {
-    /// METIS k-way (minimum edge cut, balanced vertex counts), through the `metis` crate.
-    Metis,
-    /// Vertices dealt to workers in a seeded random order (balanced, locality-blind).
-    Random,
-    /// Contiguous id ranges of equal size.
-    Chunk,
-    /// G3's locality-aware iterative partitioning: METIS with two balance constraints (vertices
-    /// and degree), then swaps between the partitions with most and fewest remote vertices.
-    G3,
-}
-
-impl FromStr for Partitioner {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "metis" => Ok(Partitioner::Metis),
-            "random" => Ok(Partitioner::Random),
-            "chunk" => Ok(Partitioner::Chunk),
-            "g3" => Ok(Partitioner::G3),
-            _ => Err(format!(
-                "unknown partitioner {s:?}: use metis, random, chunk or g3"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Partitioner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Partitioner::Metis => "metis",
-            Partitioner::Random => "random",
-            Partitioner::Chunk => "chunk",
-            Partitioner::G3 => "g3",
-        })
-    }
-}
+/// The partitioners `switch-ctl plan --partitioner` accepts: defined with the plan's
+/// configuration, which records the choice.
+pub use sgnn_plan::Partitioner;
 
 /// Partitions `g` into `k` parts; returns the worker of every vertex.
 pub fn partition(g: &Csr, k: u32, how: Partitioner, seed: u64) -> Result<Vec<u32>, PlanningError> {

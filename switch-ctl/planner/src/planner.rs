@@ -9,8 +9,8 @@ use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
 use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
 
 use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};
-use crate::order::{build_block, SendOrder};
-use crate::partition::{leaf_crossings, partition_on_leaves, remote_counts, Partitioner};
+use crate::order::build_block;
+use crate::partition::{leaf_crossings, partition_on_leaves, remote_counts};
 use crate::report::{peak_rss_bytes, BlockStats, LevelStats, PartitionStats, Report};
 use crate::PlanningError;
 
@@ -97,8 +97,7 @@ pub fn make_plan(
 ) -> Result<(Plan, Report), PlanningError> {
     let cfg = req.config.clone();
     cfg.validate()?;
-    let partitioner: Partitioner = cfg.partitioner.parse().map_err(PlanningError::Input)?;
-    let order: SendOrder = cfg.order.parse().map_err(PlanningError::Input)?;
+    let (partitioner, order) = (cfg.partitioner, cfg.order);
     let n = graph.num_vertices();
     if graph.num_edges() == 0 {
         return Err(PlanningError::Input(
@@ -297,15 +296,15 @@ pub fn make_plan(
         version: 1,
         graph: plan.manifest.graph.clone(),
         workers: cfg.workers,
-        partitioner: cfg.partitioner.clone(),
-        order: cfg.order.clone(),
+        partitioner: cfg.partitioner,
+        order: cfg.order,
         switch_mem_bytes: cfg.switch_mem_bytes,
         agg_bytes: cfg.agg_bytes,
         feature_dim: cfg.feature_dim,
         segments,
         partition: pstats,
         blocks,
-        aggregate: plan.manifest.config.aggregate.clone(),
+        aggregate: plan.manifest.config.aggregate,
         notes: Vec::new(),
         planning_seconds,
         peak_rss_bytes: peak_rss_bytes(),
@@ -382,7 +381,7 @@ pub fn apply_delivery(
     report.notes.extend(note);
     sgnn_plan::verify(&lowered)?;
     report.blocks = block_stats(&lowered);
-    report.aggregate = mode.name().to_string();
+    report.aggregate = mode;
     report
         .traffic_bytes
         .insert("switchgnn".into(), traffic::switchgnn(&lowered));

@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sgnn_plan::delivery::ModeRow;
+use sgnn_plan::delivery::{AggregateMode, ModeRow};
 use sgnn_plan::model::GraphSummary;
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::{StrategyTraffic, STRATEGIES};
+use sgnn_plan::{Partitioner, SendOrder};
 
 use crate::units::fmt_bytes;
 
@@ -75,9 +76,9 @@ pub struct Report {
     /// Workers.
     pub workers: u32,
     /// Partitioner used.
-    pub partitioner: String,
+    pub partitioner: Partitioner,
     /// Send order used.
-    pub order: String,
+    pub order: SendOrder,
     /// Switch memory for aggregators, bytes.
     pub switch_mem_bytes: u64,
     /// Aggregator size, bytes.
@@ -93,8 +94,8 @@ pub struct Report {
     /// How the plan delivers the sums (`switch-ctl plan --aggregate`): `paper`, `partials`,
     /// `multicast` or `auto`.
     /// The `switchgnn` entry of `traffic_bytes` and `blocks` are this delivery's.
-    #[serde(default = "paper")]
-    pub aggregate: String,
+    #[serde(default)]
+    pub aggregate: AggregateMode,
     /// What the planner had to change from the request, in words (printed by `switch-ctl plan`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -111,10 +112,6 @@ pub struct Report {
     /// the order host_based, paper, multicast, partials, auto.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub predicted: Vec<ModeRow>,
-}
-
-fn paper() -> String {
-    "paper".into()
 }
 
 impl Report {

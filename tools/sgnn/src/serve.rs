@@ -39,7 +39,7 @@ pub struct ServeArgs {
     pub aggregate: sgnn_plan::delivery::AggregateMode,
     /// Graph partitioner: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
-    pub partitioner: String,
+    pub partitioner: sgnn_plan::Partitioner,
     /// Seed of the plan.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -94,7 +94,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
         &a.graph,
         &PlanOptions {
             workers: a.workers,
-            partitioner: &a.partitioner,
+            partitioner: a.partitioner,
             switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
             seed: a.seed,

@@ -107,10 +107,10 @@ pub struct SimArgs {
     pace_gbps: Option<f64>,
     /// Partitioner: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
-    partitioner: String,
+    partitioner: sgnn_plan::Partitioner,
     /// Send order inside a block: gamr, random or id.
     #[arg(long, default_value = "gamr")]
-    order: String,
+    order: sgnn_plan::SendOrder,
     /// Seed of the planner.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -412,21 +412,21 @@ fn run(mut a: SimArgs) -> Result<()> {
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
     let base = PlanConfig {
         workers: a.workers,
-        partitioner: a.partitioner.clone(),
+        partitioner: a.partitioner,
         switch_mem_bytes,
         agg_bytes: 128,
         feature_dim: a.feature_dim,
-        order: a.order.clone(),
+        order: a.order,
         seed: a.seed,
         max_passes: 256,
         leaves: 1,
-        aggregate: "paper".into(),
+        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
         recycle_slack: a.recycle.then_some(a.recycle_slack),
     };
     // Placement of partitions on leaves (what `switch-ctl plan --leaves` does), by default on
     // a leaf-spine; the strategies' plan variants keep it.
     let (base, placement) = match (a.topology.as_str(), a.no_leaf_placement) {
-        ("leaf-spine", false) if a.partitioner == "random" => (
+        ("leaf-spine", false) if a.partitioner == sgnn_plan::Partitioner::Random => (
             base,
             "placement: none (the random partitioner is locality-blind; metis, g3 and chunk \
              are placed on leaves)"
@@ -435,7 +435,7 @@ fn run(mut a: SimArgs) -> Result<()> {
         ("leaf-spine", false) if a.leaves > 1 => (
             PlanConfig {
                 leaves: a.leaves,
-                aggregate: "paper".into(),
+                aggregate: sgnn_plan::delivery::AggregateMode::Paper,
                 ..base
             },
             format!(

@@ -93,18 +93,18 @@ impl PlanVariant {
     pub fn apply(&self, base: &PlanConfig) -> PlanConfig {
         let mut c = base.clone();
         if let Some(p) = self.partitioner {
-            c.partitioner = p.to_string();
+            c.partitioner = p.parse().expect("a PlanVariant names a partitioner");
         }
         if let Some(o) = self.order {
-            c.order = o.to_string();
+            c.order = o.parse().expect("a PlanVariant names a send order");
         }
         c
     }
 
     /// Whether `cfg` was planned with this variant's options.
     pub fn matches(&self, cfg: &PlanConfig) -> bool {
-        self.partitioner.is_none_or(|p| cfg.partitioner == p)
-            && self.order.is_none_or(|o| cfg.order == o)
+        self.partitioner.is_none_or(|p| cfg.partitioner.name() == p)
+            && self.order.is_none_or(|o| cfg.order.name() == o)
     }
 }
 
@@ -491,8 +491,8 @@ pub fn run_strategy_with(
         return Err(SimError::PlanMismatch {
             strategy: strategy.name(),
             needs: strategy.plan_variant(),
-            partitioner: plan.manifest.config.partitioner.clone(),
-            order: plan.manifest.config.order.clone(),
+            partitioner: plan.manifest.config.partitioner.to_string(),
+            order: plan.manifest.config.order.to_string(),
         });
     }
     let switch_node = topo.hosts;

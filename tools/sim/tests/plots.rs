@@ -141,15 +141,15 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
     let req = sgnn_planner::planner::PlanRequest {
         config: sgnn_plan::model::PlanConfig {
             workers: 4,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 32 * 1024,
             agg_bytes: 128,
             feature_dim: 64,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "test".into(),

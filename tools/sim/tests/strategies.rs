@@ -108,7 +108,7 @@ fn switchgnn_no_gamr_needs_and_gets_a_random_order_plan() {
     let err = run_strategy(&gamr, Strategy::SwitchGnnNoGamr, topo, cfg, &mut |_| {}).unwrap_err();
     assert!(err.contains("random"), "{err}");
     let variant = Strategy::SwitchGnnNoGamr.plan_variant().apply(&base);
-    assert_eq!(variant.order, "random");
+    assert_eq!(variant.order, sgnn_plan::SendOrder::Random);
     assert_eq!(variant.partitioner, base.partitioner);
     let random = plan_with(10, variant);
     assert_ne!(
@@ -119,7 +119,10 @@ fn switchgnn_no_gamr_needs_and_gets_a_random_order_plan() {
     let r = simulate(&random, Strategy::SwitchGnnNoGamr);
     complete(&r);
     assert_eq!(r.total_bytes(), traffic::switchgnn(&random).total);
-    assert_eq!(Strategy::G3.plan_variant().apply(&base).partitioner, "g3");
+    assert_eq!(
+        Strategy::G3.plan_variant().apply(&base).partitioner,
+        sgnn_plan::Partitioner::G3
+    );
 }
 
 #[test]

@@ -23,15 +23,15 @@ fn the_program_written_by_name_equals_the_tables_built_from_the_plan() {
     let req = PlanRequest {
         config: PlanConfig {
             workers: 3,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 24 * 1024,
             agg_bytes: 128,
             feature_dim: 64,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 16,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

@@ -33,15 +33,15 @@ fn plan(feature_dim: u32, mem: u64) -> Plan {
     let req = PlanRequest {
         config: PlanConfig {
             workers: WORKERS,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: mem,
             agg_bytes: 128,
             feature_dim,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 8,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: spec,

@@ -96,15 +96,15 @@ pub fn make_test_plan(dir: &Path) -> Plan {
     let req = PlanRequest {
         config: PlanConfig {
             workers: WORKERS as u32,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 16 << 10,
             agg_bytes: 128,
             feature_dim: DIM as u32,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat:scale=8,edge_factor=8".into(),

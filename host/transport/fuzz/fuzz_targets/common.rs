@@ -19,15 +19,15 @@ pub fn plans() -> &'static [Plan; 2] {
         let req = sgnn_planner::planner::PlanRequest {
             config: sgnn_plan::PlanConfig {
                 workers: 3,
-                partitioner: "chunk".into(),
+                partitioner: sgnn_plan::Partitioner::Chunk,
                 switch_mem_bytes: 8_000,
                 agg_bytes: 128,
                 feature_dim: 64,
-                order: "gamr".into(),
+                order: sgnn_plan::SendOrder::Gamr,
                 seed: 1,
                 max_passes: 256,
                 leaves: 1,
-                aggregate: "paper".into(),
+                aggregate: sgnn_plan::delivery::AggregateMode::Paper,
                 recycle_slack: None,
             },
             graph_source: "rmat".into(),

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
+use sgnn_plan::{Partitioner, SendOrder};
 use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_planner::units::{fmt_bytes, parse_bytes};
 
@@ -95,15 +97,15 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     let mut progress = Progress::new(false);
     let config = |workers| PlanConfig {
         workers,
-        partitioner: "metis".into(),
+        partitioner: Partitioner::Metis,
         switch_mem_bytes: a.switch_mem,
         agg_bytes: 128,
         feature_dim: a.feature_dim,
-        order: "gamr".into(),
+        order: SendOrder::Gamr,
         seed: 1,
         max_passes: DEFAULT_MAX_PASSES,
         leaves: 1,
-        aggregate: "paper".into(),
+        aggregate: AggregateMode::Paper,
         recycle_slack: None,
     };
     if let Some(range) = &a.scales {

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
-use sgnn_plan::Plan;
+use sgnn_plan::{Partitioner, Plan, SendOrder};
 use sgnn_planner::planner::{make_plan, Event, PlanRequest};
 use sgnn_planner::units::{fmt_bytes, parse_bytes};
 
@@ -40,7 +41,7 @@ pub struct PlanArgs {
     /// Partitioner: metis (min edge cut), random, chunk (contiguous id ranges) or g3
     /// (METIS + G3's remote-vertex balancing).
     #[arg(long, value_name = "NAME", default_value = "metis")]
-    partitioner: String,
+    partitioner: Partitioner,
 
     /// Values per vertex feature vector; vectors longer than one aggregator are split into
     /// segments of agg-bytes/4 values, each its own aggregator.
@@ -53,7 +54,7 @@ pub struct PlanArgs {
 
     /// Send order inside a block: gamr (priority BFS, highest degree first), random or id.
     #[arg(long, value_name = "ORDER", default_value = "gamr")]
-    order: String,
+    order: SendOrder,
 
     /// Most aggregators one source may feed in one block (one recirculation pass each, 1-256).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_PASSES)]
@@ -89,8 +90,8 @@ pub struct PlanArgs {
     ///    covers) under the --profile, by the cost model printed below.
     ///
     /// The plan records the choice; the switch (software or P4) and the daemons run it.
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = parse_aggregate)]
-    aggregate: sgnn_plan::delivery::AggregateMode,
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    aggregate: AggregateMode,
 
     /// Recycle aggregators by live range (delivery plans: auto, partials, multicast). Without
     /// it a block holds one aggregator row per destination for the whole block; with it a
@@ -180,11 +181,6 @@ fn profile_of(a: &PlanArgs) -> Result<sgnn_plan::profile::SwitchProfile> {
     Ok(p)
 }
 
-/// clap's parser of `--aggregate`.
-fn parse_aggregate(s: &str) -> Result<sgnn_plan::delivery::AggregateMode, String> {
-    sgnn_plan::delivery::AggregateMode::parse(s).map_err(|e| e.to_string())
-}
-
 /// Plans, writes the plan directory and `report.json`, and prints the summary, the traffic
 /// model and the predicted times.
 fn plan(a: &PlanArgs) -> Result<()> {
@@ -195,19 +191,19 @@ fn plan(a: &PlanArgs) -> Result<()> {
     let switch_mem = profile.agg_mem_bytes;
     let config = PlanConfig {
         workers: a.workers,
-        partitioner: a.partitioner.clone(),
+        partitioner: a.partitioner,
         switch_mem_bytes: switch_mem,
         agg_bytes,
         feature_dim: a.feature_dim,
-        order: a.order.clone(),
+        order: a.order,
         seed: a.seed,
         max_passes: a.max_passes,
         leaves: a.leaves,
-        aggregate: "paper".into(),
+        aggregate: AggregateMode::Paper,
         recycle_slack: a.recycle.then_some(a.recycle_slack),
     };
     config.validate()?;
-    if a.recycle && a.aggregate == sgnn_plan::delivery::AggregateMode::Paper {
+    if a.recycle && a.aggregate == AggregateMode::Paper {
         anyhow::bail!("--recycle works on delivery plans (--aggregate auto, partials or multicast); the paper's per-edge blocks keep most destinations live until the block's end (docs/planner.md, \"Recycling by live range\"), so drop --recycle or choose another --aggregate");
     }
     if agg_bytes as usize != sgnn_wire::PAYLOAD_LEN {

@@ -55,7 +55,7 @@ pub struct TestbedArgs {
     pub switch_mem: String,
     /// Graph partitioner: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
-    pub partitioner: String,
+    pub partitioner: sgnn_plan::Partitioner,
     /// Seed of the plan and the features.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -305,7 +305,7 @@ fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Resul
         &a.graph,
         &PlanOptions {
             workers: a.workers,
-            partitioner: &a.partitioner,
+            partitioner: a.partitioner,
             switch_mem: &a.switch_mem,
             feature_dim: a.feature_dim,
             seed: a.seed,
@@ -321,7 +321,7 @@ fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Resul
 /// rest is fixed: 128-byte aggregators (the wire's), the `gamr` order, 256 passes, one leaf.
 pub(crate) struct PlanOptions<'a> {
     pub workers: u32,
-    pub partitioner: &'a str,
+    pub partitioner: sgnn_plan::Partitioner,
     /// Switch memory as the user wrote it (`4MB`).
     pub switch_mem: &'a str,
     pub feature_dim: u32,
@@ -344,16 +344,16 @@ pub(crate) fn plan_graph(
 ) -> Result<Plan> {
     let config = PlanConfig {
         workers: opts.workers,
-        partitioner: opts.partitioner.to_string(),
+        partitioner: opts.partitioner,
         switch_mem_bytes: sgnn_planner::units::parse_bytes(opts.switch_mem)
             .map_err(|e| anyhow!("--switch-mem: {e}"))?,
         agg_bytes: sgnn_wire::PAYLOAD_LEN as u32,
         feature_dim: opts.feature_dim,
-        order: "gamr".into(),
+        order: sgnn_plan::SendOrder::Gamr,
         seed: opts.seed,
         max_passes: 256,
         leaves: 1,
-        aggregate: "paper".into(),
+        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
         recycle_slack: opts.recycle_slack,
     };
     let spinner = ProgressBar::new_spinner();

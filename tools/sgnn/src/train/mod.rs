@@ -93,7 +93,7 @@ pub struct TrainArgs {
     switch: SwitchKind,
     /// Graph partitioner of the plan: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
-    partitioner: String,
+    partitioner: sgnn_plan::Partitioner,
     /// Switch aggregator memory the plan may use, e.g. 256KB, 4MB.
     #[arg(long, default_value = "4MB")]
     switch_mem: String,
@@ -214,7 +214,7 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
             &a.graph,
             &PlanOptions {
                 workers: a.workers,
-                partitioner: &a.partitioner,
+                partitioner: a.partitioner,
                 switch_mem: &a.switch_mem,
                 feature_dim: dim,
                 seed: a.seed,

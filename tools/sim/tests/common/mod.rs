@@ -15,15 +15,15 @@ pub const GBPS: u64 = 1_000_000_000;
 pub fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
     PlanConfig {
         workers,
-        partitioner: "metis".into(),
+        partitioner: sgnn_plan::Partitioner::Metis,
         switch_mem_bytes: mem,
         agg_bytes: 128,
         feature_dim: dim,
-        order: "gamr".into(),
+        order: sgnn_plan::SendOrder::Gamr,
         seed: 1,
         max_passes: 256,
         leaves: 1,
-        aggregate: "paper".into(),
+        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
         recycle_slack: None,
     }
 }

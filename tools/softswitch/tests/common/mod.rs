@@ -47,15 +47,15 @@ pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
     let req = PlanRequest {
         config: PlanConfig {
             workers: WORKERS as u32,
-            partitioner: "metis".into(),
+            partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: 1 << 20,
             agg_bytes: 128,
             feature_dim: 32,
-            order: "gamr".into(),
+            order: sgnn_plan::SendOrder::Gamr,
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: "paper".into(),
+            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),
