@@ -13,8 +13,9 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 
+use super::load::{install_plan, load_switch};
 use super::procs::{binary, Supervisor};
-use super::{load_switch, veth, Net, SwitchKind};
+use super::{veth, Net, SwitchKind};
 
 /// Where and how the cluster runs.
 #[derive(Debug, Clone)]
@@ -305,16 +306,13 @@ impl Cluster {
         c
     }
 
-    /// Stops the switch (the software switch writes its counters as it exits; bmv2's are read
-    /// over P4Runtime), removes the fabric, and returns the switch's counters.
-    /// The switch's process index in the supervisor (bmv2 or the software switch).
     /// What a switch restart does to its state, then what the control plane does after one:
     /// every table, group and register wiped (`switch-ctl clear`), then the plan in
     /// `plan_dir` loaded again (`switch-ctl load`), with the same drop probability.
     pub fn restart_switch(&mut self, plan_dir: &Path) -> Result<()> {
         switch_ctl::install::clear(&mut self.target)?;
         let plan = sgnn_plan::Plan::load(plan_dir)?;
-        super::install_plan(
+        install_plan(
             &mut self.target,
             &plan,
             "the restarted switch",
@@ -322,10 +320,13 @@ impl Cluster {
         )
     }
 
+    /// The switch's process index in the supervisor (bmv2 or the software switch).
     pub fn switch_process(&self) -> usize {
         self.switch_index
     }
 
+    /// Stops the switch (the software switch writes its counters as it exits; bmv2's are read
+    /// over P4Runtime), removes the fabric, and returns the switch's counters.
     pub fn stop(mut self, sup: &Supervisor) -> Result<Value> {
         let workers = self.spec.workers;
         let counters = match self.spec.switch {

@@ -1,0 +1,150 @@
+//! The report of a testbed run: the table of runs side by side and each run's links and
+//! memory on stderr, `report.json` in the output directory, and the summary that follows
+//! `verified:` on the last line.
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use super::run::ModeRun;
+use super::TestbedArgs;
+
+/// Prints the table, the links and the memory of `runs` (whose plans have `blocks` blocks
+/// each, run by run), writes `report.json` with `checked` values verified, and returns the
+/// summary.
+pub(super) fn report(
+    a: &TestbedArgs,
+    runs: &[ModeRun],
+    blocks: &[usize],
+    checked: u64,
+) -> Result<String> {
+    eprintln!("\n{}", table(runs));
+    for r in runs {
+        eprintln!("{} links: {}", r.mode, links(r));
+    }
+    for r in runs {
+        eprintln!(
+            "{} memory MiB (after 1 s -> at the end): {}",
+            r.mode,
+            memory(r)
+        );
+    }
+    let rows: Vec<Value> = runs.iter().zip(blocks).map(|(r, &b)| row(r, b)).collect();
+    let report = json!({
+        "graph": a.graph,
+        "workers": a.workers,
+        "feature_dim": a.feature_dim,
+        "layers": a.layer_count(),
+        "blocks": blocks[0],
+        "loss": a.loss, "reorder": a.reorder, "duplicate": a.duplicate,
+        "values_checked": checked,
+        "runs": rows,
+    });
+    let rp = a.out.join("report.json");
+    std::fs::write(&rp, serde_json::to_string_pretty(&report)? + "\n")?;
+    eprintln!("report: {}", rp.display());
+    Ok(summary(a, runs, checked))
+}
+
+fn mb(b: u64) -> String {
+    format!("{:.2} MB", b as f64 / 1e6)
+}
+
+/// One line per run: time, time per layer, bytes on the links, frames into the switch, and
+/// the workers' retransmissions, fetches and ECN marks (the header line first).
+fn table(runs: &[ModeRun]) -> String {
+    let mut table = String::new();
+    table += &format!(
+        "{:<18} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+        "mode", "time", "ms/layer", "link bytes", "switch rx", "retx", "fetches", "ecn"
+    );
+    for r in runs {
+        table += &format!(
+            "{:<18} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+            r.mode,
+            r.seconds,
+            r.ms_per_layer(),
+            mb(r.link_total()),
+            r.switch["rx"].as_u64().unwrap_or(0),
+            r.worker_sum("retransmissions"),
+            r.worker_sum("fetches_sent"),
+            r.worker_sum("ecn_marks"),
+        );
+    }
+    table
+}
+
+/// A run's entry in `report.json`'s `runs`.
+fn row(r: &ModeRun, blocks: usize) -> Value {
+    json!({
+        "mode": r.mode,
+        "blocks": blocks,
+        "seconds": r.seconds,
+        "round_seconds": r.round_seconds,
+        "ms_per_layer": r.ms_per_layer(),
+        "link_bytes_up": r.link_bytes(sgnn_switch::counters::PORT_RX.name),
+        "link_bytes_down": r.link_bytes(sgnn_switch::counters::PORT_TX.name),
+        "retransmissions": r.worker_sum("retransmissions"),
+        "fetches": r.worker_sum("fetches_sent"),
+        "ecn_marks": r.worker_sum("ecn_marks"),
+        "switch": r.switch,
+        "rss_kib": r.rss.iter().map(|(n, f, l, m)| json!({"process": n, "first": f, "last": l, "max": m})).collect::<Vec<_>>(),
+    })
+}
+
+/// `w0 up X MB down Y MB, w1 ...`.
+fn links(r: &ModeRun) -> String {
+    let up = r.link_bytes(sgnn_switch::counters::PORT_RX.name);
+    let down = r.link_bytes(sgnn_switch::counters::PORT_TX.name);
+    let links: Vec<String> = (0..up.len())
+        .map(|w| format!("w{w} up {} down {}", mb(up[w]), mb(down[w])))
+        .collect();
+    links.join(", ")
+}
+
+/// Every process's memory in MiB, then the switch's aggregators left in use where it counts
+/// them (the software switch).
+fn memory(r: &ModeRun) -> String {
+    let mem: Vec<String> = r
+        .rss
+        .iter()
+        .map(|(n, f, l, m)| {
+            format!(
+                "{n} {:.1}->{:.1} (max {:.1})",
+                *f as f64 / 1024.0,
+                *l as f64 / 1024.0,
+                *m as f64 / 1024.0
+            )
+        })
+        .collect();
+    let aggs = match (
+        r.switch["busy_aggregators"].as_u64(),
+        r.switch["stale_aggregators"].as_u64(),
+    ) {
+        (Some(b), Some(s)) => format!("; aggregators left busy {b}, stale {s}"),
+        _ => String::new(),
+    };
+    format!("{}{aggs}", mem.join(", "))
+}
+
+/// What follows `verified:`: the rounds checked, then each run's time per layer and bytes.
+fn summary(a: &TestbedArgs, runs: &[ModeRun], checked: u64) -> String {
+    let sg = &runs[0];
+    let mut summary = format!(
+        "{} workers x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
+        a.workers,
+        2 * a.layer_count(),
+        checked,
+        sg.mode,
+        sg.ms_per_layer(),
+        mb(sg.link_total())
+    );
+    for r in &runs[1..] {
+        summary += &format!(
+            "; {} {:.1} ms/layer, {}",
+            r.mode,
+            r.ms_per_layer(),
+            mb(r.link_total())
+        );
+    }
+    summary
+}
