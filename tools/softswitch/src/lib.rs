@@ -13,6 +13,7 @@ pub mod metrics;
 pub mod p4rt;
 pub mod pipeline;
 pub mod ports;
+pub mod stats;
 pub mod tables;
 
 pub use pipeline::{

@@ -15,9 +15,7 @@ use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use softswitch::capture::CapturePorts;
 use softswitch::metrics;
-use softswitch::ports::{
-    serve, AfPacketPorts, DatapathStats, EgressFaults, EgressQueues, Ports, UdpPorts,
-};
+use softswitch::ports::{serve, AfPacketPorts, EgressFaults, EgressQueues, Ports, UdpPorts};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 const ABOUT: &str =
@@ -375,7 +373,7 @@ fn main() -> ExitCode {
     });
     let dp = result.as_ref().cloned().unwrap_or_default();
     let p = pipeline.lock().unwrap();
-    let json = counters_json(&p, &dp, &datapath.counters());
+    let json = softswitch::stats::to_json(&p, &dp, &datapath.counters()).to_string() + "\n";
     // Whoever started the switch may have stopped reading its stdout; that is not an error.
     let _ = writeln!(std::io::stdout(), "counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {
@@ -412,42 +410,4 @@ fn open_dpdk(_: &Args, _: usize) -> Result<Box<dyn Ports>, String> {
         "softswitch",
         "--dpdk",
     ))
-}
-
-/// The counters as a JSON object (field names as in `Counters`), plus the datapath's
-/// `tx_errors`, `queue_drops`, `max_queue_depth`, the per-port packet and byte counts
-/// (`port_tx` only what left; `port_tx_failed` what the datapath could not send) and the
-/// backend's own counters (`datapath`: DPDK's, and the capture's with --pcap).
-fn counters_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) -> String {
-    let mut v = serde_json::to_value(&p.counters).expect("counters serialise");
-    if !backend.is_empty() {
-        v["datapath"] = backend
-            .iter()
-            .map(|(k, n)| (k.clone(), (*n).into()))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
-    }
-    // Aggregators holding a sum of the block being exchanged, and ones left holding an
-    // older round's or block's (a leftover of loss, reclaimed on their next use).
-    let (busy, stale) = p.aggregators_in_use();
-    v["busy_aggregators"] = busy.into();
-    v["stale_aggregators"] = stale.into();
-    v["tx_errors"] = dp.tx_errors.into();
-    v["queue_drops"] = dp.queue_drops.into();
-    v["max_queue_depth"] = dp.max_queue_depth.into();
-    v["fault_dropped"] = dp.fault_dropped.into();
-    v["fault_duplicated"] = dp.fault_duplicated.into();
-    v["fault_reordered"] = dp.fault_reordered.into();
-    let ports = |c: &[softswitch::PortCount]| -> serde_json::Value {
-        c.iter()
-            .enumerate()
-            .filter(|(_, c)| c.packets > 0)
-            .map(|(i, c)| (i.to_string(), serde_json::to_value(c).unwrap()))
-            .collect::<serde_json::Map<_, _>>()
-            .into()
-    };
-    v[sgnn_switch::counters::PORT_RX.name] = ports(&p.port_rx);
-    v[sgnn_switch::counters::PORT_TX.name] = ports(&p.port_tx);
-    v["port_tx_failed"] = ports(&p.port_tx_failed);
-    v.to_string() + "\n"
 }

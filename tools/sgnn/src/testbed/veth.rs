@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 use sgnn_netdev::{can_create_namespaces, Netns, Veth};
+use softswitch::PortCount;
 use switch_ctl::Target;
 
 use super::procs::Supervisor;
@@ -168,26 +169,27 @@ pub fn start_bmv2(sup: &Supervisor, t: &Topology, out: &Path) -> Result<(usize, 
     Ok((i, format!("unix:{}", sock.display())))
 }
 
-/// bmv2's counters in the shape of the software switch's stats JSON.
+/// bmv2's counters in the shape of the software switch's stats JSON
+/// ([`softswitch::stats::program_counters`]): every event, and the ports of the `workers`
+/// workers that counted a packet.
 pub fn bmv2_counters(t: &mut dyn Target, workers: usize) -> Result<Value> {
     let ev = t.read_counters(sgnn_switch::counters::EVENTS.name)?;
-    let mut v = json!({});
-    for (i, name) in sgnn_switch::counters::Event::NAMES.iter().enumerate() {
-        v[*name] = ev.get(i).map_or(0, |c| c.packets).into();
-    }
-    for dir in [
-        sgnn_switch::counters::PORT_RX.name,
-        sgnn_switch::counters::PORT_TX.name,
-    ] {
-        let mut m = serde_json::Map::new();
-        for p in 0..workers {
-            let c = t.read_counter(dir, p as u64)?;
-            m.insert(
-                p.to_string(),
-                json!({"packets": c.packets, "bytes": c.bytes}),
-            );
-        }
-        v[dir] = m.into();
-    }
-    Ok(v)
+    let ports = |t: &mut dyn Target, dir: &str| -> Result<Vec<PortCount>> {
+        (0..workers)
+            .map(|p| {
+                let c = t.read_counter(dir, p as u64)?;
+                Ok(PortCount {
+                    packets: c.packets,
+                    bytes: c.bytes,
+                })
+            })
+            .collect()
+    };
+    let rx = ports(t, sgnn_switch::counters::PORT_RX.name)?;
+    let tx = ports(t, sgnn_switch::counters::PORT_TX.name)?;
+    Ok(softswitch::stats::program_counters(
+        |e| ev.get(e.index()).map_or(0, |c| c.packets),
+        &rx,
+        &tx,
+    ))
 }
