@@ -2,7 +2,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use crate::{io_err, Error};
@@ -177,32 +177,61 @@ impl AfPacket {
     }
 
     fn wait(&self, events: libc::c_short, timeout: Option<Duration>) -> Result<bool, Error> {
-        let mut p = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events,
-            revents: 0,
-        };
-        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
-        loop {
-            // SAFETY: `p` is a local pollfd, valid for reads and writes during the call, and
-            // nfds is 1, its one entry; its fd is `self.fd`, open while `self` is borrowed.
-            let r = unsafe { libc::poll(&mut p, 1, ms) };
-            if r >= 0 {
-                return Ok(r > 0);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(Error::Io {
-                    what: format!("poll on {}", self.ifname),
-                    source: e,
-                });
-            }
-        }
+        let mut fds = [crate::poll::pollfd(self.fd.as_fd(), events)];
+        wait_on(&mut fds, timeout, || self.ifname.clone())
+    }
+
+    /// Waits until one of `socks` is ready for `events` (`libc::POLLIN`: has a frame;
+    /// `libc::POLLOUT`: can send), at most `timeout` (`None`: without limit), as
+    /// [`AfPacket::recv`] waits on one. Returns false when the time passed.
+    pub fn wait_any(
+        socks: &[AfPacket],
+        events: libc::c_short,
+        timeout: Option<Duration>,
+    ) -> Result<bool, Error> {
+        let mut fds: Vec<libc::pollfd> = socks
+            .iter()
+            .map(|s| crate::poll::pollfd(s.fd.as_fd(), events))
+            .collect();
+        wait_on(&mut fds, timeout, || {
+            let names: Vec<&str> = socks.iter().map(|s| s.ifname()).collect();
+            names.join(", ")
+        })
     }
 
     /// Interface index.
     pub fn ifindex(&self) -> i32 {
         self.ifindex
+    }
+}
+
+/// Waits for `fds` (sockets named by `names`, for the error), again after a signal. The
+/// timeout counts in whole milliseconds, as `poll(2)` takes it: a wait under one is a check
+/// that returns at once, never a sleep.
+fn wait_on(
+    fds: &mut [libc::pollfd],
+    timeout: Option<Duration>,
+    names: impl Fn() -> String,
+) -> Result<bool, Error> {
+    let timeout =
+        timeout.map(|t| Duration::from_millis(t.as_millis().min(i32::MAX as u128) as u64));
+    loop {
+        match crate::poll::ready(fds, timeout) {
+            Ok(n) => return Ok(n > 0),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(Error::Io {
+                    what: format!("poll on {}", names()),
+                    source: e,
+                })
+            }
+        }
+    }
+}
+
+impl AsFd for AfPacket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 

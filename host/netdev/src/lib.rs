@@ -8,10 +8,19 @@
 //! - [`capture`]: pcapng captures of the frames a switch or a daemon sends and receives
 //!   ([`capture::PcapNg`]), and reading them back ([`capture::read`]).
 //! - [`set_socket_buffers`]: larger socket buffers for bursts (beyond the kernel's cap as
-//!   root), for every socket that carries frames, here and in the switch and host crates.
+//!   root), for every socket that carries frames, here and in the switch and host crates;
+//!   [`bind_udp`]: a UDP socket for frames with them.
+//! - [`poll`]: waiting for frames, on sockets ([`poll::ready`]) and on devices polled from
+//!   user space ([`poll::IdlePoll`]), the same way in the switch's ports and the host's
+//!   datapaths; [`MAX_FRAME`], the receive buffer both use.
 //!
-//! Everything here but [`capture`] and [`set_socket_buffers`] needs `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says
-//! whether this process may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
+//! The software switch (`softswitch::ports`: many numbered ports) and the host daemon
+//! (`sgnn_transport::datapath`: one link to the switch) each keep their own trait over these
+//! (the two modules' docs say why).
+//!
+//! Everything here but [`capture`], [`poll`], [`bind_udp`] and [`set_socket_buffers`] needs
+//! `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says whether this process
+//! may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -21,11 +30,16 @@ pub mod cli_config;
 pub mod dpdk_args;
 pub mod metrics_http;
 mod netns;
+pub mod poll;
 mod sockbuf;
 
 pub use afpacket::AfPacket;
 pub use netns::{can_create_namespaces, Netns, PrivilegeError, Veth};
-pub use sockbuf::{set_socket_buffers, SocketBuffers};
+pub use sockbuf::{bind_udp, set_socket_buffers, SocketBuffers};
+
+/// Bytes of the buffer a frame is received into: the largest frame received whole (a jumbo
+/// frame); longer ones are truncated. The switch's ports and the host's datapaths use it.
+pub const MAX_FRAME: usize = 9216;
 
 /// Errors of this crate; each names the command or interface involved.
 #[derive(Debug, thiserror::Error)]
@@ -67,4 +81,17 @@ pub enum Error {
 pub(crate) fn io_err(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
     let what = what.into();
     move |source| Error::Io { what, source }
+}
+
+/// For the datapaths' `io::Result`s: the same message, and an I/O error's kind where there is
+/// one (others are [`std::io::ErrorKind::Other`]).
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> std::io::Error {
+        match e {
+            Error::Io { what, source } => {
+                std::io::Error::new(source.kind(), format!("{what}: {source}"))
+            }
+            other => std::io::Error::other(other.to_string()),
+        }
+    }
 }

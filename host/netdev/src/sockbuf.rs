@@ -1,6 +1,6 @@
 //! Socket buffer sizes: one way to ask the kernel for larger send and receive buffers, shared
 //! by every socket that carries bursts of frames (the software switch's UDP and `AF_PACKET`
-//! ports, the host's UDP datapath).
+//! ports, the host's UDP datapath, both UDP sockets made with [`bind_udp`]).
 //!
 //! The kernel caps `SO_RCVBUF`/`SO_SNDBUF` at `net.core.rmem_max`/`wmem_max` (about 200 KB by
 //! default), which a burst of frames from every worker overflows. `SO_RCVBUFFORCE` and
@@ -8,6 +8,7 @@
 //! tries them first and falls back to the capped options.
 
 use std::io;
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 
 /// The buffer sizes the kernel granted, in bytes, as `getsockopt` reports them (Linux doubles
@@ -40,6 +41,14 @@ pub fn set_socket_buffers(socket: &impl AsFd, bytes: usize) -> SocketBuffers {
         receive: get_int(fd, libc::SO_RCVBUF).ok(),
         send: get_int(fd, libc::SO_SNDBUF).ok(),
     }
+}
+
+/// A UDP socket that carries frames (one Ethernet frame per datagram): bound to `local`, its
+/// buffers enlarged to `buffer_bytes` with [`set_socket_buffers`] (best effort).
+pub fn bind_udp(local: SocketAddr, buffer_bytes: usize) -> io::Result<UdpSocket> {
+    let socket = UdpSocket::bind(local)?;
+    set_socket_buffers(&socket, buffer_bytes);
+    Ok(socket)
 }
 
 /// Sets the `SOL_SOCKET` option `opt` of the socket `fd` to the int `value`.

@@ -10,11 +10,44 @@
 //! - `DpdkDatapath` (cargo feature `dpdk`) drives a DPDK ethdev from user space: a NIC, or a
 //!   virtual device such as `net_memif` (shared memory to a DPDK software switch) or
 //!   `net_af_packet` (an interface).
+//!
+//! The software switch's ports (`softswitch::ports::Ports`) move the same frames over the
+//! same three and share with these what is the same on both sides: the sockets and devices
+//! (`sgnn_netdev::AfPacket`, `sgnn_dpdk::Port`), the UDP socket's setup and buffers
+//! (`sgnn_netdev::bind_udp`), the waiting (`sgnn_netdev::poll`: `ppoll` on sockets, spin then
+//! sleep on DPDK) and the frame buffer (`sgnn_netdev::MAX_FRAME`). The two traits stay apart
+//! where the two sides differ:
+//!
+//! - one link against many ports: a daemon's frames all go to and come from the switch, so
+//!   they carry no port number; the switch's each have one, and it takes turns among ports
+//!   with frames so one busy port cannot starve the others;
+//! - addressing: the daemon's UDP socket is connected (the kernel drops other senders'
+//!   datagrams, sends need no address), its DPDK datapath is one ethdev whose link it waits
+//!   for; the switch's one UDP socket finds a frame's port by the sender's address (strangers
+//!   arrive on `UNKNOWN_PORT`), and its DPDK ports share one mempool and come up when each
+//!   daemon connects;
+//! - sending and who owns the frames: the engine hands a burst of its own `Vec<u8>` frames
+//!   that goes out in one call (`tx_burst` on DPDK); the switch sends borrowed frames one by
+//!   one as its pipeline, egress queues and fault injection release them, then flushes;
+//! - failures: here a full buffer or an absent switch is loss, counted by the datapath, and
+//!   anything else ends the run (AF_PACKET waits for room: back-pressure); the switch never
+//!   stops for a failed send but counts it against its port (`tx_errors`, `port_tx_failed`);
+//! - receiving: here the datapath owns the buffer, waits for a first frame and drains up to
+//!   [`RECV_BURST`]; the switch's caller passes the buffer and takes one frame per call on
+//!   UDP and AF_PACKET;
+//! - dispatch: `Session` is generic over [`Datapath`] (monomorphised into the engine's loop);
+//!   the switch picks its backend at run time and stacks capture and metrics wrappers on a
+//!   `Box<dyn Ports>`.
+//!
+//! One trait over both would give the daemon a port it never uses and per-frame errors it
+//! does not want, and the switch a burst-of-owned-frames send that does not fit its queues.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
 use std::time::Duration;
+
+use sgnn_netdev::poll;
 
 /// Sends and receives bursts of Ethernet frames.
 pub trait Datapath {
@@ -58,13 +91,12 @@ impl UdpDatapath {
     /// Binds `local` and connects to the switch at `switch` (only its datagrams are
     /// received). Socket buffers are enlarged to `buffer_bytes` where the kernel allows.
     pub fn bind(local: SocketAddr, switch: SocketAddr, buffer_bytes: usize) -> io::Result<Self> {
-        let socket = UdpSocket::bind(local)?;
+        let socket = sgnn_netdev::bind_udp(local, buffer_bytes)?;
         socket.connect(switch)?;
         socket.set_nonblocking(true)?;
-        sgnn_netdev::set_socket_buffers(&socket, buffer_bytes);
         Ok(UdpDatapath {
             socket,
-            buf: vec![0u8; 9216],
+            buf: vec![0u8; sgnn_netdev::MAX_FRAME],
             send_errors: 0,
         })
     }
@@ -75,28 +107,13 @@ impl UdpDatapath {
     }
 }
 
+/// Waits up to `timeout` for a datagram; false on timeout or a signal.
 fn wait_readable(s: &UdpSocket, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd: s.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: `pfd` is a local pollfd and the count passed is 1, so ppoll reads and writes
-    // only it; its fd is `s`'s, open while `s` is borrowed; `ts` is a local timespec, read
-    // during the call; a null signal mask means none is installed. No pointer is kept.
-    let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(false);
-        }
-        return Err(e);
+    match poll::ready(&mut [poll::pollfd(s.as_fd(), libc::POLLIN)], Some(timeout)) {
+        Ok(n) => Ok(n > 0),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(e),
     }
-    Ok(r > 0)
 }
 
 impl Datapath for UdpDatapath {
@@ -173,7 +190,7 @@ impl AfPacketDatapath {
     pub fn open(iface: &str) -> Result<Self, sgnn_netdev::Error> {
         Ok(AfPacketDatapath {
             sock: sgnn_netdev::AfPacket::open(iface)?,
-            buf: vec![0u8; 9216],
+            buf: vec![0u8; sgnn_netdev::MAX_FRAME],
             sent: 0,
             received: 0,
         })
@@ -185,20 +202,11 @@ impl AfPacketDatapath {
     }
 }
 
-fn netdev_io(e: sgnn_netdev::Error) -> io::Error {
-    match e {
-        sgnn_netdev::Error::Io { what, source } => {
-            io::Error::new(source.kind(), format!("{what}: {source}"))
-        }
-        other => io::Error::other(other.to_string()),
-    }
-}
-
 impl Datapath for AfPacketDatapath {
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
         for f in frames {
             // Blocks (briefly) while the socket's buffer is full: back-pressure, not loss.
-            self.sock.send(f).map_err(netdev_io)?;
+            self.sock.send(f)?;
         }
         self.sent += frames.len() as u64;
         Ok(frames.len())
@@ -212,7 +220,7 @@ impl Datapath for AfPacketDatapath {
         let mut n = 0;
         let mut wait = Some(timeout);
         while n < RECV_BURST {
-            match self.sock.recv(&mut self.buf, wait).map_err(netdev_io)? {
+            match self.sock.recv(&mut self.buf, wait)? {
                 Some(len) => {
                     deliver(&self.buf[..len]);
                     n += 1;

@@ -10,10 +10,15 @@
 //!
 //! [`serve`] moves frames between the ports and the [`Pipeline`], which it shares behind a
 //! mutex with the control plane (the P4Runtime server) so tables change while traffic flows.
+//!
+//! The host daemon's datapaths (`sgnn_transport::datapath`) wrap the same three; both use
+//! `sgnn_netdev`'s sockets, UDP setup, waiting ([`sgnn_netdev::poll`]) and frame buffer, but
+//! keep their own trait: a daemon has one link and sends the engine's bursts of owned frames,
+//! the switch many numbered ports, per-frame sends from its queues, and failures counted per
+//! port (`sgnn_transport::datapath`'s module doc lists every difference).
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -76,10 +81,9 @@ pub struct UdpPorts {
 impl UdpPorts {
     /// Binds `listen`; port `i` is `peers[i]`.
     pub fn bind(listen: SocketAddr, peers: Vec<SocketAddr>) -> io::Result<UdpPorts> {
-        let socket = UdpSocket::bind(listen)?;
         // Every worker sends to this one socket: the kernel's default buffer (about 200 KB)
         // overflows in a burst. Root may exceed rmem_max (FORCE); others get what it allows.
-        sgnn_netdev::set_socket_buffers(&socket, 16 << 20);
+        let socket = sgnn_netdev::bind_udp(listen, 16 << 20)?;
         Ok(UdpPorts { socket, peers })
     }
 }
@@ -146,36 +150,16 @@ impl AfPacketPorts {
 
 impl Ports for AfPacketPorts {
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<(PortId, usize)>> {
-        let to_io = |e: sgnn_netdev::Error| io::Error::other(e.to_string());
         // Round-robin over ports that have frames, so one busy port cannot starve the others.
         for _ in 0..2 {
             for k in 0..self.socks.len() {
                 let i = (self.next + k) % self.socks.len();
-                if let Some(n) = self.socks[i].try_recv(buf).map_err(to_io)? {
+                if let Some(n) = self.socks[i].try_recv(buf)? {
                     self.next = (i + 1) % self.socks.len();
                     return Ok(Some((i as PortId, n)));
                 }
             }
-            let mut fds: Vec<libc::pollfd> = self
-                .socks
-                .iter()
-                .map(|s| libc::pollfd {
-                    fd: s.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: `fds` is a live, exclusively borrowed Vec of `fds.len()` initialised
-            // pollfds (the count passed), so poll reads and writes only within it and keeps no
-            // pointer to it; each fd is one of `self.socks`, open while `self` is borrowed.
-            let r = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            } else if r == 0 {
+            if !AfPacket::wait_any(&self.socks, libc::POLLIN, Some(timeout))? {
                 return Ok(None);
             }
         }
@@ -189,7 +173,7 @@ impl Ports for AfPacketPorts {
                 format!("no interface for port {port}"),
             )
         })?;
-        s.send(frame).map_err(|e| io::Error::other(e.to_string()))
+        Ok(s.send(frame)?)
     }
 
     fn describe(&self) -> String {
@@ -419,7 +403,7 @@ pub fn serve(
 ) -> io::Result<DatapathStats> {
     let mut stats = DatapathStats::default();
     let mut published = 0u64;
-    let mut buf = vec![0u8; 9216];
+    let mut buf = vec![0u8; sgnn_netdev::MAX_FRAME];
     let mut out: Vec<Emitted> = Vec::with_capacity(64);
     loop {
         if stop(&pipeline.lock().expect("pipeline lock")) {
@@ -482,6 +466,7 @@ mod dpdk_ports {
     use std::time::{Duration, Instant};
 
     use sgnn_dpdk::{Eal, Mempool, Port, PortConfig, MBUF_DATA_ROOM};
+    use sgnn_netdev::poll::IdlePoll;
 
     use super::Ports;
     use crate::tables::PortId;
@@ -517,7 +502,8 @@ mod dpdk_ports {
     pub struct DpdkPorts {
         ports: Vec<Port>,
         next: usize,
-        cfg: DpdkPortsConfig,
+        /// How an empty poll waits ([`DpdkPortsConfig::spin`], [`DpdkPortsConfig::idle_sleep`]).
+        idle: IdlePoll,
     }
 
     impl DpdkPorts {
@@ -560,7 +546,10 @@ mod dpdk_ports {
             Ok(DpdkPorts {
                 ports,
                 next: 0,
-                cfg: cfg.clone(),
+                idle: IdlePoll {
+                    spin: cfg.spin,
+                    idle_sleep: cfg.idle_sleep,
+                },
             })
         }
 
@@ -593,7 +582,7 @@ mod dpdk_ports {
                         return Ok(got);
                     }
                 }
-                if !self.idle(start, timeout) {
+                if !self.idle.pause(start, timeout) {
                     return Ok(None);
                 }
             }
@@ -617,7 +606,7 @@ mod dpdk_ports {
                 if total > 0 {
                     return Ok(total);
                 }
-                if !self.idle(start, timeout) {
+                if !self.idle.pause(start, timeout) {
                     return Ok(0);
                 }
             }
@@ -666,22 +655,6 @@ mod dpdk_ports {
                 }
             }
             out
-        }
-    }
-
-    impl DpdkPorts {
-        /// Between empty polls: spin, then sleep; false once `timeout` has passed.
-        fn idle(&self, start: Instant, timeout: Duration) -> bool {
-            let waited = start.elapsed();
-            if waited >= timeout {
-                return false;
-            }
-            if waited < self.cfg.spin || self.cfg.idle_sleep.is_zero() {
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(self.cfg.idle_sleep.min(timeout - waited));
-            }
-            true
         }
     }
 }

@@ -4,6 +4,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use sgnn_dpdk::{Eal, Mempool, Port, PortConfig, MBUF_DATA_ROOM};
+use sgnn_netdev::poll::IdlePoll;
 
 use super::{Datapath, RECV_BURST};
 
@@ -44,7 +45,8 @@ impl Default for DpdkConfig {
 /// sends bursts, dropping (and counting) what the device does not take.
 pub struct DpdkDatapath {
     port: Port,
-    cfg: DpdkConfig,
+    /// How an empty poll waits ([`DpdkConfig::spin`], [`DpdkConfig::idle_sleep`]).
+    idle: IdlePoll,
     eal: Eal,
 }
 
@@ -94,7 +96,10 @@ impl DpdkDatapath {
         }
         Ok(DpdkDatapath {
             port,
-            cfg: cfg.clone(),
+            idle: IdlePoll {
+                spin: cfg.spin,
+                idle_sleep: cfg.idle_sleep,
+            },
             eal: eal.clone(),
         })
     }
@@ -126,14 +131,8 @@ impl Datapath for DpdkDatapath {
             if n > 0 {
                 return Ok(n);
             }
-            let waited = start.elapsed();
-            if waited >= timeout {
+            if !self.idle.pause(start, timeout) {
                 return Ok(0);
-            }
-            if waited < self.cfg.spin || self.cfg.idle_sleep.is_zero() {
-                std::hint::spin_loop();
-            } else {
-                std::thread::sleep(self.cfg.idle_sleep.min(timeout - waited));
             }
         }
     }
