@@ -194,6 +194,10 @@ struct Args {
     /// Token-bucket depth: bytes that may leave back to back.
     #[arg(long, default_value_t = 16384, value_name = "BYTES")]
     burst_bytes: u64,
+    /// DCQCN fast recovery: after a halving, this many increase intervals each close half the
+    /// gap to the rate before it, before additive increase resumes (0: additive only).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    rate_fast_recovery: u32,
 
     /// Fetch missing contributions after this long without progress on a block, ms.
     #[arg(long, default_value_t = 20, value_name = "MS")]
@@ -291,6 +295,7 @@ fn engine_config(a: &Args) -> Result<EngineConfig> {
         increase_interval_ns: a.rate_increase_interval_us * 1000,
         decrease_interval_ns: a.rate_decrease_interval_us * 1000,
         burst_bytes: a.burst_bytes,
+        fast_recovery_steps: a.rate_fast_recovery,
     };
     rate.validate().map_err(anyhow::Error::msg)?;
     let dscp = DscpMap {

@@ -4,7 +4,18 @@
 //! the link, [`sgnn_wire::wire_bytes`]). On a congestion signal (an ECN-marked Result or Ack,
 //! or a recovery timeout, see `docs/host.md`) the rate is halved, at most once per
 //! `decrease_interval`; every `increase_interval` without a signal it grows by
-//! `increase_mbps`, up to `max_mbps`.
+//! `increase_mbps`, up to `max_mbps` (the period in which a cut happened does not count).
+//!
+//! **Fast recovery** (optional, [`RateConfig::fast_recovery_steps`] `N > 0`; 0 by default):
+//! the rate-increase timer of DCQCN (Zhu et al., "Congestion Control for Large-Scale RDMA
+//! Deployments", SIGCOMM 2015, section 3, reaction point). A cut remembers the rate before it
+//! as the target `R_T`. Each of the next `N` increase intervals without a signal sets
+//! `R = (R + R_T) / 2`, closing half the gap each time. After those `N` steps the controller
+//! is in DCQCN's additive-increase stage: every interval raises the target by
+//! `increase_mbps` (up to the ceiling) and sets `R = (R + R_T) / 2` again. A cut during
+//! recovery restarts it, with the rate before that cut as the new target. Not modelled from
+//! DCQCN: the `alpha`-scaled cut (the rate is always halved), the byte counter and hyper
+//! increase. The simulator runs this controller too (`sgnn sim --cc-fast-recovery N`).
 
 use serde::Serialize;
 
@@ -25,6 +36,9 @@ pub struct RateConfig {
     pub decrease_interval_ns: u64,
     /// Bucket depth: bytes that may leave back to back after an idle period.
     pub burst_bytes: u64,
+    /// DCQCN fast recovery: increase intervals after a cut that halve the distance to the
+    /// rate before the cut, before additive increase resumes (0: none, the pure additive law).
+    pub fast_recovery_steps: u32,
 }
 
 impl Default for RateConfig {
@@ -37,6 +51,7 @@ impl Default for RateConfig {
             increase_interval_ns: 1_000_000,
             decrease_interval_ns: 200_000,
             burst_bytes: 16 * 1024,
+            fast_recovery_steps: 0,
         }
     }
 }
@@ -87,6 +102,10 @@ pub struct RateController {
     last_increase: u64,
     last_decrease: Option<u64>,
     congested_since_increase: bool,
+    /// Fast recovery: the target rate (the rate before the last cut, raised by additive
+    /// increase after recovery), bits per second, and the recovery steps left.
+    target_bps: f64,
+    recovery_left: u32,
     /// Halvings so far.
     pub decreases: u64,
     /// `(time ns, rate Mbit/s)` at every change (bounded).
@@ -107,6 +126,8 @@ impl RateController {
             last_increase: now,
             last_decrease: None,
             congested_since_increase: false,
+            target_bps: cfg.initial_mbps * 1e6,
+            recovery_left: 0,
             decreases: 0,
             samples: vec![(now, cfg.initial_mbps)],
         }
@@ -141,10 +162,34 @@ impl RateController {
                 periods
             };
             self.congested_since_increase = false;
-            if grow > 0 && self.rate_bps < self.cfg.max_mbps * 1e6 {
-                self.rate_bps = (self.rate_bps + grow as f64 * self.cfg.increase_mbps * 1e6)
-                    .min(self.cfg.max_mbps * 1e6);
-                self.sample(now);
+            let max = self.cfg.max_mbps * 1e6;
+            if self.cfg.fast_recovery_steps == 0 {
+                if grow > 0 && self.rate_bps < max {
+                    self.rate_bps =
+                        (self.rate_bps + grow as f64 * self.cfg.increase_mbps * 1e6).min(max);
+                    self.sample(now);
+                }
+            } else {
+                let before = self.rate_bps;
+                for done in 0..grow {
+                    let settled = (self.target_bps - self.rate_bps).abs() < 1.0;
+                    if settled && (self.target_bps >= max || self.cfg.increase_mbps == 0.0) {
+                        // Nothing can move any more: use up the remaining steps at once.
+                        let left = u32::try_from(grow - done).unwrap_or(u32::MAX);
+                        self.recovery_left = self.recovery_left.saturating_sub(left);
+                        self.rate_bps = self.target_bps;
+                        break;
+                    }
+                    if self.recovery_left > 0 {
+                        self.recovery_left -= 1;
+                    } else {
+                        self.target_bps = (self.target_bps + self.cfg.increase_mbps * 1e6).min(max);
+                    }
+                    self.rate_bps = (self.rate_bps + self.target_bps) / 2.0;
+                }
+                if self.rate_bps != before {
+                    self.sample(now);
+                }
             }
         }
     }
@@ -163,6 +208,8 @@ impl RateController {
         self.last_decrease = Some(now);
         let floor = self.cfg.min_mbps * 1e6;
         if self.rate_bps > floor {
+            self.target_bps = self.rate_bps;
+            self.recovery_left = self.cfg.fast_recovery_steps;
             self.rate_bps = (self.rate_bps / 2.0).max(floor);
             self.decreases += 1;
             self.sample(now);
@@ -181,9 +228,12 @@ impl RateController {
         }
     }
 
-    /// Earliest time at which `bytes` may leave.
+    /// Earliest time at which `bytes` may leave, asked at `now` (the bucket refills from its
+    /// last refill to `now` at the current rate, as [`RateController::try_send`] would).
     pub fn ready_at(&self, now: u64, bytes: u64) -> u64 {
-        let missing = bytes as f64 - self.tokens;
+        let since = now.saturating_sub(self.last_refill) as f64 * 1e-9;
+        let tokens = (self.tokens + since * self.rate_bps / 8.0).min(self.cfg.burst_bytes as f64);
+        let missing = bytes as f64 - tokens;
         if missing <= 0.0 {
             return now;
         }
@@ -205,7 +255,37 @@ mod tests {
             increase_interval_ns: 1000,
             decrease_interval_ns: 500,
             burst_bytes: 1000,
+            fast_recovery_steps: 0,
         }
+    }
+
+    #[test]
+    fn fast_recovery_halves_the_gap_to_the_rate_before_the_cut_then_adds() {
+        let mut r = RateController::new(
+            RateConfig {
+                fast_recovery_steps: 3,
+                ..cfg()
+            },
+            0,
+        );
+        r.on_congestion(100);
+        assert_eq!(r.rate_mbps(), 400.0);
+        // The period of the cut does not count; then 400 -> 600 -> 700 -> 750 (target 800).
+        let at = |r: &mut RateController, t| {
+            r.try_send(t, 0);
+            r.rate_mbps()
+        };
+        assert_eq!(at(&mut r, 1_000), 400.0);
+        assert_eq!(at(&mut r, 2_000), 600.0);
+        assert_eq!(at(&mut r, 3_000), 700.0);
+        assert_eq!(at(&mut r, 4_000), 750.0);
+        // Additive-increase stage: the target grows by 10 per period, the rate halves the gap.
+        assert_eq!(at(&mut r, 5_000), (750.0 + 810.0) / 2.0);
+        // A cut during recovery restarts it from the rate before that cut.
+        r.on_congestion(5_100);
+        assert_eq!(r.rate_mbps(), 780.0 / 2.0);
+        // Long idle: the rate reaches the ceiling and stays there.
+        assert_eq!(at(&mut r, 10_000_000), 1000.0);
     }
 
     #[test]
@@ -249,5 +329,12 @@ mod tests {
         assert_eq!(t, 2100);
         assert!(!r.try_send(t - 100, 210));
         assert!(r.try_send(t + 1, 210));
+        // Asked later without a send in between, it counts what the bucket gained meanwhile.
+        let r = RateController::new(cfg(), 0);
+        let mut r2 = r.clone();
+        assert!(r2.try_send(0, 1000));
+        assert_eq!(r2.ready_at(2100, 210), 2100, "210 bytes accrued by then");
+        assert_eq!(r2.ready_at(1050, 210), 2100);
+        let _ = r;
     }
 }
