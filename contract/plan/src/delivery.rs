@@ -21,14 +21,16 @@
 //!
 //! ```text
 //! T = max(busiest uplink, busiest downlink, recirculation passes x pass time)
-//!     + (blocks - 1) x barrier + latency
+//!     + (blocks - 1) x barrier + sync + latency
 //! ```
 //!
 //! plus the latency of one frame's trip ([`SwitchProfile::latency_us`]), where a link's time is
 //! its frames times the data frame time of the profile, `blocks` is the number of rounds the
-//! in-switch destinations need (`ceil(destinations x segments / aggregators)`, 0 when nothing
-//! is summed in the switch: `M` and `H` need no block sync), a barrier
-//! ([`SwitchProfile::barrier_us`]) separates two consecutive blocks. `R` re-sends a source in every block it appears in
+//! in-switch destinations need (`ceil(destinations x segments / aggregators)`, at least 1: the
+//! plan the daemons run has one block even when nothing is summed in the switch), a barrier
+//! ([`SwitchProfile::barrier_us`]) separates two consecutive blocks and the last block ends
+//! with the BlockDone / BlockAdvance exchange ([`SwitchProfile::sync_us`]), as the daemons and
+//! the switch run them. `R` re-sends a source in every block it appears in
 //! (the paper's multi-level blocks), which this count does not model, so `R` is only chosen when
 //! every in-switch destination fits in one block. The paper's own plan is predicted block by
 //! block from its tables ([`predict_paper`]).
@@ -877,8 +879,9 @@ impl<'a> Load<'a> {
         (t, sq)
     }
 
+    /// Blocks of the plan the daemons run: at least one (a round ends with a block sync).
     fn blocks(&self, sizes: Sizes) -> u64 {
-        sizes.blocks(self.dests as u64)
+        sizes.blocks(self.dests as u64).max(1)
     }
 
     fn time(&self, prof: &SwitchProfile, sizes: Sizes) -> f64 {
@@ -890,9 +893,7 @@ impl<'a> Load<'a> {
         let up = *self.up.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
         let down = *self.down.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
         let recirc = self.passes as f64 * seg * prof.pass_us();
-        up.max(down).max(recirc)
-            + blocks.saturating_sub(1) as f64 * prof.advance_us()
-            + prof.latency_us()
+        up.max(down).max(recirc) + barriers_us(blocks, prof) + prof.latency_us()
     }
 
     fn prediction(&self, prof: &SwitchProfile, sizes: Sizes) -> Prediction {
@@ -907,7 +908,7 @@ impl<'a> Load<'a> {
             uplink_us: (max_up * seg) as f64 * prof.data_frame_us(),
             downlink_us: (max_down * seg) as f64 * prof.data_frame_us(),
             recirc_us: (self.passes as u64 * seg) as f64 * prof.pass_us(),
-            barriers_us: blocks.saturating_sub(1) as f64 * prof.advance_us(),
+            barriers_us: barriers_us(blocks, prof),
             max_uplink_frames: max_up * seg,
             max_downlink_frames: max_down * seg,
             recirc_passes: self.passes as u64 * seg,
@@ -956,30 +957,33 @@ impl<'a> Load<'a> {
         distinct.len() as u64
     }
 
-    /// Bytes on every host link: data frames, plus one BlockAdvance down to every worker at
-    /// every barrier between two blocks (the switch advances by itself when the block's last
-    /// sum completes, so workers send no BlockDone; one round needs no barrier at all).
+    /// Bytes on every host link: data frames, plus every block's synchronisation (each worker's
+    /// BlockDone up and the BlockAdvance down to it, the last block too).
     fn traffic(&self, sizes: Sizes) -> StrategyTraffic {
         let data = wire_bytes(DATA_FRAME_LEN) * sizes.segments;
         let ctl = wire_bytes(CONTROL_FRAME_LEN);
-        let blocks = self.blocks(sizes).saturating_sub(1);
+        let blocks = self.blocks(sizes);
         let m = self.idx.workers as u64;
-        let up: Vec<u64> = self.up.iter().map(|&x| x as u64 * data).collect();
+        let up: Vec<u64> = self
+            .up
+            .iter()
+            .map(|&x| x as u64 * data + blocks * ctl)
+            .collect();
         let down: Vec<u64> = self
             .down
             .iter()
             .map(|&x| x as u64 * data + blocks * ctl)
             .collect();
-        let control = blocks * ctl * m;
+        let control = 2 * blocks * ctl * m;
         let frames_up: u64 = self.up.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
         let frames_down: u64 = self.down.iter().map(|&x| x as u64).sum::<u64>() * sizes.segments;
         let (tu, td): (u64, u64) = (up.iter().sum(), down.iter().sum());
         StrategyTraffic {
             total: tu + td,
-            upload: tu,
-            download: td - control,
+            upload: tu - control / 2,
+            download: td - control / 2,
             control,
-            frames: frames_up + frames_down + blocks * m,
+            frames: frames_up + frames_down + 2 * blocks * m,
             max_worker_uplink: up.iter().copied().max().unwrap_or(0),
             max_worker_downlink: down.iter().copied().max().unwrap_or(0),
             in_network_fraction: None,
@@ -1006,26 +1010,38 @@ pub struct Planned {
 
 impl Planned {
     /// The prediction and traffic with `blocks` blocks (what recycling by live range cut)
-    /// instead of the memory's `ceil(destinations / capacity)`: barriers and the BlockAdvance
-    /// frames of each.
+    /// instead of the memory's `ceil(destinations / capacity)`: the barriers and the block
+    /// synchronisation frames of each.
     fn with_blocks(&mut self, blocks: u64, prof: &SwitchProfile) {
+        let blocks = blocks.max(1);
         let p = &mut self.prediction;
-        let (old, new) = (p.blocks.saturating_sub(1), blocks.saturating_sub(1));
-        let barriers = new as f64 * prof.advance_us();
+        let (old, new) = (p.blocks, blocks);
+        let barriers = barriers_us(new, prof);
         p.bound_us += barriers - p.barriers_us;
         p.barriers_us = barriers;
         p.blocks = blocks;
         let t = &mut self.traffic;
         let m = t.per_worker_downlink.len() as u64;
         let ctl = wire_bytes(CONTROL_FRAME_LEN);
-        for d in &mut t.per_worker_downlink {
+        for d in t
+            .per_worker_downlink
+            .iter_mut()
+            .chain(t.per_worker_uplink.iter_mut())
+        {
             *d = *d - old * ctl + new * ctl;
         }
-        t.control = new * ctl * m;
-        t.total = t.total - old * ctl * m + new * ctl * m;
-        t.frames = t.frames - old * m + new * m;
+        t.control = 2 * new * ctl * m;
+        t.total = t.total - 2 * old * ctl * m + 2 * new * ctl * m;
+        t.frames = t.frames - 2 * old * m + 2 * new * m;
         t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
+        t.max_worker_uplink = t.per_worker_uplink.iter().copied().max().unwrap_or(0);
     }
+}
+
+/// The time `blocks` blocks spend synchronising: a barrier between two blocks and the last
+/// block's BlockDone / BlockAdvance exchange.
+fn barriers_us(blocks: u64, prof: &SwitchProfile) -> f64 {
+    blocks.saturating_sub(1) as f64 * prof.barrier_us() + prof.sync_us()
 }
 
 /// Evaluates a given choice.
@@ -1231,7 +1247,10 @@ pub fn search(
 }
 
 /// The paper's plan (every pair `R`, multi-level blocks), predicted block by block: each block
-/// takes as long as its busiest link or its recirculation, then a barrier.
+/// takes as long as its busiest link or its recirculation, then a barrier; the last block ends
+/// with the BlockDone / BlockAdvance exchange. A link carries its data frames and the daemons'
+/// acks (a receiver acknowledges every completed sum to each worker that sent a contribution
+/// to it).
 pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     let m = plan.workers() as usize;
     let seg = plan.manifest.segments as u64;
@@ -1240,24 +1259,48 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
         ..Prediction::default()
     };
     let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
+    let (mut ack_up, mut ack_down) = (vec![0u64; m], vec![0u64; m]);
     let mut dests: HashSet<u32> = HashSet::new();
+    let mut owners: Vec<Vec<u32>> = Vec::new();
+    let link_us = |frames: &[u64], acks: &[u64]| -> f64 {
+        frames
+            .iter()
+            .zip(acks)
+            .map(|(&f, &a)| f as f64 * prof.data_frame_us() + a as f64 * prof.control_frame_us())
+            .fold(0.0, f64::max)
+    };
     for (b, block) in plan.blocks.iter().enumerate() {
-        up.iter_mut().for_each(|x| *x = 0);
-        down.iter_mut().for_each(|x| *x = 0);
+        for v in [&mut up, &mut down, &mut ack_up, &mut ack_down] {
+            v.iter_mut().for_each(|x| *x = 0);
+        }
+        owners.clear();
+        owners.resize(block.aggregators.len(), Vec::new());
         let mut passes = 0u64;
         for (i, &u) in block.sources.iter().enumerate() {
-            up[plan.owner(u).unwrap_or(0) as usize] += seg;
+            let q = plan.owner(u).unwrap_or(0);
+            up[q as usize] += seg;
             passes += (block.passes(i).len() as u64).saturating_sub(1) * seg;
+            for &row in block.passes(i) {
+                let o = &mut owners[row as usize];
+                if !o.contains(&q) {
+                    o.push(q);
+                }
+            }
         }
-        for slot in &block.aggregators {
-            down[plan.partition[slot.dst as usize] as usize] += seg;
+        for (row, slot) in block.aggregators.iter().enumerate() {
+            let dst = plan.partition[slot.dst as usize];
+            down[dst as usize] += seg;
             dests.insert(slot.dst);
+            for &q in owners[row].iter().filter(|&&q| q != dst) {
+                ack_up[dst as usize] += 1;
+                ack_down[q as usize] += 1;
+            }
         }
         let (mu, md) = (
             *up.iter().max().unwrap_or(&0),
             *down.iter().max().unwrap_or(&0),
         );
-        let link = mu.max(md) as f64 * prof.data_frame_us();
+        let link = link_us(&up, &ack_up).max(link_us(&down, &ack_down));
         let recirc = passes as f64 * prof.pass_us();
         if b > 0 {
             p.time_us += prof.barrier_us();
@@ -1271,8 +1314,8 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
         p.recirc_passes += passes;
         p.blocks = b as u64 + 1;
     }
-    p.barriers_us = p.blocks.saturating_sub(1) as f64 * prof.barrier_us();
-    p.time_us += prof.latency_us();
+    p.barriers_us = barriers_us(p.blocks, prof);
+    p.time_us += prof.sync_us() + prof.latency_us();
     p.bound_us = p.time_us;
     p.switch_destinations = dests.len() as u64;
     p
@@ -1285,13 +1328,35 @@ pub fn predict_host_based(
     prof: &SwitchProfile,
     sizes: Sizes,
 ) -> Planned {
-    evaluate(
+    let mut planned = evaluate(
         idx,
         owner,
         &Choice::uniform(idx.workers, Delivery::H),
         prof,
         sizes,
-    )
+    );
+    // The baseline's daemons run no blocks: no block synchronisation, in time or in bytes.
+    let p = &mut planned.prediction;
+    p.time_us -= p.barriers_us;
+    p.bound_us -= p.barriers_us;
+    p.barriers_us = 0.0;
+    p.blocks = 0;
+    let t = &mut planned.traffic;
+    let ctl = wire_bytes(CONTROL_FRAME_LEN);
+    for x in t
+        .per_worker_uplink
+        .iter_mut()
+        .chain(t.per_worker_downlink.iter_mut())
+    {
+        *x -= ctl;
+    }
+    let m = t.per_worker_uplink.len() as u64;
+    t.total -= 2 * ctl * m;
+    t.frames -= 2 * m;
+    t.control = 0;
+    t.max_worker_uplink = t.per_worker_uplink.iter().copied().max().unwrap_or(0);
+    t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
+    planned
 }
 
 /// One row of the comparison `switch-ctl plan` prints and writes into `report.json`.

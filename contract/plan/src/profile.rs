@@ -134,12 +134,13 @@ impl SwitchProfile {
         4.0 * self.delay_us + 2.0 * self.control_frame_us() + self.data_frame_us()
     }
 
-    /// The idle time a switch-driven barrier adds (delivery modes): the block's last
-    /// contribution completes its sum, the switch multicasts BlockAdvance at once (one control
-    /// frame and a link crossing), and the next block's first frame reaches the switch (one
-    /// data frame and a link crossing).
-    pub fn advance_us(&self) -> f64 {
-        2.0 * self.delay_us + self.control_frame_us() + self.data_frame_us()
+    /// The end of a block as the daemons and the switch run it, after the worker that finishes
+    /// last has its sums: its BlockDone goes up (one control frame and a link crossing) and the
+    /// switch multicasts BlockAdvance down (the same again). Every block pays it, the last one
+    /// too: a round ends with its last BlockAdvance. Between two blocks the next block's first
+    /// frame then reaches the switch: [`SwitchProfile::barrier_us`] in all.
+    pub fn sync_us(&self) -> f64 {
+        2.0 * (self.delay_us + self.control_frame_us())
     }
 
     /// The latency every exchange pays once: a frame crosses two links (host to switch to

@@ -10,24 +10,55 @@
 //!   block when its BlockAdvance arrives;
 //! - a vector's first frame reaches the switch one frame time and one link delay after it
 //!   leaves; a raw vector is replicated at once (`M`), feeds its first per-edge aggregator in
-//!   that pass and the others on the recirculation path, which serves passes first come first
-//!   served (`R`); a partial is added in its arrival pass (`A`, `C`);
+//!   that pass and the others on the recirculation port, a FIFO of passes that a vector
+//!   re-enters at the tail after each of its passes, behind what arrived meanwhile (`R`); a
+//!   partial is added in its arrival pass (`A`, `C`);
 //! - a sum is ready at its last contribution's pass and goes down to its worker;
 //! - every downlink is a work-conserving queue of vectors in order of availability, so its
 //!   last frame leaves when its last busy period ends, whatever the priorities within it;
-//! - the switch multicasts BlockAdvance when a block's last sum completes.
+//! - a worker sends BlockDone once its own vectors of the block are out and its last one has
+//!   arrived; the switch multicasts BlockAdvance when every BlockDone is in, and the next
+//!   block (or, after the last block, the next round) starts when it arrives: the daemons'
+//!   block synchronisation, which the last block pays too.
 //!
-//! Cost: O(V log V + D log D) for V vectors sent and D vectors delivered. Every quantity is the
-//! one the packet-level simulator (`tools/sim`, `Deliver`) charges, at the granularity of a
-//! vector rather than a frame; `docs/planner.md` ("Cost model") gives its error on the grid.
+//! The daemons' acks are replayed too: when a sum completes, its receiver acknowledges it to
+//! every worker that sent a contribution to it (one control frame each, which the receiver's
+//! uplink carries before its own data and the sender's downlink after its results).
+//!
+//! Cost: O(V log V + D log D) for V vectors sent and D vectors delivered. The packet-level
+//! simulator runs the daemons and the switch's pipeline on the same schedule frame by frame
+//! (`tools/sim`, `RealExchange`); `docs/planner.md` ("Cost model") gives the replay's error
+//! against it.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 use crate::delivery::{Sizes, Tables};
+
+/// A time, totally ordered (the replay's times are finite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ordered(f64);
+
+impl Eq for Ordered {}
+
+impl PartialOrd for Ordered {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+impl Ord for Ordered {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
 use crate::profile::SwitchProfile;
 
 /// One layer's delivery replayed in time.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Replay {
-    /// When the last vector reaches its worker, microseconds from the start of the layer.
+    /// When the round ends (the last block's BlockAdvance reaches the workers), microseconds
+    /// from the start of the layer.
     pub time_us: f64,
     /// When each block's last sum completed at the switch.
     pub block_done_us: Vec<f64>,
@@ -46,76 +77,181 @@ impl Tables {
         let rows = self.row_dst.len();
         let mut count = vec![0u32; rows];
         let mut ready = vec![0f64; rows];
-        // Availability at the switch of every vector each worker's downlink carries.
-        let mut down: Vec<Vec<f64>> = vec![Vec::new(); m];
-        // When each worker's uplink is free, and when it may start the next block.
+        // The workers that contributed to each row (its acks go to them).
+        let mut owners: Vec<Vec<u32>> = vec![Vec::new(); rows];
+        // What each worker's downlink carries in the current block: (availability at the
+        // switch, time on the link) of every vector and ack; when each downlink is free; the
+        // acks each worker sends in the current block.
+        let mut down: Vec<Vec<(f64, f64)>> = vec![Vec::new(); m];
+        let mut acks_up = vec![0u32; m];
+        let mut down_free = vec![0f64; m];
+        // When each worker's uplink is free, and when the block starts (its BlockAdvance).
         let mut up_free = vec![0f64; m];
         let mut start = 0f64;
         let mut recirc_free = 0f64;
         let mut block_done_us = Vec::with_capacity(self.blocks as usize);
         let mut arrivals: Vec<(f64, u32, usize)> = Vec::new();
-        for b in 0..self.blocks {
+        let ctl = prof.control_frame_us();
+        // A sum's ack reaches the switch after the sum went down and the ack came up.
+        let ack_lag = vec_us + ctl + 2.0 * delay;
+        for b in 0..self.blocks.max(1) {
+            // The acks each worker will send in this block (one per sum and contributing
+            // worker): they take its uplink between its vectors, so its vectors are spread
+            // over their time too.
+            for (q, _) in up_free.iter().enumerate() {
+                for s in self.sends(q, b) {
+                    let v = s.vertex as usize;
+                    let rows: &[u32] = if s.partial {
+                        std::slice::from_ref(&self.row_of[v])
+                    } else {
+                        &self.r_rows[self.r_off[v]..self.r_off[v + 1]]
+                    };
+                    for &r in rows {
+                        let o = &mut owners[r as usize];
+                        if !o.contains(&(q as u32)) {
+                            o.push(q as u32);
+                            if part[self.row_dst[r as usize] as usize] as usize != q {
+                                acks_up[part[self.row_dst[r as usize] as usize] as usize] += 1;
+                            }
+                        }
+                    }
+                }
+            }
             arrivals.clear();
             for (q, free) in up_free.iter_mut().enumerate() {
                 let t0 = free.max(start);
                 let sends = self.sends(q, b);
+                let acks = acks_up[q] as f64 * ctl;
+                let spacing = if sends.is_empty() {
+                    vec_us
+                } else {
+                    vec_us + acks / sends.len() as f64
+                };
                 for i in 0..sends.len() {
-                    arrivals.push((t0 + i as f64 * vec_us + tau + delay, q as u32, i));
+                    arrivals.push((t0 + i as f64 * spacing + tau + delay, q as u32, i));
                 }
-                *free = t0 + sends.len() as f64 * vec_us;
+                *free = t0 + sends.len() as f64 * vec_us + acks;
+                acks_up[q] = 0;
             }
             // Arrival order matters only to the recirculation queue.
             arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut done_at = start;
-            let mut complete = |row: u32, at: f64, ready: &mut [f64], down: &mut [Vec<f64>]| {
-                let r = row as usize;
-                ready[r] = ready[r].max(at);
-                count[r] += 1;
-                if count[r] == self.row_expected[r] {
-                    let dst = part[self.row_dst[r] as usize] as usize;
-                    down[dst].push(ready[r]);
-                    done_at = done_at.max(ready[r]);
-                }
-            };
-            for &(a, q, i) in &arrivals {
+            let mut complete =
+                |row: u32, q: u32, at: f64, ready: &mut [f64], down: &mut [Vec<(f64, f64)>]| {
+                    let r = row as usize;
+                    ready[r] = ready[r].max(at);
+                    count[r] += 1;
+                    let _ = q;
+                    if count[r] == self.row_expected[r] {
+                        let dst = part[self.row_dst[r] as usize] as usize;
+                        down[dst].push((ready[r], vec_us));
+                        for &o in &owners[r] {
+                            if o as usize != dst {
+                                down[o as usize].push((ready[r] + ack_lag, ctl));
+                            }
+                        }
+                        done_at = done_at.max(ready[r]);
+                    }
+                };
+            // The recirculation port: a FIFO of passes served one vector (its `segments`
+            // frames) at a time; a vector's next pass re-enters at the tail when its pass is
+            // done, behind whatever arrived meanwhile, as on the switch. Entries are
+            // (enqueue time, order, arrival index, target index).
+            let mut fifo: BinaryHeap<Reverse<(Ordered, u64, usize, usize)>> = BinaryHeap::new();
+            let mut order = 0u64;
+            let vector_pass = seg * pass;
+            let serve_until =
+                |until: f64,
+                 fifo: &mut BinaryHeap<Reverse<(Ordered, u64, usize, usize)>>,
+                 order: &mut u64,
+                 recirc_free: &mut f64,
+                 complete: &mut dyn FnMut(u32, u32, f64)| {
+                    while let Some(&Reverse((Ordered(enq), _, ai, j))) = fifo.peek() {
+                        let begin = recirc_free.max(enq);
+                        if begin > until {
+                            break;
+                        }
+                        fifo.pop();
+                        let done = begin + vector_pass;
+                        *recirc_free = done;
+                        let (_, q, i) = arrivals[ai];
+                        let v = self.sends(q as usize, b)[i].vertex as usize;
+                        let targets = &self.r_rows[self.r_off[v]..self.r_off[v + 1]];
+                        complete(targets[j], q, done);
+                        if j + 1 < targets.len() {
+                            *order += 1;
+                            fifo.push(Reverse((Ordered(done), *order, ai, j + 1)));
+                        }
+                    }
+                };
+            for (ai, &(a, q, i)) in arrivals.iter().enumerate() {
+                serve_until(
+                    a,
+                    &mut fifo,
+                    &mut order,
+                    &mut recirc_free,
+                    &mut |row, q, at| complete(row, q, at, &mut ready, &mut down),
+                );
                 let s = self.sends(q as usize, b)[i];
                 let v = s.vertex as usize;
                 if s.partial {
-                    complete(self.row_of[v], a, &mut ready, &mut down);
+                    complete(self.row_of[v], q, a, &mut ready, &mut down);
                     continue;
                 }
                 for &p in &self.mcast[self.mcast_off[v]..self.mcast_off[v + 1]] {
-                    down[p as usize].push(a);
+                    down[p as usize].push((a, vec_us));
                 }
                 let targets = &self.r_rows[self.r_off[v]..self.r_off[v + 1]];
                 if targets.is_empty() {
                     continue;
                 }
-                let k = targets.len();
-                let begin = recirc_free.max(a);
-                if k > 1 {
-                    recirc_free = begin + seg * (k - 1) as f64 * pass;
-                }
-                for (p, &row) in targets.iter().enumerate() {
-                    let at = if p == 0 { a } else { begin + p as f64 * pass };
-                    complete(row, at, &mut ready, &mut down);
+                // Pass 0 on arrival, the others on the recirculation port; a replicated vertex
+                // spends pass 0 on its replication, so all its sums are recirculated.
+                let replicated = self.mcast_off[v + 1] > self.mcast_off[v];
+                let first = if replicated {
+                    0
+                } else {
+                    complete(targets[0], q, a, &mut ready, &mut down);
+                    1
+                };
+                if targets.len() > first {
+                    order += 1;
+                    fifo.push(Reverse((Ordered(a), order, ai, first)));
                 }
             }
+            serve_until(
+                f64::INFINITY,
+                &mut fifo,
+                &mut order,
+                &mut recirc_free,
+                &mut |row, q, at| complete(row, q, at, &mut ready, &mut down),
+            );
             block_done_us.push(done_at);
+            // Each worker's downlink drains the block's vectors; its BlockDone leaves once its
+            // own vectors are out and its last vector is in, and reaches the switch a control
+            // frame and a link crossing later.
+            let mut all_done = start;
+            for (w, list) in down.iter_mut().enumerate() {
+                list.sort_by(|a, b| a.0.total_cmp(&b.0));
+                // The worker's BlockDone waits for its vectors, not for the acks to it.
+                let mut t = down_free[w];
+                let mut last_vector = None;
+                for &(a, len) in list.iter() {
+                    t = t.max(a) + len;
+                    if len == vec_us {
+                        last_vector = Some(t);
+                    }
+                }
+                down_free[w] = t;
+                let last_in = last_vector.map_or(start, |t| t + delay);
+                list.clear();
+                let done = last_in.max(up_free[w]).max(start);
+                all_done = all_done.max(done + ctl + delay);
+            }
             // BlockAdvance: one control frame and a link crossing to every worker.
-            start = done_at + prof.control_frame_us() + delay;
+            start = all_done + ctl + delay;
         }
-        let mut time_us = 0f64;
-        for list in &mut down {
-            list.sort_by(|a, b| a.total_cmp(b));
-            let mut t = 0f64;
-            for &a in list.iter() {
-                t = t.max(a) + vec_us;
-            }
-            if !list.is_empty() {
-                time_us = time_us.max(t + delay);
-            }
-        }
+        let time_us = start;
         Replay {
             time_us,
             block_done_us,
@@ -170,17 +306,20 @@ mod tests {
         let prof = free_recirculation();
         let (n, vec, d) = (16u32, prof.data_frame_us(), prof.delay_us);
         let (replay, bound) = replay_of(n, Delivery::R, &prof);
-        // Every sum waits for the last of the n raw vectors, then all n go down.
-        let last_arrival = (n - 1) as f64 * vec + vec + d;
-        let want = last_arrival + n as f64 * vec + d;
+        // Every sum waits for the last of the n raw vectors (each worker's n acks, one per sum
+        // it receives, spread between its vectors), then all n go down, then the block's
+        // BlockDone goes up and its BlockAdvance down.
+        let ctl = prof.control_frame_us();
+        let last_arrival = (n - 1) as f64 * (vec + ctl) + vec + d;
+        let want = last_arrival + n as f64 * vec + d + prof.sync_us();
         assert!((replay - want).abs() < 1e-6, "replay {replay} want {want}");
         assert!(
-            (bound - (n as f64 * vec + prof.latency_us())).abs() < 1e-6,
+            (bound - (n as f64 * vec + prof.latency_us() + prof.sync_us())).abs() < 1e-6,
             "{bound}"
         );
         assert!(
-            (replay - bound - (n - 1) as f64 * vec).abs() < 1e-6,
-            "the drain is the downlink's n - 1 vectors the bound overlaps"
+            (replay - bound - (n - 1) as f64 * (vec + ctl)).abs() < 1e-6,
+            "the drain is the downlink's n - 1 vectors the bound overlaps, and the acks"
         );
     }
 
@@ -188,8 +327,11 @@ mod tests {
     fn partials_complete_as_they_arrive_and_meet_the_bound() {
         let prof = free_recirculation();
         let (replay, bound) = replay_of(16, Delivery::A, &prof);
+        // The bound leaves out the acks each worker sends between its partials (one per sum
+        // it receives): 15 of them before its last partial.
+        let acks = 15.0 * prof.control_frame_us();
         assert!(
-            (replay - bound).abs() < 1e-6,
+            (replay - bound - acks).abs() < 1e-6,
             "replay {replay} bound {bound}"
         );
         let (replay, bound) = replay_of(16, Delivery::M, &prof);
@@ -210,7 +352,12 @@ mod tests {
         let passes = (2 * n * (n - 1)) as f64 * prof.pass_us();
         assert!(replay > passes, "replay {replay} passes {passes}");
         assert!(
-            replay < passes + (n + 1) as f64 * prof.data_frame_us() + prof.latency_us() + 1e-6,
+            replay
+                < passes
+                    + (n + 1) as f64 * prof.data_frame_us()
+                    + prof.latency_us()
+                    + prof.sync_us()
+                    + 1e-6,
             "replay {replay} passes {passes}"
         );
     }

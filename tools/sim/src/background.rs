@@ -37,8 +37,10 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{CcConfig, RateControl};
-use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_S, PS_PER_US};
+use sgnn_transport::rate::RateController;
+
+use crate::cc::CcConfig;
+use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_NS, PS_PER_S, PS_PER_US};
 use crate::strategies::splitmix64;
 
 /// `(bytes, cumulative percent)`: the Facebook Hadoop flow-size CDF (Roy et al., SIGCOMM
@@ -270,7 +272,7 @@ pub struct WithBackground<A: App> {
     frames_received: u64,
     last_arrival: Time,
     /// Per host, the controller of its background traffic (empty without rate control).
-    rc: Vec<RateControl>,
+    rc: Vec<RateController>,
     /// Per host, congestion notifications waiting for its NIC.
     cnps: Vec<VecDeque<Pkt>>,
     ecn_marked: u64,
@@ -295,7 +297,8 @@ impl<A: App> WithBackground<A> {
             frames_received: 0,
             last_arrival: 0,
             rc: cfg.cc.map_or_else(Vec::new, |c| {
-                vec![RateControl::new(c, link_bps); hosts as usize]
+                let r = RateController::new(c.rate_config(link_bps, BG_FRAME_WIRE as u64), 0);
+                vec![r; hosts as usize]
             }),
             cnps: vec![VecDeque::new(); hosts as usize],
             ecn_marked: 0,
@@ -316,21 +319,19 @@ impl<A: App> WithBackground<A> {
     fn bg_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
         let q = &mut self.queue[host as usize];
         let &id = q.front()?;
-        let rc = self.rc.get_mut(host as usize);
-        if rc.as_ref().is_some_and(|r| now < r.ready_at()) {
-            return None;
-        }
         let f = &mut self.flows[id as usize];
         let chunk = (f.size - f.sent).min(BG_FRAME_WIRE as u64) as u32;
+        let wire = chunk.max(BG_MIN_WIRE);
+        if let Some(r) = self.rc.get_mut(host as usize) {
+            if !r.try_send(now / PS_PER_NS, wire as u64) {
+                return None;
+            }
+        }
         f.sent += chunk as u64;
         if f.sent == f.size {
             q.pop_front();
         }
         self.frames_sent += 1;
-        let wire = chunk.max(BG_MIN_WIRE);
-        if let Some(r) = rc {
-            r.sent(now, wire);
-        }
         Some(Pkt {
             kind: Kind::Background,
             prio: self.cfg.prio,
@@ -350,7 +351,14 @@ impl<A: App> WithBackground<A> {
         if self.queue[host as usize].is_empty() {
             return None;
         }
-        let t = self.rc.get(host as usize)?.ready_at();
+        let &id = self.queue[host as usize].front()?;
+        let f = &self.flows[id as usize];
+        let wire = ((f.size - f.sent).min(BG_FRAME_WIRE as u64) as u32).max(BG_MIN_WIRE);
+        let t = self
+            .rc
+            .get(host as usize)?
+            .ready_at(now / PS_PER_NS, wire as u64)
+            * PS_PER_NS;
         (t > now).then_some(t)
     }
 
@@ -391,7 +399,11 @@ impl<A: App> WithBackground<A> {
             cnps_sent: self.cnps_sent,
             cnps_received: self.cnps_received,
             rate_decreases: self.rc.iter().map(|r| r.decreases).sum(),
-            rates: self.rc.iter().map(|r| r.samples.clone()).collect(),
+            rates: self
+                .rc
+                .iter()
+                .map(|r| crate::cc::rate_samples(&r.samples))
+                .collect(),
         }
     }
 }
@@ -423,7 +435,7 @@ impl<A: App> App for WithBackground<A> {
             Kind::Background => {}
             Kind::Cnp => {
                 self.cnps_received += 1;
-                self.rc[host as usize].on_congestion(now);
+                self.rc[host as usize].on_congestion(now / PS_PER_NS);
                 return;
             }
             _ => return self.inner.host_recv(host, pkt, now, out),

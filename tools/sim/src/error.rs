@@ -30,6 +30,9 @@ pub enum SimError {
         /// The first vertex whose sums differ.
         vertex: u32,
     },
+    /// A delivery could not be lowered into a plan the switch and the daemons run.
+    #[error("{0}")]
+    Lowering(String),
     /// A strategy name the simulator does not know (`Strategy::from_str`).
     #[error(
         "unknown strategy {name:?}: the simulator has {}",
@@ -162,7 +165,7 @@ pub enum SimError {
     },
     /// A plan made without the planner options the strategy needs.
     #[error(
-        "{strategy} needs a plan made with {needs:?} (got partitioner {partitioner}, order \
+        "{strategy} needs a plan made with {needs} (got partitioner {partitioner}, order \
          {order}): plan with Strategy::plan_variant"
     )]
     PlanMismatch {
@@ -216,6 +219,12 @@ impl SimError {
     }
 }
 
+impl From<sgnn_plan::PlanError> for SimError {
+    fn from(e: sgnn_plan::PlanError) -> Self {
+        SimError::Lowering(e.to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,17 +232,25 @@ mod tests {
     /// The texts are those of the `String` errors these variants replaced, word for word.
     #[test]
     fn messages_are_the_old_strings() {
-        let cases: Vec<(SimError, &str)> =
-            vec![
+        let cases: Vec<(SimError, &str)> = vec![
             (
-                SimError::UnknownFormats { given: "gif".into() },
+                SimError::UnknownFormats {
+                    given: "gif".into(),
+                },
                 "\"gif\": expected svg, png, both or none",
             ),
             (
-                SimError::BadLinkEnds { link: 2, a: 1, b: 1 },
+                SimError::BadLinkEnds {
+                    link: 2,
+                    a: 1,
+                    b: 1,
+                },
                 "link 2: bad ends 1 - 1",
             ),
-            (SimError::ZeroBandwidth { link: 0 }, "link 0: zero bandwidth"),
+            (
+                SimError::ZeroBandwidth { link: 0 },
+                "link 0: zero bandwidth",
+            ),
             (
                 SimError::HostLinkCount { host: 3, links: 2 },
                 "host 3 has 2 links; hosts must have exactly one",
@@ -307,13 +324,13 @@ mod tests {
                 SimError::PlanMismatch {
                     strategy: "g3",
                     needs: PlanVariant {
-                        partitioner: Some("g3"),
+                        partitioner: Some(sgnn_plan::Partitioner::G3),
                         order: None,
                     },
                     partitioner: "metis".into(),
                     order: "gamr".into(),
                 },
-                "g3 needs a plan made with PlanVariant { partitioner: Some(\"g3\"), order: None } \
+                "g3 needs a plan made with --partitioner g3 \
                  (got partitioner metis, order gamr): plan with Strategy::plan_variant",
             ),
             (SimError::Draw("backend".into()), "backend"),

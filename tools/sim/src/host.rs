@@ -36,6 +36,12 @@ pub struct HostOptions {
     pub timeout: Option<Time>,
     /// Background flows next to the strategy.
     pub background: BackgroundConfig,
+    /// The switch's drop simulator (the strategies the real code runs): the probability of
+    /// dropping each SwitchGNN frame a worker sends, as the testbed's `--loss` does.
+    pub loss: f64,
+    /// Check every worker's sums against the single-process reference at the end (the
+    /// strategies the real code runs; costs one pass over the graph's edges per feature).
+    pub verify: bool,
 }
 
 impl Default for HostOptions {
@@ -44,6 +50,8 @@ impl Default for HostOptions {
             cc: CcConfig::default(),
             timeout: Some(DEFAULT_TIMEOUT),
             background: BackgroundConfig::default(),
+            loss: 0.0,
+            verify: false,
         }
     }
 }
@@ -74,8 +82,15 @@ pub struct HostCounters {
     /// Data frames sent again with RESEND after their acks did not come (the daemon's
     /// sender-driven recovery).
     pub retransmissions: u64,
+    /// Resend timeouts that found unacknowledged passes (the real code).
+    pub resend_timeouts: u64,
     /// Acks sent (receivers to the sources of the Results they used).
     pub acks: u64,
+    /// Cells (destination, segment) completed from a Result (the real code).
+    pub cells_by_result: u64,
+    /// Cells completed from raw values instead: fetched, bypassed or replicated (the real
+    /// code; in the host-based mode, every cell).
+    pub cells_by_raw: u64,
 }
 
 impl HostCounters {

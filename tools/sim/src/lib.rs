@@ -34,8 +34,12 @@ use net::{ChannelStats, Net};
 use sgnn_plan::delivery::{self, AggregateMode, PairIndex, Prediction, Sizes};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::StrategyTraffic;
-use sgnn_plan::{Plan, PlanConfig};
-use strategies::{Deliver, Exchange, HostBased, OneShot, SwitchCounters, SwitchGnn};
+use sgnn_plan::{Partitioner, Plan, PlanConfig, SendOrder};
+use sgnn_transport::engine::Mode;
+use sgnn_wire::{wire_bytes, DATA_FRAME_LEN};
+use strategies::{
+    Exchange, HostBased, OneShot, RealConfig, RealExchange, SwitchCounters, SwitchGnn,
+};
 pub use topology::Topology;
 
 /// Strategies the simulator runs. `tools/sim/README.md` has a table of their models and
@@ -83,9 +87,28 @@ pub enum Strategy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct PlanVariant {
     /// Partitioner (`--partitioner`).
-    pub partitioner: Option<&'static str>,
+    pub partitioner: Option<Partitioner>,
     /// Send order inside a block (`--order`).
-    pub order: Option<&'static str>,
+    pub order: Option<SendOrder>,
+}
+
+impl std::fmt::Display for PlanVariant {
+    /// The planner flags of the variant (`--partitioner g3`, `--order random`), or "the
+    /// user's options".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(p) = self.partitioner {
+            parts.push(format!("--partitioner {}", p.name()));
+        }
+        if let Some(o) = self.order {
+            parts.push(format!("--order {}", o.name()));
+        }
+        if parts.is_empty() {
+            write!(f, "the user's options")
+        } else {
+            write!(f, "{}", parts.join(" "))
+        }
+    }
 }
 
 impl PlanVariant {
@@ -93,18 +116,18 @@ impl PlanVariant {
     pub fn apply(&self, base: &PlanConfig) -> PlanConfig {
         let mut c = base.clone();
         if let Some(p) = self.partitioner {
-            c.partitioner = p.parse().expect("a PlanVariant names a partitioner");
+            c.partitioner = p;
         }
         if let Some(o) = self.order {
-            c.order = o.parse().expect("a PlanVariant names a send order");
+            c.order = o;
         }
         c
     }
 
     /// Whether `cfg` was planned with this variant's options.
     pub fn matches(&self, cfg: &PlanConfig) -> bool {
-        self.partitioner.is_none_or(|p| cfg.partitioner.name() == p)
-            && self.order.is_none_or(|o| cfg.order.name() == o)
+        self.partitioner.is_none_or(|p| cfg.partitioner == p)
+            && self.order.is_none_or(|o| cfg.order == o)
     }
 }
 
@@ -169,12 +192,12 @@ impl Strategy {
     pub fn plan_variant(self) -> PlanVariant {
         match self {
             Strategy::G3 => PlanVariant {
-                partitioner: Some("g3"),
+                partitioner: Some(Partitioner::G3),
                 order: None,
             },
             Strategy::SwitchGnnNoGamr => PlanVariant {
                 partitioner: None,
-                order: Some("random"),
+                order: Some(SendOrder::Random),
             },
             _ => PlanVariant::default(),
         }
@@ -240,6 +263,28 @@ pub struct SimConfig {
     pub recirc_bps: u64,
 }
 
+/// Frames a run put on the host links beyond what the planner's traffic model counts: the
+/// daemons' acks (a receiver acknowledges every completed destination to each worker owning
+/// one of its sources, for the senders' resend timers). Lossless runs of the real code carry
+/// exactly the model's bytes plus these.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overhead {
+    /// Wire bytes each host sent of them.
+    pub uplink: Vec<u64>,
+    /// Wire bytes each host received of them.
+    pub downlink: Vec<u64>,
+    /// Frames.
+    pub frames: u64,
+}
+
+impl Overhead {
+    /// Wire bytes on all host links (each frame counts on its sender's uplink and its
+    /// receiver's downlink).
+    pub fn total(&self) -> u64 {
+        self.uplink.iter().sum::<u64>() + self.downlink.iter().sum::<u64>()
+    }
+}
+
 /// Counters of one channel (one direction of a link), with its ends named.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkReport {
@@ -292,6 +337,10 @@ pub struct RunReport {
     /// Sampling interval of `series` at the end of the run (the configured one, doubled by
     /// every merge of [`NetConfig::max_samples`]).
     pub sample_interval: Option<Time>,
+    /// Frames beyond the traffic model (the real code's acks), if the strategy sends any.
+    pub overhead: Option<Overhead>,
+    /// Why the layer did not complete, when a worker stopped with an error (the real code).
+    pub failure: Option<String>,
 }
 
 impl RunReport {
@@ -372,6 +421,8 @@ fn report(
         sample_interval: net.sample_interval(),
         predicted: None,
         model_traffic: None,
+        overhead: None,
+        failure: None,
     }
 }
 
@@ -391,14 +442,30 @@ pub fn star_profile(topo: &Topology, cfg: &SimConfig, plan: &Plan) -> Option<Swi
     Some(p)
 }
 
-/// The per-pair delivery a delivery strategy runs, chosen for `prof`.
-fn delivery_of(plan: &Plan, strategy: Strategy, prof: &SwitchProfile) -> delivery::Planned {
+/// The per-pair delivery a delivery strategy runs, chosen for `prof`, and the plan the switch
+/// and the daemons run for it (lowered as `switch-ctl plan --aggregate` lowers it: when
+/// `auto`'s per-edge sums do not fit one block, the best choice without them).
+fn delivery_of(
+    plan: &Plan,
+    strategy: Strategy,
+    prof: &SwitchProfile,
+) -> Result<(delivery::Planned, Plan), SimError> {
     let mode = match strategy {
         Strategy::Multicast => AggregateMode::Multicast,
         Strategy::Partials => AggregateMode::Partials,
         _ => AggregateMode::Auto,
     };
-    delivery::plan_delivery(plan, &PairIndex::new(plan), mode, prof)
+    let idx = PairIndex::new(plan);
+    let planned = delivery::plan_delivery(plan, &idx, mode, prof);
+    match sgnn_plan::lower::lower(plan, &planned.tables, mode) {
+        Ok(lowered) => Ok((planned, lowered)),
+        Err(_) if mode == AggregateMode::Auto && !planned.tables.r_rows.is_empty() => {
+            let planned = delivery::plan_delivery_with(plan, &idx, mode, prof, false);
+            let lowered = sgnn_plan::lower::lower(plan, &planned.tables, mode)?;
+            Ok((planned, lowered))
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Link rate of every host (its one link), bit/s.
@@ -513,7 +580,56 @@ pub fn run_strategy_with(
         let counters = Some(app.counters().clone());
         Ok::<_, SimError>(report(&net, name, app.finish, counters, wall))
     };
+    // The strategies the real code runs on a star: the daemons' engines and the software
+    // switch's pipeline (`strategies::real`).
+    let real = |plan: &Plan, mode: Mode, rate: bool, progress: &mut dyn FnMut(Progress)| {
+        let link = link_bps.iter().copied().min().unwrap_or(1);
+        // Without rate control the daemons pace at the same rate and never halve it (the
+        // floor is the ceiling), so runs with and without differ only by the control.
+        let mut rc = opts.cc.rate_config(link, wire_bytes(DATA_FRAME_LEN));
+        if !rate {
+            rc.min_mbps = rc.max_mbps;
+            rc.initial_mbps = rc.max_mbps;
+        }
+        let rcfg = RealConfig {
+            mode,
+            rate: Some(rc),
+            timeout: opts.timeout,
+            recirc_bps: cfg.recirc_bps,
+            loss: opts.loss,
+            seed: plan.manifest.config.seed,
+        };
+        let app = RealExchange::new(plan, rcfg)?;
+        let (net, wall, mut app, bg) =
+            run_wrapped(app, topo.clone(), &link_bps, cfg.net, opts, progress)?;
+        // A worker that stopped (its engine's error: a stall without recovery, a switch that
+        // lost its tables) leaves the layer incomplete; the report says why.
+        let failure = app
+            .error
+            .take()
+            .map(|(worker, message)| SimError::Engine { worker, message }.to_string());
+        if opts.verify && app.finish.is_some() && failure.is_none() {
+            app.verify()?;
+        }
+        let counters = (mode == Mode::SwitchGnn).then(|| app.switch_counters());
+        let finish = if failure.is_some() { None } else { app.finish };
+        let mut r = report(&net, name, finish, counters, wall);
+        r.failure = failure;
+        r.hosts = app.host_counters();
+        r.rates = if rate { app.rate_samples() } else { Vec::new() };
+        r.background = bg;
+        r.overhead = Some(app.acks.clone());
+        Ok::<_, SimError>(r)
+    };
+    let star = topo.switches == 1;
     let mut r = match strategy {
+        Strategy::HostBased if star => real(plan, Mode::HostBased, true, progress)?,
+        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc if star => real(
+            plan,
+            Mode::SwitchGnn,
+            strategy != Strategy::SwitchGnnNoCc,
+            progress,
+        )?,
         Strategy::HostBased => {
             let app = HostBased::new(plan).with_timeout(opts.timeout);
             let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;
@@ -579,16 +695,8 @@ pub fn run_strategy_with(
         )?,
         Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => {
             let prof = profile.as_ref().expect("a star (checked above)");
-            let planned = delivery_of(plan, strategy, prof);
-            let mut app = Deliver::new(
-                planned.tables.clone(),
-                &plan.partition,
-                plan.manifest.segments,
-                switch_node,
-                cfg.recirc_bps,
-            );
-            let (net, wall) = run_app(&mut app, topo, cfg.net, progress)?;
-            let mut r = report(&net, name, app.finish, Some(app.counters().clone()), wall);
+            let (planned, lowered) = delivery_of(plan, strategy, prof)?;
+            let mut r = real(&lowered, Mode::SwitchGnn, true, progress)?;
             r.predicted = Some(planned.prediction);
             r.model_traffic = Some(planned.traffic);
             r

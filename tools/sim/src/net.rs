@@ -432,10 +432,11 @@ impl Net {
         }
         while let Some(Entry { t, ev, .. }) = self.heap.pop() {
             debug_assert!(t >= self.now);
-            if let Ev::Timer { .. } = ev {
+            if let Ev::Timer { .. } | Ev::AppWake { .. } = ev {
                 if app.done() {
                     // The strategy's work is over: its leftover timeouts (lazily cancelled
-                    // deadlines) neither run nor move the clock.
+                    // deadlines) and the wake-ups its hosts asked for neither run nor move
+                    // the clock.
                     continue;
                 }
             }

@@ -264,8 +264,31 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
         } else {
             writeln!(s, "switch forwards only").unwrap();
         }
+        if let Some(f) = &r.failure {
+            writeln!(s, "  INCOMPLETE: {f}").unwrap();
+        }
         let h = &r.hosts;
-        writeln!(
+        if r.overhead.is_some() {
+            writeln!(
+                s,
+                "  daemons: {} fetch timeouts, {} fetch requests, {} answered, {} resend timeouts, {} RESEND frames, {} BlockDone resends, {} acks, {} cells by result, {} from raw values, {} duplicates, {} stale, {} ECN signals, {} rate halvings",
+                h.fetch_timeouts,
+                h.fetch_requests,
+                h.fetch_replies,
+                h.resend_timeouts,
+                h.retransmissions,
+                h.block_done_resends,
+                h.acks,
+                h.cells_by_result,
+                h.cells_by_raw,
+                h.duplicates,
+                h.stale,
+                h.ecn_signals,
+                h.rate_decreases
+            )
+            .unwrap();
+        } else {
+            writeln!(
             s,
             "  hosts: {} fetch timeouts, {} fetch requests, {} raw replies ({} new), {} cells by fetch, {} BlockDone resends, {} duplicates, {} stale, {} ECN signals, {} rate halvings",
             h.fetch_timeouts,
@@ -280,6 +303,7 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
             h.rate_decreases
         )
         .unwrap();
+        }
         if let Some(b) = &r.background {
             writeln!(
                 s,

@@ -79,11 +79,12 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
         assert!(h.fetch_replies <= h.fetch_requests);
         assert!(h.fetched_new <= h.fetch_replies);
         if s != Strategy::HostBased {
+            // Lost contributions leave partial aggregates: their cells complete from fetched
+            // raw values (the daemons), and the switch reclaims the aggregators later.
             let sw = r.switch.as_ref().unwrap();
-            // Lost contributions leave partial aggregates that the advance releases.
             assert!(
-                sw.released > 0 || h.cells_by_fetch > 0,
-                "{}: {sw:?}",
+                h.cells_by_raw > 0 || sw.released > 0 || h.cells_by_fetch > 0,
+                "{}: {sw:?} {h:?}",
                 s.name()
             );
         }
@@ -117,7 +118,9 @@ fn no_drops_means_no_recovery_traffic_and_the_modelled_bytes() {
         assert_eq!(r.net.dropped_frames, 0);
         assert!(r.time.is_some());
         assert_eq!(r.hosts.recovery_frames(), 0, "{}: {:?}", s.name(), r.hosts);
-        assert_eq!(r.total_bytes(), model[s.model_name()].total);
+        // The daemons' acks come on top of the model's bytes.
+        let acks = r.overhead.as_ref().map_or(0, |o| o.total());
+        assert_eq!(r.total_bytes(), model[s.model_name()].total + acks);
     }
 }
 
@@ -254,7 +257,8 @@ fn background_flows_cross_the_network_and_report_completion_times() {
 
 #[test]
 fn background_composes_with_a_strategy_and_slows_it() {
-    let p = plan(10, 4, 64 * 128 * 2, 64);
+    // Long enough a layer (about 100 us) for several background flows to meet it.
+    let p = plan(11, 8, 64 * 128 * 2, 128);
     let cfg = sim_cfg();
     for s in [Strategy::HostBased, Strategy::SwitchGnnNoCc] {
         let quiet = simulate(&p, s, cfg, &HostOptions::default());

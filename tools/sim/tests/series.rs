@@ -39,8 +39,17 @@ fn check_series(r: &RunReport) {
         assert_eq!(x.interval, every, "{name}: sample {i}");
     }
     let last = s.last().unwrap();
-    assert_eq!(last.t, r.net.end, "{name}: last sample at the end");
-    assert!(last.interval > 0 && last.interval <= every, "{name}");
+    assert_eq!(
+        last.t,
+        r.net.end,
+        "{name}: last sample at the end ({} samples, every {every})",
+        s.len()
+    );
+    assert!(
+        last.interval > 0 && last.interval <= every,
+        "{name}: last interval {} of {every}",
+        last.interval
+    );
     assert_eq!(s.iter().map(|x| x.interval).sum::<u64>(), r.net.end);
     // Counts add up to the run's counters.
     let contributions: u64 = s.iter().map(|x| x.contributions).sum();
@@ -202,13 +211,18 @@ fn an_aggregator_counts_until_its_last_recirculation_pass() {
         let c = r.switch.as_ref().unwrap();
         assert!(c.max_recirc_backlog > 0 && c.recirculations > 0);
         // Passes on both sides of a sample (blocks are separated by a sync round trip of
-        // several intervals without any): some aggregator is in use at it.
+        // several intervals without any): some aggregator is in use at it. The model books an
+        // aggregator from the arrival of its first frame; the switch's pipeline from its first
+        // contribution's pass, so a sum of one contribution is never seen in use, and between
+        // two such passes nothing may be: there, most such samples.
         let mut checked = 0;
+        let mut in_use = 0;
         for w in r.series.windows(2) {
             if w[0].contributions > 0 && w[1].contributions > 0 {
                 checked += 1;
+                in_use += (w[0].aggregators_in_use > 0) as u64;
                 assert!(
-                    w[0].aggregators_in_use > 0,
+                    w[0].aggregators_in_use > 0 || s != Strategy::Strawman,
                     "{}: passes in ({}, {}] but no aggregator in use at {}",
                     s.name(),
                     w[0].t,
@@ -217,6 +231,11 @@ fn an_aggregator_counts_until_its_last_recirculation_pass() {
                 );
             }
         }
+        assert!(
+            in_use * 10 >= checked * 9,
+            "{}: aggregators in use at {in_use} of {checked} samples between passes",
+            s.name()
+        );
         assert!(checked > 10, "{}: {checked} samples checked", s.name());
         let peak = r.series.iter().map(|x| x.aggregators_in_use).max().unwrap();
         assert!(peak <= c.peak_aggregators, "{}", s.name());

@@ -32,7 +32,6 @@ use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
 use crate::net::{Kind, Pkt, Time};
 
-mod delivery;
 pub mod dgs;
 pub mod emma;
 pub mod exchange;
@@ -45,7 +44,6 @@ pub mod strawman;
 pub mod supergcn;
 mod switchgnn;
 
-pub use delivery::Deliver;
 pub use exchange::Exchange;
 pub use host_based::HostBased;
 pub use real::{feature, RealConfig, RealExchange};
@@ -162,7 +160,7 @@ impl Occupancy {
 }
 
 /// One switch's aggregator rows (`segments` aggregators each, with an expected count per row)
-/// and its recirculation path, as the single-round strategies ([`OneShot`], [`Deliver`]) model
+/// and its recirculation path, as the single-round strategies ([`OneShot`]) model
 /// them: a frame feeding `k` rows adds into the first in its arrival pass and into the others
 /// on `k - 1` passes of a FIFO recirculation path of its own bandwidth (the time is computed,
 /// not simulated pass by pass); an aggregator completes at its last contribution's pass.

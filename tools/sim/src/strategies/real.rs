@@ -140,6 +140,9 @@ pub struct RealExchange<'p> {
     pub finish: Option<Time>,
     /// Switch counters as the simulator reports them.
     pub counters: SwitchCounters,
+    /// The daemons' acks (beyond the planner's traffic model): per host, wire bytes up and
+    /// down, and frames.
+    pub acks: crate::Overhead,
     active_peak: u64,
 }
 
@@ -166,7 +169,12 @@ impl<'p> RealExchange<'p> {
             },
             tables,
         );
-        let timeout_ns = cfg.timeout.map_or(u64::MAX / 4, |t| (t / PS_PER_NS).max(1));
+        // No recovery: timers that never fire within any layer (11.6 simulated days), and no
+        // sum that could overflow the engine's deadlines.
+        const NEVER_NS: u64 = 1_000_000_000_000_000;
+        let timeout_ns = cfg
+            .timeout
+            .map_or(NEVER_NS, |t| (t / PS_PER_NS).clamp(1, NEVER_NS));
         let engine_cfg = EngineConfig {
             mode: cfg.mode,
             rate: cfg.rate.unwrap_or(RateConfig {
@@ -225,6 +233,11 @@ impl<'p> RealExchange<'p> {
                 peak_aggregators_per_switch: vec![0],
                 ..Default::default()
             },
+            acks: crate::Overhead {
+                uplink: vec![0; workers as usize],
+                downlink: vec![0; workers as usize],
+                frames: 0,
+            },
             active_peak: 0,
         })
     }
@@ -258,15 +271,16 @@ impl<'p> RealExchange<'p> {
             h.fetch_timeouts += s.fetch_timeouts;
             h.fetch_requests += s.fetches_sent;
             h.fetch_replies += s.fetches_answered;
-            h.fetched_new += s.raw_cached;
-            h.cells_by_fetch += s.cells_by_raw;
             h.block_done_resends += s.block_done_resent;
             h.duplicates += s.results_ignored + s.raw_duplicate;
             h.stale += s.stale;
             h.ecn_signals += s.ecn_marks;
             h.rate_decreases += s.rate_decreases;
             h.retransmissions += s.retransmissions;
+            h.resend_timeouts += s.resend_timeouts;
             h.acks += s.acks_sent;
+            h.cells_by_result += s.cells_by_result;
+            h.cells_by_raw += s.cells_by_raw;
         }
         h
     }
@@ -389,9 +403,18 @@ impl<'p> RealExchange<'p> {
         let done = start + self.recirc_pass;
         self.recirc_free = done;
         self.recirc.push_back((done, r));
-        if self.recirc_timer.is_none() {
-            self.recirc_timer = Some(done);
-            out.timers.push((done, self.switch_node, TOKEN_RECIRC));
+        self.arm_recirculation(out);
+    }
+
+    /// Makes sure a timer fires when the pass at the head of the recirculation port is done
+    /// (one timer pending at a time: the queue is in completion order).
+    fn arm_recirculation(&mut self, out: &mut Out) {
+        if self.recirc_timer.is_some() {
+            return;
+        }
+        if let Some(&(t, _)) = self.recirc.front() {
+            self.recirc_timer = Some(t);
+            out.timers.push((t, self.switch_node, TOKEN_RECIRC));
         }
     }
 
@@ -449,6 +472,10 @@ impl App for RealExchange<'_> {
         let (_, frame) = self.engines[w].poll_transmit(Self::ns(now))?;
         let (kind, block) = kind_of(&frame);
         let wire = wire_bytes(frame.len()) as u32;
+        if kind == Kind::Ack {
+            self.acks.uplink[w] += wire as u64;
+            self.acks.frames += 1;
+        }
         let slot = self.frames.put(frame);
         Some(Pkt {
             kind,
@@ -474,6 +501,9 @@ impl App for RealExchange<'_> {
 
     fn host_recv(&mut self, host: u32, pkt: Pkt, now: Time, out: &mut Out) {
         let w = host as usize;
+        if pkt.kind == Kind::Ack {
+            self.acks.downlink[w] += pkt.wire as u64;
+        }
         let mut frame = self.frames.take(pkt.a);
         if pkt.ecn {
             // The egress queue was over the ECN threshold: CE, as an AQM marks.
@@ -510,12 +540,11 @@ impl App for RealExchange<'_> {
 
     fn timer(&mut self, _node: u32, token: u64, now: Time, out: &mut Out) {
         if token == TOKEN_RECIRC {
-            self.recirc_timer = None;
-            self.serve_recirculation(now, out);
-            if let Some(&(t, _)) = self.recirc.front() {
-                self.recirc_timer = Some(t);
-                out.timers.push((t, self.switch_node, TOKEN_RECIRC));
+            if self.recirc_timer == Some(now) {
+                self.recirc_timer = None;
             }
+            self.serve_recirculation(now, out);
+            self.arm_recirculation(out);
         }
     }
 

@@ -8,9 +8,11 @@ use super::{
     control_pkt, data_pkt, passes_pending, Occupancy, CONTROL_WIRE, DATA_WIRE, PRIO_DATA,
     PRIO_RESULT,
 };
-use crate::cc::{CcConfig, RateControl};
+use sgnn_transport::rate::RateController;
+
+use crate::cc::{rate_samples, CcConfig};
 use crate::host::{Deadline, HostCounters, MAX_BACKOFF, PRIO_RECOVERY, TOKEN_HOST};
-use crate::net::{tx_time, App, Kind, Out, Pkt, Time};
+use crate::net::{tx_time, App, Kind, Out, Pkt, Time, PS_PER_NS};
 use crate::topology::{flow_hash, Tiers, Topology};
 use crate::SimError;
 
@@ -42,7 +44,7 @@ struct SgHost {
     fetch_backoff: Time,
     advance_backoff: Time,
     deadline: Deadline,
-    rc: Option<RateControl>,
+    rc: Option<RateController>,
 }
 
 /// Counters of the switch logic.
@@ -399,7 +401,7 @@ impl<'p> SwitchGnn<'p> {
     ) -> Self {
         assert_eq!(link_bps.len(), self.hosts.len());
         for (h, &bps) in self.hosts.iter_mut().zip(link_bps) {
-            h.rc = cc.map(|c| RateControl::new(c, bps));
+            h.rc = cc.map(|c| RateController::new(c.rate_config(bps, DATA_WIRE as u64), 0));
             h.fetch_backoff = timeout.unwrap_or(0);
             h.advance_backoff = timeout.unwrap_or(0);
         }
@@ -411,7 +413,10 @@ impl<'p> SwitchGnn<'p> {
     pub fn rate_samples(&self) -> Vec<Vec<(Time, u64)>> {
         self.hosts
             .iter()
-            .map(|h| h.rc.as_ref().map_or_else(Vec::new, |r| r.samples.clone()))
+            .map(|h| {
+                h.rc.as_ref()
+                    .map_or_else(Vec::new, |r| rate_samples(&r.samples))
+            })
             .collect()
     }
 
@@ -553,22 +558,28 @@ impl<'p> SwitchGnn<'p> {
 
 impl App for SwitchGnn<'_> {
     fn host_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
+        let ns = now / PS_PER_NS;
         if self.hosts[host as usize]
             .rc
             .as_ref()
-            .is_some_and(|r| now < r.ready_at())
+            .is_some_and(|r| r.ready_at(ns, DATA_WIRE as u64) > ns)
         {
             return None;
         }
         let pkt = self.next_frame(host, now)?;
         if let Some(rc) = &mut self.hosts[host as usize].rc {
-            rc.sent(now, pkt.wire);
+            // Frames are spaced one by one at the rate (the bucket holds one data frame).
+            rc.try_send(ns, pkt.wire as u64);
         }
         Some(pkt)
     }
 
     fn host_wake(&self, host: u32, now: Time) -> Option<Time> {
-        let t = self.hosts[host as usize].rc.as_ref()?.ready_at();
+        let t = self.hosts[host as usize]
+            .rc
+            .as_ref()?
+            .ready_at(now / PS_PER_NS, DATA_WIRE as u64)
+            * PS_PER_NS;
         (t > now && self.has_frame(host)).then_some(t)
     }
 
@@ -609,7 +620,7 @@ impl App for SwitchGnn<'_> {
                 h.last_progress = now;
                 h.fetch_backoff = (h.fetch_backoff * 2).min(base * MAX_BACKOFF);
                 if let Some(rc) = &mut h.rc {
-                    rc.on_congestion(now);
+                    rc.on_congestion(now / PS_PER_NS);
                 }
                 self.host_counters.fetch_timeouts += 1;
                 self.fetch(host, now);
@@ -636,7 +647,7 @@ impl App for SwitchGnn<'_> {
                 if pkt.ecn {
                     if let Some(rc) = &mut h.rc {
                         self.host_counters.ecn_signals += 1;
-                        rc.on_congestion(now);
+                        rc.on_congestion(now / PS_PER_NS);
                     }
                 }
                 let idx = pkt.a * segs + pkt.seg as u32;
