@@ -471,6 +471,14 @@ impl<A: App> App for WithBackground<A> {
         self.inner.switch_recv(sw, pkt, now, out)
     }
 
+    fn next_internal(&self) -> Option<Time> {
+        self.inner.next_internal()
+    }
+
+    fn run_internal(&mut self, now: Time, out: &mut Out) {
+        self.inner.run_internal(now, out)
+    }
+
     fn gauges(&self, now: Time) -> crate::net::Gauges {
         self.inner.gauges(now)
     }

@@ -230,6 +230,17 @@ pub trait App {
         let (d, t) = self.progress();
         d >= t
     }
+    /// The time of the app's next internal event, if it has one (default: none): work the
+    /// app keeps in its own time-ordered queue instead of the core's heap, such as a switch's
+    /// recirculation passes, one per frame time. The core runs it with
+    /// [`App::run_internal`] before any of its own events that come later.
+    fn next_internal(&self) -> Option<Time> {
+        None
+    }
+    /// Runs the app's internal events due at `now` (`now` is [`App::next_internal`]'s time).
+    fn run_internal(&mut self, now: Time, out: &mut Out) {
+        let _ = (now, out);
+    }
 }
 
 /// Progress reported every few thousand events.
@@ -265,6 +276,9 @@ pub struct NetStats {
     pub consumed_frames: u64,
     /// Frames dropped.
     pub dropped_frames: u64,
+    /// The app's internal events ([`App::next_internal`]: recirculation passes), not counted
+    /// in `events`.
+    pub internal_events: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -426,11 +440,28 @@ impl Net {
             self.host_try_send(app, h);
         }
         if let Some(s) = &self.sampler {
-            if !self.heap.is_empty() {
+            if !self.heap.is_empty() || app.next_internal().is_some() {
                 self.schedule(s.every, Ev::Sample);
             }
         }
-        while let Some(Entry { t, ev, .. }) = self.heap.pop() {
+        loop {
+            // The app's internal events (recirculation passes) come before the core's events
+            // of a later time.
+            if let Some(ti) = app.next_internal() {
+                if self.heap.peek().is_none_or(|e| ti < e.t) {
+                    debug_assert!(ti >= self.now);
+                    self.now = ti;
+                    self.stats.internal_events += 1;
+                    let mut out = std::mem::take(&mut self.out);
+                    app.run_internal(ti, &mut out);
+                    self.apply(app, &mut out);
+                    self.out = out;
+                    continue;
+                }
+            }
+            let Some(Entry { t, ev, .. }) = self.heap.pop() else {
+                break;
+            };
             debug_assert!(t >= self.now);
             if let Ev::Timer { .. } | Ev::AppWake { .. } = ev {
                 if app.done() {
@@ -444,7 +475,7 @@ impl Net {
                 // Sample while the strategy works and anything else is pending (so later than
                 // now: samples run after every other event of their time); the last sample is
                 // taken at the end.
-                if !self.heap.is_empty() && !app.done() {
+                if (!self.heap.is_empty() || app.next_internal().is_some()) && !app.done() {
                     self.now = t;
                     let next = self.take_sample(app);
                     self.schedule(next, Ev::Sample);

@@ -39,9 +39,6 @@ use crate::host::HostCounters;
 use crate::net::{tx_time, App, Gauges, Kind, Out, Pkt, Time, PS_PER_NS};
 use crate::SimError;
 
-/// Timer token of the switch's recirculation port (its next pass completes).
-const TOKEN_RECIRC: u64 = 2;
-
 /// How the run's workers and switch are set up.
 #[derive(Debug, Clone)]
 pub struct RealConfig {
@@ -128,7 +125,6 @@ pub struct RealExchange<'p> {
     recirc: VecDeque<(Time, Recirculation)>,
     recirc_free: Time,
     recirc_pass: Time,
-    recirc_timer: Option<Time>,
     /// Per worker: when its sums were complete.
     done_at: Vec<Option<Time>>,
     sums: Vec<Option<Vec<f32>>>,
@@ -223,7 +219,6 @@ impl<'p> RealExchange<'p> {
             emitted: Vec::new(),
             recirc: VecDeque::new(),
             recirc_free: 0,
-            recirc_timer: None,
             done_at: vec![None; workers as usize],
             sums: vec![None; workers as usize],
             cells_total,
@@ -397,25 +392,12 @@ impl<'p> RealExchange<'p> {
         }
     }
 
-    fn recirculate_later(&mut self, now: Time, r: Recirculation, out: &mut Out) {
+    fn recirculate_later(&mut self, now: Time, r: Recirculation) {
         let start = self.recirc_free.max(now);
         self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
         let done = start + self.recirc_pass;
         self.recirc_free = done;
         self.recirc.push_back((done, r));
-        self.arm_recirculation(out);
-    }
-
-    /// Makes sure a timer fires when the pass at the head of the recirculation port is done
-    /// (one timer pending at a time: the queue is in completion order).
-    fn arm_recirculation(&mut self, out: &mut Out) {
-        if self.recirc_timer.is_some() {
-            return;
-        }
-        if let Some(&(t, _)) = self.recirc.front() {
-            self.recirc_timer = Some(t);
-            out.timers.push((t, self.switch_node, TOKEN_RECIRC));
-        }
     }
 
     /// Runs every pass the recirculation port has delivered by `now`.
@@ -425,7 +407,7 @@ impl<'p> RealExchange<'p> {
             let next = self.switch.recirculate(r, &mut self.emitted);
             self.emit(t, out);
             if let Some(r) = next {
-                self.recirculate_later(t, r, out);
+                self.recirculate_later(t, r);
             }
         }
         self.note_aggregators();
@@ -533,19 +515,17 @@ impl App for RealExchange<'_> {
             .ingress(pkt.src as u16, &frame, &mut self.emitted);
         self.emit(now, out);
         if let Some(r) = next {
-            self.recirculate_later(now, r, out);
+            self.recirculate_later(now, r);
         }
         self.note_aggregators();
     }
 
-    fn timer(&mut self, _node: u32, token: u64, now: Time, out: &mut Out) {
-        if token == TOKEN_RECIRC {
-            if self.recirc_timer == Some(now) {
-                self.recirc_timer = None;
-            }
-            self.serve_recirculation(now, out);
-            self.arm_recirculation(out);
-        }
+    fn next_internal(&self) -> Option<Time> {
+        self.recirc.front().map(|&(t, _)| t)
+    }
+
+    fn run_internal(&mut self, now: Time, out: &mut Out) {
+        self.serve_recirculation(now, out);
     }
 
     fn progress(&self) -> (u64, u64) {
