@@ -152,45 +152,6 @@ pub enum Arch {
 /// `p4/tna/config.p4`: aggregators of the TNA program (cells of every `agg_*` register).
 pub const TNA_AGGREGATORS: u32 = sgnn_switch::tna::AGGREGATORS;
 
-/// The names of the program's tables and actions (P4Info `preamble.name`, also the BfRt
-/// names without their `pipe.` prefix), as the switch contract (`sgnn-switch`) defines them.
-pub mod names {
-    use sgnn_switch::{aggregation as agg, config, forwarding as fw, priority};
-
-    /// Table `agg_table`.
-    pub const AGG_TABLE: &str = agg::AGG_TABLE.name;
-    /// Table `worker_table`.
-    pub const WORKER_TABLE: &str = fw::WORKER_TABLE.name;
-    /// Table `ipv4_forward`.
-    pub const IPV4_FORWARD: &str = fw::IPV4_FORWARD.name;
-    /// Table `dscp_priority`.
-    pub const DSCP_PRIORITY: &str = priority::DSCP_PRIORITY.name;
-    /// Table `worker_addr`.
-    pub const WORKER_ADDR: &str = fw::WORKER_ADDR.name;
-    /// Table `switch_config`.
-    pub const SWITCH_CONFIG: &str = config::SWITCH_CONFIG.name;
-    /// Table `port_worker`.
-    pub const PORT_WORKER: &str = fw::PORT_WORKER.name;
-    /// Action `aggregate`.
-    pub const AGGREGATE: &str = agg::AGGREGATE.name;
-    /// Action `deliver`.
-    pub const DELIVER: &str = agg::DELIVER.name;
-    /// Action `replicate`.
-    pub const REPLICATE: &str = agg::REPLICATE.name;
-    /// Action `set_worker`.
-    pub const SET_WORKER: &str = fw::SET_WORKER.name;
-    /// Action `forward`.
-    pub const FORWARD: &str = fw::FORWARD.name;
-    /// Action `set_priority`.
-    pub const SET_PRIORITY: &str = priority::SET_PRIORITY.name;
-    /// Action `set_worker_addr`.
-    pub const SET_WORKER_ADDR: &str = fw::SET_WORKER_ADDR.name;
-    /// Action `set_config`.
-    pub const SET_CONFIG: &str = config::SET_CONFIG.name;
-    /// Action `set_port_worker`.
-    pub const SET_PORT_WORKER: &str = fw::SET_PORT_WORKER.name;
-}
-
 /// The P4Info of the SwitchGNN P4 program (v1model), as `docs/switch-interface.md` specifies
 /// it: every name, id (`prefix << 24 | @id`), width, size, match kind and action reference.
 pub fn switchgnn_p4info() -> cfg::P4Info {
@@ -210,7 +171,7 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
             i.arch = "tna".to_string();
         }
         for t in &mut p.tables {
-            if name_of(&t.preamble) == names::AGG_TABLE {
+            if name_of(&t.preamble) == sgnn_switch::aggregation::AGG_TABLE.name {
                 t.size = sgnn_switch::tna::AGG_TABLE_SIZE as i64;
             }
         }
