@@ -42,21 +42,6 @@ fn simulate(p: &Plan, s: Strategy, cfg: SimConfig) -> RunReport {
     run_strategy_with(p, s, topo, cfg, &opts, &mut |_| {}).unwrap()
 }
 
-/// The host links' bytes less the daemons' acks, per worker: (uplinks, downlinks).
-fn less_acks(r: &RunReport) -> (Vec<u64>, Vec<u64>) {
-    let o = r.overhead.clone().unwrap_or_default();
-    let sub = |a: &[u64], b: &[u64]| -> Vec<u64> {
-        a.iter()
-            .enumerate()
-            .map(|(i, &x)| x - b.get(i).copied().unwrap_or(0))
-            .collect()
-    };
-    (
-        sub(&r.host_uplink, &o.uplink),
-        sub(&r.host_downlink, &o.downlink),
-    )
-}
-
 fn us(r: &RunReport) -> f64 {
     r.time.expect("completed") as f64 / PS_PER_US as f64
 }

@@ -52,24 +52,9 @@ fn exact_strategies_put_the_traffic_models_bytes_on_every_link() {
             assert!(!r.approximate);
             // The real code (switchgnn_no_gamr) sends the daemons' acks on top of the model.
             let o = r.overhead.clone().unwrap_or_default();
-            let less = |a: &[u64], b: &[u64]| -> Vec<u64> {
-                a.iter()
-                    .enumerate()
-                    .map(|(i, &x)| x - b.get(i).copied().unwrap_or(0))
-                    .collect()
-            };
-            assert_eq!(
-                less(&r.host_uplink, &o.uplink),
-                model.per_worker_uplink,
-                "{} uplinks",
-                s.name()
-            );
-            assert_eq!(
-                less(&r.host_downlink, &o.downlink),
-                model.per_worker_downlink,
-                "{} downlinks",
-                s.name()
-            );
+            let (up, down) = less_acks(&r);
+            assert_eq!(up, model.per_worker_uplink, "{} uplinks", s.name());
+            assert_eq!(down, model.per_worker_downlink, "{} downlinks", s.name());
             assert_eq!(
                 r.total_bytes(),
                 model.total + o.total(),

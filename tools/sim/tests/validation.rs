@@ -253,24 +253,9 @@ fn simulated_bytes_equal_the_traffic_model() {
             // The real code sends the daemons' acks on top of the model (reported apart as
             // overhead; host-based, which has none, reports none).
             let o = r.overhead.clone().unwrap_or_default();
-            let less = |a: &[u64], b: &[u64]| -> Vec<u64> {
-                a.iter()
-                    .enumerate()
-                    .map(|(i, &x)| x - b.get(i).copied().unwrap_or(0))
-                    .collect()
-            };
-            assert_eq!(
-                less(&r.host_uplink, &o.uplink),
-                m.per_worker_uplink,
-                "{} uplinks",
-                s.name()
-            );
-            assert_eq!(
-                less(&r.host_downlink, &o.downlink),
-                m.per_worker_downlink,
-                "{} downlinks",
-                s.name()
-            );
+            let (up, down) = less_acks(&r);
+            assert_eq!(up, m.per_worker_uplink, "{} uplinks", s.name());
+            assert_eq!(down, m.per_worker_downlink, "{} downlinks", s.name());
             assert_eq!(r.total_bytes(), m.total + o.total(), "{} total", s.name());
             assert_eq!(
                 r.links.iter().map(|l| l.stats.frames).sum::<u64>(),

@@ -102,3 +102,19 @@ pub fn assert_net_conserved(net: &Net) {
 pub fn assert_run_conserved(r: &RunReport) {
     assert_stats_conserved(&r.net, r.links.iter().map(|l| &l.stats), &r.strategy);
 }
+
+/// The host links' bytes less the daemons' acks ([`RunReport::overhead`]), per worker:
+/// (uplinks, downlinks). What the traffic model counts, for runs of the real code.
+pub fn less_acks(r: &RunReport) -> (Vec<u64>, Vec<u64>) {
+    let o = r.overhead.clone().unwrap_or_default();
+    let sub = |a: &[u64], b: &[u64]| -> Vec<u64> {
+        a.iter()
+            .enumerate()
+            .map(|(i, &x)| x - b.get(i).copied().unwrap_or(0))
+            .collect()
+    };
+    (
+        sub(&r.host_uplink, &o.uplink),
+        sub(&r.host_downlink, &o.downlink),
+    )
+}
