@@ -79,12 +79,12 @@ pub struct HostCounters {
     pub ecn_signals: u64,
     /// Rate halvings, all hosts.
     pub rate_decreases: u64,
-    /// Data frames sent again with RESEND after their acks did not come (the daemon's
-    /// sender-driven recovery).
+    /// Data frames sent again because the switch NACKed them (the daemon's sender-driven
+    /// recovery).
     pub retransmissions: u64,
-    /// Resend timeouts that found unacknowledged passes (the real code).
+    /// Tail probes sent again because the switch did not answer in time (the real code).
     pub resend_timeouts: u64,
-    /// Acks sent (receivers to the sources of the Results they used).
+    /// Acks sent (tail probes to the switch, send-done notices to peers).
     pub acks: u64,
     /// Cells (destination, segment) completed from a Result (the real code).
     pub cells_by_result: u64,
