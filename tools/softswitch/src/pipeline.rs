@@ -543,7 +543,7 @@ impl Pipeline {
                 }
                 // A sequenced first-pass frame from its worker's port: in order, late, or the
                 // frame after a gap, which becomes the NACK.
-                if !s.flags.resend && self.from_its_port(ingress, s.worker_id) {
+                if !s.flags.resend && self.on_its_port(ingress, s.worker_id) {
                     if let Some(n) = seq_of(s.dst_id) {
                         if let SeqOutcome::Nack(k) = self.seq_access(s.worker_id, n, false) {
                             self.send_nack(&repr, k, out);
@@ -877,7 +877,7 @@ impl Pipeline {
     }
 
     /// Whether `port_worker` maps `ingress` to `worker`: the worker's own port.
-    fn from_its_port(&self, ingress: PortId, worker: u16) -> bool {
+    fn on_its_port(&self, ingress: PortId, worker: u16) -> bool {
         self.tables.port_worker.get(&ingress) == Some(&worker)
     }
 
@@ -914,7 +914,7 @@ impl Pipeline {
     /// A worker's tail probe: from its own port only; always answered with a NACK frame.
     fn seq_probe(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
         let s = repr.sgnn;
-        if !self.from_its_port(ingress, s.worker_id) {
+        if !self.on_its_port(ingress, s.worker_id) {
             self.counters.drop_wrong_port += 1;
             return;
         }

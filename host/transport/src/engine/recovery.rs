@@ -241,12 +241,15 @@ impl Engine {
             bs.probe_at = None;
         }
         let b = bs.b;
+        let segs = self.segs();
         for k in ks {
             self.stats.retransmissions += 1;
             tracing::debug!(
-                "worker {}: block {b} of round {}: frame {k} sent again on a NACK",
+                "worker {}: block {b} of round {}: resend vertex {} segment {} on a NACK",
                 self.view.worker,
-                self.round
+                self.round,
+                self.view.blocks[b].sources[k / segs].vertex,
+                k % segs
             );
             self.queue_data(TrafficClass::Recovery, k);
         }
@@ -380,6 +383,13 @@ impl Engine {
             h.pass = dest.probe_pass;
             h.dst_id = dest.vertex;
             self.stats.pulls += 1;
+            tracing::debug!(
+                "worker {}: block {b} of round {}: pull vertex {} segment {} from the switch",
+                self.view.worker,
+                self.round,
+                dest.vertex,
+                k % s
+            );
             self.emit(TrafficClass::Recovery, self.cfg.switch_ip, h, None);
         }
         for k in raws {
