@@ -39,14 +39,14 @@ control Recovery(inout headers_t hdr,
         bit<16> last = (probe == 1) ? n - 1 : n;
         bit<16> d = last - next;
         bool gap = (probe == 1) ? (d < SEQ_WINDOW && n != next) : (d != 0 && d < SEQ_WINDOW);
-        bit<32> range = gap ? next ++ last : last_gap;
+        bit<32> gap_range = gap ? next ++ last : last_gap;
         bit<16> gaps_now = gap ? gaps + 1 : gaps;
         bit<16> next_now = gap ? last + 1 : ((probe == 0 && d == 0) ? n + 1 : next);
         seq_next.write(w, gaps_now ++ next_now);
-        seq_gap.write(w, range);
+        seq_gap.write(w, gap_range);
         meta.new_gap = gap ? 1w1 : 1w0;
         meta.nack = (gap || probe == 1) ? 1w1 : 1w0;
-        meta.nack_range = range;
+        meta.nack_range = gap_range;
         meta.nack_prev = last_gap;
         meta.nack_gaps = gaps_now;
         meta.nack_next = next_now;

@@ -72,6 +72,9 @@ control SgnnIngress(inout headers_t hdr,
                     port_worker.apply(sm, known, port_w);
                 }
                 bool own_port = known && port_w == hdr.sgnn.worker_id;
+                // A Data pass or a pull goes through Aggregation, applied at one place only
+                // (bmv2 wants one call site per table).
+                bool run_aggregation = false;
                 if (t == TYPE_DATA) {
                     bool accepted = true;
                     if (from_host) {
@@ -97,9 +100,7 @@ control SgnnIngress(inout headers_t hdr,
                             }
                         }
                     }
-                    if (accepted) {
-                        aggregation.apply(hdr, meta, sm);
-                    }
+                    run_aggregation = accepted;
                 } else if (t == TYPE_BLOCK_DONE) {
                     if (!own_port) {
                         events.count(EV_DROP_WRONG_PORT);
@@ -126,7 +127,7 @@ control SgnnIngress(inout headers_t hdr,
                         events.count(EV_DROP_STALE);
                     } else {
                         meta.pull = 1;
-                        aggregation.apply(hdr, meta, sm);
+                        run_aggregation = true;
                     }
                 } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
                     // Host to host: forwarded byte for byte, except a daemon's start-up
@@ -140,6 +141,9 @@ control SgnnIngress(inout headers_t hdr,
                 } else {
                     // Result, BlockAdvance: only the switch sends these.
                     events.count(EV_DROP_UNEXPECTED);
+                }
+                if (run_aggregation) {
+                    aggregation.apply(hdr, meta, sm);
                 }
             }
         }
