@@ -317,7 +317,7 @@ fn once_every_feeder_is_done_missing_results_are_pulled_and_a_gone_one_fetched_r
         t += 1;
     }
     // Nothing arrived: every cell is pulled from the switch, soon (not after the timeout).
-    let at = t + FETCH_NS / 4;
+    let at = t + FETCH_NS / 2;
     e.handle_timeout(at).unwrap();
     let out = drain(&mut e, at);
     let pulls: Vec<Repr> = out
@@ -381,17 +381,19 @@ fn once_every_feeder_is_done_missing_results_are_pulled_and_a_gone_one_fetched_r
     q.dst_id = d2.vertex;
     q.count = (d2.expected - 1) as u16;
     q.frac_bits = view.fixed.frac_bits;
-    e.handle_frame(at + 3, &from_switch(w, q, Some(&[0; LANES])));
-    assert!(drain(&mut e, at + 3).is_empty(), "one partial: wait");
-    e.handle_frame(at + 4, &from_switch(w, q, Some(&[0; LANES])));
+    for i in 0..2 {
+        e.handle_frame(at + 3 + i, &from_switch(w, q, Some(&[0; LANES])));
+        assert!(drain(&mut e, at + 3 + i).is_empty(), "not stuck yet: wait");
+    }
+    e.handle_frame(at + 5, &from_switch(w, q, Some(&[0; LANES])));
     assert_eq!(
-        drain(&mut e, at + 4)
+        drain(&mut e, at + 5)
             .iter()
             .filter(|(r, _)| r.sgnn.packet_type == PacketType::FetchReq)
             .count(),
         block.sources_of(2).len()
     );
-    assert_eq!(e.stats().pulled_partials, 2);
+    assert_eq!(e.stats().pulled_partials, 3);
 }
 
 #[test]

@@ -72,7 +72,7 @@ impl BlockState {
     /// the switch holds all its frames (what is still missing then was lost on its way here).
     pub(super) fn progressed(&mut self, now: u64, fetch_timeout: u64) {
         let t = if self.feeders_left == 0 {
-            fetch_timeout / 4
+            fetch_timeout / 2
         } else {
             fetch_timeout
         };

@@ -296,15 +296,15 @@ impl Engine {
         self.stats.acks_used += 1;
         bs.feeders_left -= 1;
         if bs.feeders_left == 0 && bs.incomplete > 0 {
-            bs.fetch_at = bs.fetch_at.min(now + self.cfg.fetch_timeout_ns / 4);
+            bs.fetch_at = bs.fetch_at.min(now + self.cfg.fetch_timeout_ns / 2);
             bs.fetch_backoff = self.cfg.fetch_timeout_ns;
         }
     }
 
     /// A pull's answer with less than the whole aggregate: `src_id` `PULL_GONE` (the aggregate
     /// is gone), or a partial sum with its count. A gone aggregate, or one that stopped
-    /// growing (no progress between two pulls once every feeder is done, or over three
-    /// pulls), completes from its sources' raw values.
+    /// growing (over three pulls once every feeder is done, or over five), completes from its
+    /// sources' raw values.
     pub(super) fn on_pull_partial(&mut self, _now: u64, k: usize, s: &Repr) {
         let Phase::Block(bs) = &mut self.phase else {
             return;
@@ -326,7 +326,7 @@ impl Engine {
                 c.stuck = 0;
             }
             c.partial = Some(s.count);
-            if (feeders_done && c.stuck >= 1) || c.stuck >= 3 {
+            if (feeders_done && c.stuck >= 2) || c.stuck >= 4 {
                 c.raw = true;
             }
         }
@@ -344,8 +344,13 @@ impl Engine {
         };
         let window = self.cfg.recovery_window.max(1);
         let s = self.segs();
+        let block = &view.blocks[bs.b];
+        let Some(cur) = self.cur.as_ref() else { return };
+        // At most `window` frames: a pull per cell, or for a cell gone raw a fetch per
+        // (source, segment) not cached and not already asked for in this firing.
         let mut pulls = Vec::new();
-        let mut raws = Vec::new();
+        let mut raws: Vec<(u32, u16, u32, u16)> = Vec::new();
+        let mut asked = std::collections::HashSet::new();
         for (k, cell) in bs.cells.iter().enumerate() {
             if pulls.len() + raws.len() >= window {
                 break;
@@ -354,14 +359,21 @@ impl Engine {
                 continue;
             }
             if cell.raw {
-                raws.push(k);
+                let (d, g) = (k / s, (k % s) as u16);
+                for src in block.sources_of(d) {
+                    if pulls.len() + raws.len() < window
+                        && !cur.raw.contains_key(&(src.vertex, g))
+                        && asked.insert((src.vertex, g))
+                    {
+                        raws.push((src.vertex, g, block.dests[d].vertex, src.worker));
+                    }
+                }
             } else {
                 pulls.push(k);
             }
         }
         // Replicated raw vertices not received: from their owners, for all neighbours.
         let room = window.saturating_sub(pulls.len() + raws.len());
-        let block = &view.blocks[bs.b];
         let replicas: Vec<(u32, u16, u32, u16)> = bs
             .raw_done
             .iter()
@@ -392,8 +404,8 @@ impl Engine {
             );
             self.emit(TrafficClass::Recovery, self.cfg.switch_ip, h, None);
         }
-        for k in raws {
-            self.fetch_cell_raw(k);
+        for (src, g, dst, owner) in raws {
+            self.send_fetch(b, src, g, dst, owner);
         }
         for (src, g, dst, owner) in replicas {
             self.send_fetch(b, src, g, dst, owner);
