@@ -281,6 +281,7 @@ impl<'p> RealExchange<'p> {
             h.retransmissions += s.retransmissions;
             h.resend_timeouts += s.resend_timeouts;
             h.acks += s.acks_sent;
+            h.pulls += s.pulls;
             h.cells_by_result += s.cells_by_result;
             h.cells_by_raw += s.cells_by_raw;
         }
