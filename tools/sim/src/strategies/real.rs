@@ -296,7 +296,8 @@ impl<'p> RealExchange<'p> {
                 e.stats()
                     .rate_mbps
                     .iter()
-                    .map(|&(t_ns, mbps)| ((t_ns * 1e3) as Time, (mbps * 1e6) as u64))
+                    // The engine's samples are (seconds since its start, Mbit/s); Time is ps.
+                    .map(|&(t_s, mbps)| ((t_s * 1e12).round() as Time, (mbps * 1e6) as u64))
                     .collect()
             })
             .collect()
