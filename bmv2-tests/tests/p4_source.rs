@@ -397,6 +397,12 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         ("AGG_FREE", agg::agg_state::FREE as u64),
         ("AGG_ACTIVE", agg::agg_state::ACTIVE as u64),
         ("AGG_BYPASSED", agg::agg_state::BYPASSED as u64),
+        ("AGG_DONE", agg::agg_state::DONE as u64),
+        ("SEQ_VALID", sgnn_wire::recovery::SEQ_VALID as u64),
+        ("SEQ_PROBE", sgnn_wire::recovery::SEQ_PROBE as u64),
+        ("SEND_DONE", sgnn_wire::recovery::SEND_DONE as u64),
+        ("PULL_GONE", sgnn_wire::recovery::PULL_GONE as u64),
+        ("SEQ_WINDOW", sgnn_wire::recovery::SEQ_WINDOW as u64),
     ];
     // The program's initial settings are the contract's `Settings::default()`.
     let init = config::Settings::default();
@@ -481,6 +487,7 @@ const TNA_SIZED: &[&str] = &[
     "register agg_tag",
     "register agg_ecn",
     "register agg_gen",
+    "register agg_ids",
 ];
 
 fn without_size(o: &Object) -> Object {

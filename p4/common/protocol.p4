@@ -11,7 +11,7 @@
 const bit<32> MAX_WORKERS    = 256;     // sync_done slots, worker_table / worker_addr entries
 const bit<32> IPV4_FORWARD_SIZE  = 1024;
 const bit<32> DSCP_PRIORITY_SIZE = 64;
-const bit<32> EVENT_COUNTERS = 32;      // events[] (28 used, below)
+const bit<32> EVENT_COUNTERS = 32;      // events[] (31 used, below)
 const bit<32> PORTS          = 512;     // port_rx / port_tx (every 9-bit port)
 
 /* ---- switch_config: the initial default action (docs/switch-interface.md, table 6) ---- */
@@ -29,6 +29,21 @@ const bit<32> PROBE_DST             = 0xffffffff;
 /* dst_id of a replicated raw vertex's copies: every neighbour of src_id on the receiving
  * worker (sgnn_wire::ALL_NEIGHBOURS; aggregation.p4's replicate). */
 const bit<32> ALL_NEIGHBOURS        = 0xffffffff;
+
+/* ---- loss recovery (sgnn_wire::recovery, docs/host.md "Loss recovery", recovery.p4) ---- */
+/* A Data frame whose dst_id has bit 31 set carries its sender's transmission number in the
+ * low 16 bits (SEQ_VALID); the switch checks the order and keeps the aggregates such frames
+ * complete (AGG_DONE) for pulls. */
+const bit<32> SEQ_VALID             = 0x80000000;
+/* dst_id of a daemon's tail probe (an Ack to the switch; src_id: its next number). */
+const bit<32> SEQ_PROBE             = 0xfffffffd;
+/* dst_id of a daemon's send-done notice to a peer (an Ack forwarded by IP like any). */
+const bit<32> SEND_DONE             = 0xfffffffc;
+/* src_id of a pull's answer when another generation holds the aggregator or a RESEND
+ * released it (count 0): the receiver fetches the sources raw. */
+const bit<32> PULL_GONE             = 0xffffffff;
+/* A number d ahead of the expected one (mod 2^16) is a gap when 0 < d < SEQ_WINDOW. */
+const bit<16> SEQ_WINDOW            = 0x8000;
 
 /* ---- packet replication engine ---- */
 const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id
@@ -56,6 +71,7 @@ const sgnn_type_t TYPE_BLOCK_ADVANCE = 6;
 const bit<8> AGG_FREE     = 0;
 const bit<8> AGG_ACTIVE   = 1;
 const bit<8> AGG_BYPASSED = 2;
+const bit<8> AGG_DONE     = 3;   // complete, kept for a pull until the aggregator is reused
 
 /* ---- switch-originated IPv4 header (softswitch::Pipeline::send_to_worker) ---- */
 const bit<8> SWITCH_TTL      = 64;
@@ -92,5 +108,8 @@ const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (so
 const bit<32> EV_DROP_WRONG_PORT      = 26;   // a BlockDone not from its worker's port
 const bit<32> EV_BYPASSED_LATE        = 27;   // a contribution for an older generation than
                                               // its aggregator holds: to the host, untouched
+const bit<32> EV_NACKED               = 28;   // a gap in a worker's sequenced Data: a NACK
+const bit<32> EV_SEQ_PROBED           = 29;   // a tail probe answered
+const bit<32> EV_PULLED               = 30;   // a pull (FetchReq to the switch) answered
 
 #endif

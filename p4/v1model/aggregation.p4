@@ -25,7 +25,20 @@
  * from the packet buffer as it entered ingress and parses it again, so whatever this pass
  * wrote into hdr (a Result's sums, a Bypass header) is not in it. Egress gives the clone
  * pass + 1 and recirculates it. This pass's own packet becomes the Result or Bypass, or is
- * dropped. A RESEND never recirculates: it names the one pass it is resent for. */
+ * dropped. A RESEND never recirculates: it names the one pass it is resent for.
+ *
+ * Loss recovery (docs/host.md, "Loss recovery"): every contribution also adds its src_id
+ * into agg_ids, the aggregator's contributor digest. An aggregate completed by a sequenced
+ * Data frame (SEQ_VALID in dst_id, recovery.p4) is kept: state AGG_DONE, its sum, count,
+ * digest, tag and generation stay, until a contribution of another round, block or
+ * generation takes the aggregator over as if it were free (not counted reclaimed); another
+ * first copy for the same round, block and generation changes nothing (drop_duplicate). An
+ * unsequenced frame frees the aggregate as before. A pull (meta.pull: a FetchReq to the
+ * switch's own address, naming a source and pass of the row) looks the row up in agg_table
+ * and leaves as a Result with RESEND to the row's destination worker: count, digest (src_id)
+ * and sum of what the aggregator holds for the row's round, block and generation (active or
+ * kept), or count 0 with src_id 0 (nothing yet) or PULL_GONE (another generation holds it,
+ * or a RESEND released it). A pull touches no register. */
 #ifndef SGNN_AGGREGATION_P4
 #define SGNN_AGGREGATION_P4
 
@@ -46,7 +59,12 @@ bit<32> sat_add(in bit<32> acc, in bit<32> x, inout bit<1> saturated) {
         agg_value_##i.read(acc, idx); \
         sum = sat_add(acc, hdr.lanes.v##i, meta.saturated); \
         hdr.lanes.v##i = sum; \
-        agg_value_##i.write(idx, (meta.complete == 1) ? 32w0 : sum);
+        agg_value_##i.write(idx, (clear == 1) ? 32w0 : sum);
+
+/* Lane i of a pull's answer: what the aggregator holds for the row, or 0. */
+#define PULL_LANE(i) \
+        agg_value_##i.read(acc, idx); \
+        hdr.lanes.v##i = holds ? acc : 32w0;
 
 control Aggregation(inout headers_t hdr,
                     inout metadata_t meta,
@@ -89,6 +107,7 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_ecn")   @id(36) register<bit<8>>(AGGREGATORS)  agg_ecn;
     @name(".src_seen")  @id(49) register<bit<33>>(SEEN_CELLS)  src_seen;
     @name(".agg_gen")   @id(50) register<bit<16>>(AGGREGATORS) agg_gen;
+    @name(".agg_ids")   @id(51) register<bit<32>>(AGGREGATORS) agg_ids;
 
     /* The actions only load their data; the effects follow in apply, after the duplicate
      * check (which needs seen_base, so it cannot come before the lookup). */
@@ -178,6 +197,7 @@ control Aggregation(inout headers_t hdr,
         agg_value_30.write(idx, 0);
         agg_value_31.write(idx, 0);
         agg_count.write(idx, 0);
+        agg_ids.write(idx, 0);
         agg_ecn.write(idx, 0);
         agg_state.write(idx, state);
         agg_tag.write(idx, tag);
@@ -185,24 +205,31 @@ control Aggregation(inout headers_t hdr,
     }
 
     /* One contribution into slot idx (active for round/block `tag`, generation `gen`). One
-     * action, so bmv2 holds the register locks for the whole read-modify-write. */
+     * action, so bmv2 holds the register locks for the whole read-modify-write. The
+     * aggregate this completes is kept (AGG_DONE) when the frame is sequenced, else freed. */
     @hidden action accumulate(bit<32> idx, bit<32> tag, bit<16> gen) {
         bit<16> count;
         agg_count.read(count, idx);
         count = count + 1;
         meta.result_count = count;
         meta.complete = (count >= meta.expected) ? 1w1 : 1w0;
-        agg_count.write(idx, (meta.complete == 1) ? 16w0 : count);
+        bit<1> clear = (meta.complete == 1 && hdr.sgnn.dst_id[31:31] == 0) ? 1w1 : 1w0;
+        agg_count.write(idx, (clear == 1) ? 16w0 : count);
 
         bit<8> ecn;
         agg_ecn.read(ecn, idx);
         ecn = ecn | (bit<8>)hdr.sgnn.ecn;
         meta.result_ecn = (ecn != 0) ? 1w1 : 1w0;
-        agg_ecn.write(idx, (meta.complete == 1) ? 8w0 : ecn);
+        agg_ecn.write(idx, (clear == 1) ? 8w0 : ecn);
 
-        agg_state.write(idx, (meta.complete == 1) ? AGG_FREE : AGG_ACTIVE);
-        agg_tag.write(idx, (meta.complete == 1) ? 32w0 : tag);
-        agg_gen.write(idx, (meta.complete == 1) ? 16w0 : gen);
+        bit<32> ids;
+        agg_ids.read(ids, idx);
+        agg_ids.write(idx, (clear == 1) ? 32w0 : ids + hdr.sgnn.src_id);
+
+        agg_state.write(idx, (meta.complete == 0) ? AGG_ACTIVE
+                             : ((clear == 1) ? AGG_FREE : AGG_DONE));
+        agg_tag.write(idx, (clear == 1) ? 32w0 : tag);
+        agg_gen.write(idx, (clear == 1) ? 16w0 : gen);
 
         bit<32> acc;
         bit<32> sum;
@@ -239,6 +266,76 @@ control Aggregation(inout headers_t hdr,
         ADD_LANE(29)
         ADD_LANE(30)
         ADD_LANE(31)
+    }
+
+    /* A pull's answer (see the top of this file): the FetchReq becomes a Result with RESEND
+     * to the row's worker, lanes added. One action for the reads of the slot. */
+    @hidden action pull_answer(bit<32> idx, bit<32> tag) {
+        bit<8> state;
+        bit<32> held;
+        bit<16> held_gen;
+        bit<16> count;
+        bit<32> ids;
+        agg_state.read(state, idx);
+        agg_tag.read(held, idx);
+        agg_gen.read(held_gen, idx);
+        agg_count.read(count, idx);
+        agg_ids.read(ids, idx);
+        bool ours = state != AGG_FREE && held == tag;
+        bool holds = ours && held_gen == meta.generation
+                     && (state == AGG_ACTIVE || state == AGG_DONE);
+        bool gone = ours && (held_gen > meta.generation
+                             || (held_gen == meta.generation && state == AGG_BYPASSED));
+        hdr.lanes.setValid();
+        bit<32> acc;
+        PULL_LANE(0)
+        PULL_LANE(1)
+        PULL_LANE(2)
+        PULL_LANE(3)
+        PULL_LANE(4)
+        PULL_LANE(5)
+        PULL_LANE(6)
+        PULL_LANE(7)
+        PULL_LANE(8)
+        PULL_LANE(9)
+        PULL_LANE(10)
+        PULL_LANE(11)
+        PULL_LANE(12)
+        PULL_LANE(13)
+        PULL_LANE(14)
+        PULL_LANE(15)
+        PULL_LANE(16)
+        PULL_LANE(17)
+        PULL_LANE(18)
+        PULL_LANE(19)
+        PULL_LANE(20)
+        PULL_LANE(21)
+        PULL_LANE(22)
+        PULL_LANE(23)
+        PULL_LANE(24)
+        PULL_LANE(25)
+        PULL_LANE(26)
+        PULL_LANE(27)
+        PULL_LANE(28)
+        PULL_LANE(29)
+        PULL_LANE(30)
+        PULL_LANE(31)
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_RESULT;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = 0;
+        hdr.sgnn.resend = 1;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = meta.dst_worker;
+        hdr.sgnn.src_id = holds ? ids : (gone ? PULL_GONE : 32w0);
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.count = holds ? count : 16w0;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.reserved = 0;
+        hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_LANES_LEN;
+        meta.to_worker = 1;
+        meta.originated = 1;
     }
 
     /* The packet becomes a Bypass to the destination's worker (sgnn::Repr of the Data
@@ -288,6 +385,23 @@ control Aggregation(inout headers_t hdr,
             default:   { events.count(EV_DROP_NO_ENTRY); }
         }
 
+        // A pull reads the row's aggregator and leaves as the answer: no duplicate check, no
+        // effect, no next pass (Pipeline::pull).
+        if (meta.pull == 1) {
+            if (run == 2 || run == 3) {
+                events.count(EV_DROP_UNEXPECTED);
+            } else if (run == 1) {
+                bit<33> pslot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
+                if (pslot >= (bit<33>)AGGREGATORS) {
+                    events.count(EV_DROP_BAD_INDEX);
+                } else {
+                    pull_answer(pslot[31:0], hdr.sgnn.round ++ hdr.sgnn.block_id);
+                    events.count(EV_PULLED);
+                }
+            }
+            run = 0;
+        }
+
         // Duplicate suppression, before the action's effects (Pipeline::data).
         if (run != 0 && sm.instance_type == INSTANCE_NORMAL && resend == 0 && pass == 0) {
             bit<33> cell = (bit<33>)meta.seen_base + (bit<33>)hdr.sgnn.segment;
@@ -324,9 +438,11 @@ control Aggregation(inout headers_t hdr,
                     make_bypass();
                 } else {
                     // State of another round, block or generation is a leftover of loss:
-                    // reclaim.
+                    // reclaim. A kept complete aggregate is taken over as if free.
                     if (state != AGG_FREE && (held != tag || held_gen != gen)) {
-                        events.count(EV_RECLAIMED);
+                        if (state != AGG_DONE) {
+                            events.count(EV_RECLAIMED);
+                        }
                         release(idx, AGG_FREE, 0, 0);
                         state = AGG_FREE;
                     }
@@ -335,6 +451,9 @@ control Aggregation(inout headers_t hdr,
                         release(idx, AGG_BYPASSED, tag, gen);
                         events.count(EV_BYPASSED);
                         make_bypass();
+                    } else if (state == AGG_DONE) {
+                        // Complete already: another first copy is no contribution it lacks.
+                        events.count(EV_DROP_DUPLICATE);
                     } else {
                         accumulate(idx, tag, gen);
                         if (meta.saturated == 1) {
@@ -372,5 +491,6 @@ control Aggregation(inout headers_t hdr,
 }
 
 #undef ADD_LANE
+#undef PULL_LANE
 
 #endif

@@ -121,8 +121,10 @@ control SwitchFrameEgress(inout headers_t hdr,
 
         // Every IPv4 field as sgnn_wire::ipv4::Repr::emit writes it; DSCP stays that of
         // the frame that caused this one, ECN is set by Ecn, the checksum in
-        // SgnnComputeChecksum. The length is unchanged: the frame is rewritten in place
-        // (Data -> Result/Bypass, BlockDone -> BlockAdvance keep their length).
+        // SgnnComputeChecksum. The length is the one ingress left: most frames are
+        // rewritten in place (Data -> Result/Bypass, BlockDone -> BlockAdvance keep their
+        // length); a NACK drops the lanes and a pull's answer adds them (recovery.p4,
+        // aggregation.p4), each setting total_len.
         hdr.ipv4.version = 4;
         hdr.ipv4.ihl = 5;
         hdr.ipv4.identification = 0;

@@ -67,6 +67,16 @@ struct metadata_t {
     bit<1>  result_ecn;     // sticky agg_ecn after this contribution
     bit<16> result_count;
 
+    /* Loss recovery (recovery.p4): this frame is a pull (a FetchReq to the switch), and
+     * what the seq check found. */
+    bit<1>  pull;
+    bit<1>  nack;           // the frame becomes a NACK frame
+    bit<1>  new_gap;        // ... reporting a new gap (counted nacked)
+    bit<32> nack_range;
+    bit<32> nack_prev;
+    bit<16> nack_gaps;
+    bit<16> nack_next;
+
     /* Worker addresses (egress worker_addr). */
     bit<48> worker_mac;
     bit<32> worker_ip;

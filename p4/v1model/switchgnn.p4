@@ -15,6 +15,7 @@
 #include "drop_simulator.p4"
 #include "aggregation.p4"
 #include "block_sync.p4"
+#include "recovery.p4"
 #include "ecn.p4"
 
 control SgnnIngress(inout headers_t hdr,
@@ -30,6 +31,7 @@ control SgnnIngress(inout headers_t hdr,
     CurrentBlock() current_block;
     WorkerPort() worker_port;
     PortWorker() port_worker;
+    Recovery() recovery;
 
     apply {
         // The settings, for every pass (a recirculated pass starts with fresh metadata).
@@ -62,6 +64,17 @@ control SgnnIngress(inout headers_t hdr,
                 events.count(EV_DROP_MALFORMED);
             } else {
                 bit<4> t = hdr.sgnn.pkt_type;
+                // The worker on the ingress port: control frames and the seq check take
+                // only a worker's own frames.
+                bool known = false;
+                bit<16> port_w = 0;
+                if (from_host) {
+                    port_worker.apply(sm, known, port_w);
+                }
+                bool own_port = known && port_w == hdr.sgnn.worker_id;
+                // A Data pass or a pull goes through Aggregation, applied at one place only
+                // (bmv2 wants one call site per table).
+                bool run_aggregation = false;
                 if (t == TYPE_DATA) {
                     bool accepted = true;
                     if (from_host) {
@@ -76,19 +89,45 @@ control SgnnIngress(inout headers_t hdr,
                         } else if (hdr.sgnn.pass != 0 && hdr.sgnn.resend == 0) {
                             events.count(EV_DROP_UNEXPECTED);
                             accepted = false;
+                        } else if (hdr.sgnn.resend == 0 && own_port
+                                   && hdr.sgnn.dst_id[31:31] == 1) {
+                            // A sequenced first pass: in order, late, or the frame after a
+                            // gap, which becomes the NACK (recovery.p4).
+                            bool nack;
+                            recovery.apply(hdr, meta, 0, nack);
+                            if (nack) {
+                                accepted = false;
+                            }
                         }
                     }
-                    if (accepted) {
-                        aggregation.apply(hdr, meta, sm);
-                    }
+                    run_aggregation = accepted;
                 } else if (t == TYPE_BLOCK_DONE) {
-                    bool known;
-                    bit<16> port_w;
-                    port_worker.apply(sm, known, port_w);
-                    if (!known || port_w != hdr.sgnn.worker_id) {
+                    if (!own_port) {
                         events.count(EV_DROP_WRONG_PORT);
                     } else {
                         block_sync.apply(hdr, meta, sm);
+                    }
+                } else if (t == TYPE_ACK && hdr.sgnn.dst_id == SEQ_PROBE) {
+                    // A tail probe, answered with a NACK frame (recovery.p4).
+                    if (!own_port) {
+                        events.count(EV_DROP_WRONG_PORT);
+                    } else if ((bit<32>)hdr.sgnn.worker_id >= MAX_WORKERS) {
+                        events.count(EV_DROP_UNKNOWN_WORKER);
+                    } else {
+                        events.count(EV_SEQ_PROBED);
+                        bool answered;
+                        recovery.apply(hdr, meta, 1, answered);
+                    }
+                } else if (t == TYPE_FETCH_REQ && hdr.ipv4.dst_addr == meta.cfg.switch_ip) {
+                    // A pull: the row's aggregator answers (aggregation.p4).
+                    bit<16> sync_r;
+                    bit<16> sync_b;
+                    current_block.apply(sync_r, sync_b);
+                    if (hdr.sgnn.round != sync_r || hdr.sgnn.block_id != sync_b) {
+                        events.count(EV_DROP_STALE);
+                    } else {
+                        meta.pull = 1;
+                        run_aggregation = true;
                     }
                 } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
                     // Host to host: forwarded byte for byte, except a daemon's start-up
@@ -102,6 +141,9 @@ control SgnnIngress(inout headers_t hdr,
                 } else {
                     // Result, BlockAdvance: only the switch sends these.
                     events.count(EV_DROP_UNEXPECTED);
+                }
+                if (run_aggregation) {
+                    aggregation.apply(hdr, meta, sm);
                 }
             }
         }

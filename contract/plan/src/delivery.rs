@@ -1249,8 +1249,8 @@ pub fn search(
 /// The paper's plan (every pair `R`, multi-level blocks), predicted block by block: each block
 /// takes as long as its busiest link or its recirculation, then a barrier; the last block ends
 /// with the BlockDone / BlockAdvance exchange. A link carries its data frames and the daemons'
-/// acks (a receiver acknowledges every completed sum to each worker that sent a contribution
-/// to it).
+/// control frames of loss recovery (per block, each sending worker's tail probe and the
+/// switch's answer, and a send-done notice from each worker to each worker it feeds).
 pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     let m = plan.workers() as usize;
     let seg = plan.manifest.segments as u64;
@@ -1287,14 +1287,23 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
                 }
             }
         }
+        let mut feeds: HashSet<(u32, u32)> = HashSet::new();
         for (row, slot) in block.aggregators.iter().enumerate() {
             let dst = plan.partition[slot.dst as usize];
             down[dst as usize] += seg;
             dests.insert(slot.dst);
             for &q in owners[row].iter().filter(|&&q| q != dst) {
-                ack_up[dst as usize] += 1;
-                ack_down[q as usize] += 1;
+                feeds.insert((q, dst));
             }
+        }
+        // The tail probe and its answer, per sending worker; a notice per (feeder, consumer).
+        for (q, _) in up.iter().enumerate().filter(|(_, &f)| f > 0) {
+            ack_up[q] += 1;
+            ack_down[q] += 1;
+        }
+        for &(q, dst) in &feeds {
+            ack_up[q as usize] += 1;
+            ack_down[dst as usize] += 1;
         }
         let (mu, md) = (
             *up.iter().max().unwrap_or(&0),

@@ -21,9 +21,11 @@
 //!   block (or, after the last block, the next round) starts when it arrives: the daemons'
 //!   block synchronisation, which the last block pays too.
 //!
-//! The daemons' acks are replayed too: when a sum completes, its receiver acknowledges it to
-//! every worker that sent a contribution to it (one control frame each, which the receiver's
-//! uplink carries before its own data and the sender's downlink after its results).
+//! The daemons' control frames of loss recovery are replayed too (docs/host.md, "Loss
+//! recovery"): after its last vector of a block each sending worker sends a tail probe, which
+//! the switch answers, and then a send-done notice to every worker it feeds (one control
+//! frame each: the sender's uplink carries the probe and its notices after its data, its
+//! downlink the answer, each receiver's downlink its notices).
 //!
 //! Cost: O(V log V + D log D) for V vectors sent and D vectors delivered. The packet-level
 //! simulator runs the daemons and the switch's pipeline on the same schedule frame by frame
@@ -77,13 +79,14 @@ impl Tables {
         let rows = self.row_dst.len();
         let mut count = vec![0u32; rows];
         let mut ready = vec![0f64; rows];
-        // The workers that contributed to each row (its acks go to them).
-        let mut owners: Vec<Vec<u32>> = vec![Vec::new(); rows];
         // What each worker's downlink carries in the current block: (availability at the
-        // switch, time on the link) of every vector and ack; when each downlink is free; the
-        // acks each worker sends in the current block.
+        // switch, time on the link) of every vector and control frame; when each downlink is
+        // free; the workers each worker feeds in the current block (its send-done notices).
         let mut down: Vec<Vec<(f64, f64)>> = vec![Vec::new(); m];
-        let mut acks_up = vec![0u32; m];
+        let mut consumers: Vec<Vec<u32>> = vec![Vec::new(); m];
+        // When each worker's last vector of the block is out (its BlockDone waits for that,
+        // not for its probe and notices).
+        let mut data_out = vec![0f64; m];
         let mut down_free = vec![0f64; m];
         // When each worker's uplink is free, and when the block starts (its BlockAdvance).
         let mut up_free = vec![0f64; m];
@@ -92,13 +95,11 @@ impl Tables {
         let mut block_done_us = Vec::with_capacity(self.blocks as usize);
         let mut arrivals: Vec<(f64, u32, usize)> = Vec::new();
         let ctl = prof.control_frame_us();
-        // A sum's ack reaches the switch after the sum went down and the ack came up.
-        let ack_lag = vec_us + ctl + 2.0 * delay;
         for b in 0..self.blocks.max(1) {
-            // The acks each worker will send in this block (one per sum and contributing
-            // worker): they take its uplink between its vectors, so its vectors are spread
-            // over their time too.
-            for (q, _) in up_free.iter().enumerate() {
+            // The workers each worker feeds in this block: its sums' owners and its
+            // replicas' targets.
+            for (q, c) in consumers.iter_mut().enumerate() {
+                c.clear();
                 for s in self.sends(q, b) {
                     let v = s.vertex as usize;
                     let rows: &[u32] = if s.partial {
@@ -106,13 +107,17 @@ impl Tables {
                     } else {
                         &self.r_rows[self.r_off[v]..self.r_off[v + 1]]
                     };
-                    for &r in rows {
-                        let o = &mut owners[r as usize];
-                        if !o.contains(&(q as u32)) {
-                            o.push(q as u32);
-                            if part[self.row_dst[r as usize] as usize] as usize != q {
-                                acks_up[part[self.row_dst[r as usize] as usize] as usize] += 1;
-                            }
+                    let owners = rows
+                        .iter()
+                        .map(|&r| part[self.row_dst[r as usize] as usize]);
+                    let replicas = if s.partial {
+                        &[][..]
+                    } else {
+                        &self.mcast[self.mcast_off[v]..self.mcast_off[v + 1]]
+                    };
+                    for w in owners.chain(replicas.iter().copied()) {
+                        if w as usize != q && !c.contains(&w) {
+                            c.push(w);
                         }
                     }
                 }
@@ -121,17 +126,21 @@ impl Tables {
             for (q, free) in up_free.iter_mut().enumerate() {
                 let t0 = free.max(start);
                 let sends = self.sends(q, b);
-                let acks = acks_up[q] as f64 * ctl;
-                let spacing = if sends.is_empty() {
-                    vec_us
-                } else {
-                    vec_us + acks / sends.len() as f64
-                };
                 for i in 0..sends.len() {
-                    arrivals.push((t0 + i as f64 * spacing + tau + delay, q as u32, i));
+                    arrivals.push((t0 + i as f64 * vec_us + tau + delay, q as u32, i));
                 }
-                *free = t0 + sends.len() as f64 * vec_us + acks;
-                acks_up[q] = 0;
+                *free = t0 + sends.len() as f64 * vec_us;
+                data_out[q] = *free;
+                if !sends.is_empty() {
+                    // The tail probe after the last vector, its answer, then the notices.
+                    let probe_in = *free + ctl + delay;
+                    down[q].push((probe_in, ctl));
+                    let notices_in = probe_in + ctl + 2.0 * delay + ctl;
+                    for &c in &consumers[q] {
+                        down[c as usize].push((notices_in, ctl));
+                    }
+                    *free += (1 + consumers[q].len()) as f64 * ctl;
+                }
             }
             // Arrival order matters only to the recirculation queue.
             arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -145,11 +154,6 @@ impl Tables {
                     if count[r] == self.row_expected[r] {
                         let dst = part[self.row_dst[r] as usize] as usize;
                         down[dst].push((ready[r], vec_us));
-                        for &o in &owners[r] {
-                            if o as usize != dst {
-                                down[o as usize].push((ready[r] + ack_lag, ctl));
-                            }
-                        }
                         done_at = done_at.max(ready[r]);
                     }
                 };
@@ -245,7 +249,7 @@ impl Tables {
                 down_free[w] = t;
                 let last_in = last_vector.map_or(start, |t| t + delay);
                 list.clear();
-                let done = last_in.max(up_free[w]).max(start);
+                let done = last_in.max(data_out[w]).max(start);
                 all_done = all_done.max(done + ctl + delay);
             }
             // BlockAdvance: one control frame and a link crossing to every worker.
@@ -306,11 +310,10 @@ mod tests {
         let prof = free_recirculation();
         let (n, vec, d) = (16u32, prof.data_frame_us(), prof.delay_us);
         let (replay, bound) = replay_of(n, Delivery::R, &prof);
-        // Every sum waits for the last of the n raw vectors (each worker's n acks, one per sum
-        // it receives, spread between its vectors), then all n go down, then the block's
-        // BlockDone goes up and its BlockAdvance down.
-        let ctl = prof.control_frame_us();
-        let last_arrival = (n - 1) as f64 * (vec + ctl) + vec + d;
+        // Every sum waits for the last of the n raw vectors, then all n go down (the worker's
+        // probe answer and its feeders' send-done notices reach the switch later and follow
+        // them), then the block's BlockDone goes up and its BlockAdvance down.
+        let last_arrival = (n - 1) as f64 * vec + vec + d;
         let want = last_arrival + n as f64 * vec + d + prof.sync_us();
         assert!((replay - want).abs() < 1e-6, "replay {replay} want {want}");
         assert!(
@@ -318,8 +321,8 @@ mod tests {
             "{bound}"
         );
         assert!(
-            (replay - bound - (n - 1) as f64 * (vec + ctl)).abs() < 1e-6,
-            "the drain is the downlink's n - 1 vectors the bound overlaps, and the acks"
+            (replay - bound - (n - 1) as f64 * vec).abs() < 1e-6,
+            "the drain is the downlink's n - 1 vectors the bound overlaps"
         );
     }
 
@@ -327,11 +330,9 @@ mod tests {
     fn partials_complete_as_they_arrive_and_meet_the_bound() {
         let prof = free_recirculation();
         let (replay, bound) = replay_of(16, Delivery::A, &prof);
-        // The bound leaves out the acks each worker sends between its partials (one per sum
-        // it receives): 15 of them before its last partial.
-        let acks = 15.0 * prof.control_frame_us();
+        // The probe and the send-done notices follow a worker's last partial: off the path.
         assert!(
-            (replay - bound - acks).abs() < 1e-6,
+            (replay - bound).abs() < 1e-6,
             "replay {replay} bound {bound}"
         );
         let (replay, bound) = replay_of(16, Delivery::M, &prof);

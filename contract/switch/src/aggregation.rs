@@ -33,6 +33,12 @@ pub mod agg_state {
     pub const ACTIVE: u8 = 1;
     /// Released by a resend for the round and block in `agg_tag`: contributions bypass.
     pub const BYPASSED: u8 = 2;
+    /// Complete for the round, block and generation in `agg_tag` and `agg_gen`, its sum kept
+    /// for a pull (a receiver whose Result was lost asks the switch again) until the
+    /// aggregator is reused: any contribution of another round, block or generation takes it
+    /// over as if it were free. Only aggregates completed by a sequenced Data frame
+    /// (`sgnn_wire::recovery::SEQ_VALID`) are kept; others are freed as before.
+    pub const DONE: u8 = 3;
 }
 
 /// `aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base, generation)`.
@@ -194,6 +200,15 @@ pub const AGG_GEN: Register = Register {
     name: "agg_gen",
     id: 50,
     bits: 16,
+    size: AGGREGATORS,
+};
+/// `agg_ids`: the sum (mod 2^32) of the `src_id`s of the contributions the aggregator holds,
+/// its contributor digest. A pull's answer carries it with the count, so a receiver missing
+/// one contribution knows which: the sum of its sources' ids less the digest.
+pub const AGG_IDS: Register = Register {
+    name: "agg_ids",
+    id: 51,
+    bits: 32,
     size: AGGREGATORS,
 };
 

@@ -4,7 +4,7 @@
 use crate::forwarding::PORTS;
 use crate::{Counter, Unit};
 
-/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses the first 28).
+/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses the first 31).
 pub const EVENT_COUNTERS: u32 = 32;
 
 /// `events`: one packet count per [`Event`].
@@ -119,6 +119,14 @@ events! {
     DropWrongPort = "drop_wrong_port",
     /// Contributions for an older generation than their aggregator holds: to the host.
     BypassedLate = "bypassed_late",
+    /// NACKs sent: a gap in a worker's sequenced Data frames, found by a later frame (which
+    /// becomes the NACK) or by its tail probe.
+    Nacked = "nacked",
+    /// Tail probes answered (with a NACK frame, whether or not it names a new gap).
+    SeqProbed = "seq_probed",
+    /// Pulls answered: a receiver's FetchReq to the switch, answered with what the aggregator
+    /// holds for its row (the kept Result, a partial with its contributor digest, or nothing).
+    Pulled = "pulled",
 }
 
 #[cfg(test)]
@@ -133,5 +141,6 @@ mod tests {
             assert_eq!(Event::by_name(e.name()), Some(*e));
         }
         assert_eq!(Event::BypassedLate.index(), 27);
+        assert_eq!(Event::Pulled.index(), 30);
     }
 }

@@ -2,10 +2,11 @@
 //! [`tna`] says so) exposes to everything outside it, defined once.
 //!
 //! One module per P4 control, as `p4/v1model/` has one file per control: [`aggregation`],
-//! [`block_sync`], [`forwarding`], [`priority`], [`ecn`], [`drop_simulator`], [`config`]
-//! (the `switch_config` table) and [`counters`]. Each holds its tables (with typed keys and
-//! actions), its registers, its sizes and ids, and the numbers other parts must agree on (the
-//! advance multicast group, the recirculation clone session, the event counter's order).
+//! [`block_sync`], [`recovery`], [`forwarding`], [`priority`], [`ecn`], [`drop_simulator`],
+//! [`config`] (the `switch_config` table) and [`counters`]. Each holds its tables (with typed
+//! keys and actions), its registers, its sizes and ids, and the numbers other parts must agree
+//! on (the advance multicast group, the recirculation clone session, the event counter's
+//! order).
 //!
 //! Who reads it: `sgnn-p4rt` builds the P4Info the program must produce from [`TABLES`],
 //! [`ACTIONS`], [`REGISTERS`] and [`COUNTERS`]; `switch-ctl` turns a plan into [`Entry`]s
@@ -24,6 +25,7 @@ pub mod ecn;
 mod entry;
 pub mod forwarding;
 pub mod priority;
+pub mod recovery;
 pub mod tna;
 
 pub use entry::{ContractError, Entry, TableKey, TypedEntry};
@@ -151,7 +153,7 @@ pub const ACTIONS: [&Action; 9] = [
 
 /// Every register of the program, in `@id` order (ids 41-47 were settings registers in an
 /// early draft and are not reused).
-pub const REGISTERS: [&Register; 43] = {
+pub const REGISTERS: [&Register; 46] = {
     let l = &aggregation::AGG_VALUE;
     [
         &l[0],
@@ -197,6 +199,9 @@ pub const REGISTERS: [&Register; 43] = {
         &drop_simulator::DROP_SEEN,
         &aggregation::SRC_SEEN,
         &aggregation::AGG_GEN,
+        &aggregation::AGG_IDS,
+        &recovery::SEQ_NEXT,
+        &recovery::SEQ_GAP,
     ]
 };
 

@@ -37,6 +37,51 @@ pub const ALL_NEIGHBOURS: u32 = u32::MAX;
 /// receiver acks a destination vertex once, when all its segments are done, instead of once
 /// per segment.
 pub const ACK_ALL_SEGMENTS: u16 = u16::MAX;
+
+/// Loss recovery (docs/host.md, "Loss recovery"): the code points the daemons and the switch
+/// agree on beyond the frame layout. No field moves and no type is added; these give values
+/// of existing fields a meaning, as [`PROBE_DST`] and [`PEER_HELLO`] do.
+pub mod recovery {
+    /// In a Data frame's `dst_id` (unused by Data otherwise): the frame carries its sender's
+    /// transmission number in the low 16 bits. The switch checks the numbers of each worker's
+    /// Data frames arrive in order, answers a gap with a NACK, and keeps the aggregates such
+    /// frames complete readable (state DONE) for a pull. A Data frame without it (`dst_id` 0,
+    /// as older senders send) gets neither.
+    pub const SEQ_VALID: u32 = 1 << 31;
+    /// `dst_id` of a daemon's tail probe: an Ack to the switch carrying in `src_id` the
+    /// number its next Data frame will take. The switch answers with a NACK frame (below)
+    /// that says which of this worker's frames it is missing, if any.
+    pub const SEQ_PROBE: u32 = u32::MAX - 2;
+    /// `dst_id` of a daemon's send-done notice: an Ack to a peer (forwarded by IP), sent once
+    /// the switch has taken every Data frame this worker sends in the block. A receiver that
+    /// holds every feeder's notice knows each Result it still misses was lost, and pulls it
+    /// at once instead of waiting for a timeout.
+    pub const SEND_DONE: u32 = u32::MAX - 3;
+    /// `src_id` of a pull's answer (a Result with RESEND and `count` 0) when another
+    /// generation of the same round and block holds the aggregator, or a RESEND released it:
+    /// the aggregate is gone and the receiver must fetch its sources raw. (An answer with
+    /// `count` 0 and `src_id` 0 means no contribution arrived yet.)
+    pub const PULL_GONE: u32 = u32::MAX;
+    /// Largest gap a seq check treats as a gap: a number `d` ahead of the expected one with
+    /// `0 < d < SEQ_WINDOW` (mod 2^16) is a gap, with `d >= SEQ_WINDOW` a late frame.
+    pub const SEQ_WINDOW: u16 = 1 << 15;
+
+    /// The transmission number of a Data frame's `dst_id`, if it carries one.
+    pub fn seq_of(dst_id: u32) -> Option<u16> {
+        (dst_id & SEQ_VALID != 0).then_some(dst_id as u16)
+    }
+
+    /// A range of transmission numbers `lo..=hi` (mod 2^16) as a NACK carries it:
+    /// `lo << 16 | hi`.
+    pub fn pack_range(lo: u16, hi: u16) -> u32 {
+        ((lo as u32) << 16) | hi as u32
+    }
+
+    /// The `(lo, hi)` of a packed range.
+    pub fn unpack_range(r: u32) -> (u16, u16) {
+        ((r >> 16) as u16, r as u16)
+    }
+}
 /// Bytes of the SwitchGNN header.
 pub const HEADER_LEN: usize = 24;
 /// Value lanes per packet: one aggregator's worth (the paper's 128-byte aggregator).

@@ -202,8 +202,9 @@ struct Args {
     /// Fetch missing contributions after this long without progress on a block, ms.
     #[arg(long, default_value_t = 20, value_name = "MS")]
     fetch_timeout_ms: u64,
-    /// Resend unacknowledged sources (RESEND) this long after a block was sent, ms.
-    #[arg(long, default_value_t = 80, value_name = "MS")]
+    /// Send the tail probe again (ask the switch which of this worker's Data frames it
+    /// misses) when it has not answered for this long, ms.
+    #[arg(long, default_value_t = 10, value_name = "MS")]
     resend_timeout_ms: u64,
     /// Send BlockDone again after this long without BlockAdvance, ms.
     #[arg(long, default_value_t = 20, value_name = "MS")]

@@ -93,7 +93,10 @@ type Field = fn(&Traffic) -> u64;
 /// Help of the `Stats` counters by field name; a field not listed here still becomes a
 /// metric, with a generic help.
 const HELP: &[(&str, &str)] = &[
-    ("retransmissions", "Data frames re-sent with RESEND"),
+    (
+        "retransmissions",
+        "Data frames sent again on a NACK from the switch",
+    ),
     ("fetches_sent", "FetchReq frames sent"),
     (
         "fetches_answered",
@@ -105,7 +108,7 @@ const HELP: &[(&str, &str)] = &[
     ),
     (
         "resend_timeouts",
-        "Times the resend timer fired with unacknowledged passes",
+        "Tail probes sent again because the switch did not answer in time",
     ),
     (
         "block_done_resent",
@@ -125,11 +128,24 @@ const HELP: &[(&str, &str)] = &[
     ),
     ("cells_by_result", "Cells completed by a switch Result"),
     ("cells_by_raw", "Cells completed from raw contributions"),
-    ("acks_sent", "Acks sent"),
+    ("acks_sent", "Acks sent (tail probes and send-done notices)"),
     (
         "acks_used",
-        "Acks received that set at least one send-bitmap bit",
+        "Tail-probe answers and send-done notices acted on",
     ),
+    ("nacks", "NACK frames received from the switch"),
+    ("tail_probes", "Tail probes sent to the switch"),
+    ("send_done_sent", "Send-done notices sent to peers"),
+    ("pulls", "Pulls of a missing Result sent to the switch"),
+    (
+        "pulled_results",
+        "Pull answers carrying the complete aggregate",
+    ),
+    (
+        "pulled_partials",
+        "Pull answers carrying a partial aggregate",
+    ),
+    ("pulled_gone", "Pull answers saying the aggregate is gone"),
     ("stale", "Frames for an earlier block or round, ignored"),
     (
         "early_buffered",

@@ -99,7 +99,8 @@ pub struct Stats {
     pub sent: PerClass,
     /// Frames received, per class.
     pub received: PerClass,
-    /// Data frames re-sent with RESEND (send bitmap incomplete after the resend timeout).
+    /// Data frames sent again because the switch's NACK (or its answer to a tail probe) named
+    /// them missing.
     pub retransmissions: u64,
     /// FetchReq frames sent.
     pub fetches_sent: u64,
@@ -107,7 +108,7 @@ pub struct Stats {
     pub fetches_answered: u64,
     /// Times the fetch timer fired with incomplete cells.
     pub fetch_timeouts: u64,
-    /// Times the resend timer fired with unacknowledged passes.
+    /// Tail probes sent again because the switch had not answered the last one in time.
     pub resend_timeouts: u64,
     /// BlockDone frames sent again because no BlockAdvance came.
     pub block_done_resent: u64,
@@ -134,10 +135,26 @@ pub struct Stats {
     pub cells_by_result: u64,
     /// Cells completed from raw contributions.
     pub cells_by_raw: u64,
-    /// Acks sent.
+    /// Acks sent: tail probes to the switch and send-done notices to peers.
     pub acks_sent: u64,
-    /// Acks received that set at least one send-bitmap bit.
+    /// Acks received that this worker acted on: the switch's answers to its tail probes and
+    /// peers' send-done notices.
     pub acks_used: u64,
+    /// NACK frames received from the switch (a Data frame that revealed a gap in this
+    /// worker's numbers, or a tail probe's answer naming one).
+    pub nacks: u64,
+    /// Tail probes sent (after a block's last Data frame, and again on the resend timeout).
+    pub tail_probes: u64,
+    /// Send-done notices sent to peers (the switch held every Data frame of the block).
+    pub send_done_sent: u64,
+    /// Pulls sent to the switch (a FetchReq asking an aggregator for a missing Result).
+    pub pulls: u64,
+    /// Pull answers carrying the complete aggregate (its Result had been lost).
+    pub pulled_results: u64,
+    /// Pull answers carrying a partial aggregate (or nothing yet).
+    pub pulled_partials: u64,
+    /// Pull answers saying the aggregate is gone (the cell is completed from raw values).
+    pub pulled_gone: u64,
     /// Frames for an earlier block or round: ignored.
     pub stale: u64,
     /// Frames for the next round received before it started: buffered and replayed.

@@ -51,6 +51,14 @@ pub struct DestEntry {
     pub expected: u32,
     /// Its sources are `dest_sources[src_start..src_start + expected]`.
     pub src_start: u32,
+    /// The sum (mod 2^32) of its sources' ids: what the switch's contributor digest
+    /// (`agg_ids`) holds once the aggregate is complete.
+    pub ids: u32,
+    /// A source of it and the wire pass at which that source feeds it: the `agg_table` key a
+    /// pull names to reach this destination's aggregator.
+    pub probe_src: u32,
+    /// See [`DestEntry::probe_src`].
+    pub probe_pass: u8,
 }
 
 /// A source feeding one of this worker's destinations.
@@ -69,9 +77,12 @@ pub struct BlockView {
     pub sources: Vec<SourceEntry>,
     /// Passes of those sources, flat.
     pub passes: Vec<PassEntry>,
-    /// Destination vertex -> flat indexes into `passes` of this worker's passes feeding it
-    /// (what an Ack for that destination acknowledges).
-    pub acked_by: HashMap<u32, Vec<u32>>,
+    /// Workers this worker's sources feed in this block (destinations' owners and replica
+    /// targets), ascending: whom its send-done notice goes to.
+    pub consumers: Vec<u16>,
+    /// Workers owning a source of this worker's destinations or a vertex replicated to it in
+    /// this block, ascending: whose send-done notices it waits for.
+    pub feeders: Vec<u16>,
     /// Destinations this worker receives.
     pub dests: Vec<DestEntry>,
     /// Sources of those destinations, flat.
@@ -253,10 +264,15 @@ impl WorkerView {
                         local: local_index[&slot.dst],
                         expected: slot.expected,
                         src_start: 0,
+                        ids: 0,
+                        probe_src: 0,
+                        probe_pass: 0,
                     });
                 }
             }
             let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
+            let mut consumers: Vec<u16> = Vec::new();
+            let mut feeders: Vec<u16> = Vec::new();
             for (i, &src) in block.sources.iter().enumerate() {
                 let owner = plan.owner(src).ok_or_else(|| {
                     TransportError::Plan(format!(
@@ -275,8 +291,10 @@ impl WorkerView {
                     }
                     Some(_) => u32::MAX,
                 };
+                let pass_offset = !plan.replicas(src).is_empty() as u8;
                 if owner == worker {
                     let start = bv.passes.len() as u32;
+                    consumers.extend(plan.replicas(src).iter().map(|&w| w as u16));
                     for &row in passes {
                         let slot = block.aggregators.get(row as usize).ok_or_else(|| {
                             TransportError::Plan(format!(
@@ -284,10 +302,7 @@ impl WorkerView {
                                 block.aggregators.len()
                             ))
                         })?;
-                        bv.acked_by
-                            .entry(slot.dst)
-                            .or_default()
-                            .push(bv.passes.len() as u32);
+                        consumers.push(part[slot.dst as usize] as u16);
                         bv.passes.push(PassEntry {
                             dst: slot.dst,
                             dst_worker: part[slot.dst as usize] as u16,
@@ -299,7 +314,7 @@ impl WorkerView {
                         local,
                         pass_start: start,
                         pass_len: passes.len() as u32,
-                        pass_offset: !plan.replicas(src).is_empty() as u8,
+                        pass_offset,
                     });
                 }
                 if plan.replicas(src).contains(&worker) {
@@ -313,8 +328,9 @@ impl WorkerView {
                         vertex: src,
                         worker: owner as u16,
                     });
+                    feeders.push(owner as u16);
                 }
-                for &row in passes {
+                for (p, &row) in passes.iter().enumerate() {
                     if let Some(&d) = row_dest.get(&row) {
                         if owner == worker {
                             return Err(TransportError::Plan(format!(
@@ -325,6 +341,17 @@ impl WorkerView {
                         if plan.partial(src).is_some() {
                             partials_in.insert(src);
                         }
+                        let e = &mut bv.dests[d as usize];
+                        e.ids = e.ids.wrapping_add(src);
+                        if per_dest[d as usize].is_empty() {
+                            e.probe_src = src;
+                            e.probe_pass = u8::try_from(p + pass_offset as usize).map_err(|_| {
+                                TransportError::Plan(format!(
+                                    "block {b}: source {src} has more than 255 passes; run `switch-ctl plan --verify`"
+                                ))
+                            })?;
+                        }
+                        feeders.push(owner as u16);
                         per_dest[d as usize].push(RemoteSource {
                             vertex: src,
                             worker: owner as u16,
@@ -346,6 +373,13 @@ impl WorkerView {
                 e.src_start = bv.dest_sources.len() as u32;
                 bv.dest_sources.extend(srcs);
             }
+            for v in [&mut consumers, &mut feeders] {
+                v.sort_unstable();
+                v.dedup();
+                v.retain(|&w| w as u32 != worker);
+            }
+            bv.consumers = consumers;
+            bv.feeders = feeders;
             blocks.push(bv);
         }
 

@@ -538,26 +538,29 @@ fn lossless_run_is_exact_and_uses_the_switch_only() {
     let p = small_plan();
     assert!(p.blocks.len() >= 2, "the test wants several blocks");
     let chan = QUIET;
-    // One ack per (destination, worker owning a source of it) and round: all segments at once.
-    let mut acks_per_round = 0u64;
-    for block in &p.blocks {
-        let mut owners = vec![std::collections::BTreeSet::new(); block.aggregators.len()];
-        for (i, &src) in block.sources.iter().enumerate() {
-            for &row in block.passes(i) {
-                owners[row as usize].insert(p.partition[src as usize]);
-            }
+    // Per round and block: a tail probe from each worker that sends in it, and a send-done
+    // notice to each worker it feeds; nothing else beyond the Data, Results and BlockDone.
+    let (mut probes_per_round, mut notices_per_round) = (0u64, 0u64);
+    for w in 0..p.workers() {
+        let v = WorkerView::new(&p, w, None).unwrap();
+        for b in &v.blocks {
+            probes_per_round += !b.sources.is_empty() as u64;
+            notices_per_round += b.consumers.len() as u64;
         }
-        acks_per_round += owners.iter().map(|o| o.len() as u64).sum::<u64>();
     }
     assert!(
         p.manifest.segments >= 2,
         "the test wants several segments per vertex"
     );
     let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
+    let sum = |f: fn(&sgnn_transport::Stats) -> u64| stats.iter().map(f).sum::<u64>();
+    assert_eq!(sum(|s| s.tail_probes), 3 * probes_per_round);
+    assert_eq!(sum(|s| s.send_done_sent), 3 * notices_per_round);
     assert_eq!(
-        stats.iter().map(|s| s.acks_sent).sum::<u64>(),
-        3 * acks_per_round
+        sum(|s| s.acks_sent),
+        sum(|s| s.tail_probes + s.send_done_sent)
     );
+    assert_eq!(sum(|s| s.nacks + s.pulls), 0);
     for s in &stats {
         assert_eq!(s.cells_by_raw, 0, "nothing lost, nothing raw");
         assert_eq!(s.fetches_sent + s.retransmissions, 0);
@@ -577,9 +580,13 @@ fn lossy_reordering_duplicating_channel_still_gives_exact_sums() {
             seed,
         };
         let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
-        let raw: u64 = stats.iter().map(|s| s.cells_by_raw).sum();
-        let fetched: u64 = stats.iter().map(|s| s.fetches_sent).sum();
-        assert!(raw > 0 && fetched > 0, "5% loss must need recovery");
+        let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
+        let nacks: u64 = stats.iter().map(|s| s.nacks).sum();
+        let pulls: u64 = stats.iter().map(|s| s.pulls).sum();
+        assert!(
+            resent > 0 && nacks > 0 && pulls > 0,
+            "5% loss must need recovery"
+        );
     }
 }
 
@@ -594,7 +601,7 @@ fn heavy_loss_and_odd_feature_sizes() {
     // 40 values: the second segment is partly padding.
     let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 40, 2);
     let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
-    assert!(resent > 0, "lost acks make senders resend with RESEND");
+    assert!(resent > 0, "lost Data frames are NACKed and sent again");
 }
 
 #[test]
@@ -763,20 +770,14 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
     let (stats, _) = run_and_check(small_plan(), cfg, chan, 64, 2);
     for (w, s) in stats.iter().enumerate() {
         assert!(
-            s.fetches_sent <= 4 * s.fetch_timeouts,
-            "worker {w}: {} fetches in {} timeouts",
-            s.fetches_sent,
+            s.pulls <= 4 * s.fetch_timeouts,
+            "worker {w}: {} pulls in {} timeouts",
+            s.pulls,
             s.fetch_timeouts
         );
-        assert!(
-            s.retransmissions <= 4 * s.resend_timeouts,
-            "worker {w}: {} resent in {} timeouts",
-            s.retransmissions,
-            s.resend_timeouts
-        );
     }
-    let fetched: u64 = stats.iter().map(|s| s.fetches_sent).sum();
-    assert!(fetched > 0, "25% loss needs fetches");
+    let pulled: u64 = stats.iter().map(|s| s.pulls).sum();
+    assert!(pulled > 0, "25% loss loses Results, which are pulled");
 }
 
 /// [`small_plan`] re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`), with
@@ -866,11 +867,11 @@ fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
             seed,
         };
         let (stats, _) = run_and_check(partials_plan(), quick_cfg(), chan, 64, 3);
-        let raw: u64 = stats.iter().map(|s| s.cells_by_raw).sum();
-        let answered: u64 = stats.iter().map(|s| s.fetches_answered).sum();
+        let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
+        let pulls: u64 = stats.iter().map(|s| s.pulls).sum();
         assert!(
-            raw > 0 && answered > 0,
-            "5% loss must need recovery, and fetched partials are answered by their senders"
+            resent > 0 && pulls > 0,
+            "5% loss must need recovery: lost partials sent again, lost Results pulled"
         );
     }
 }
@@ -893,7 +894,7 @@ fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
     );
     assert!(stats
         .iter()
-        .all(|s| s.fetches_sent == 0 && s.peer_hellos >= 3));
+        .all(|s| s.fetches_sent + s.pulls == 0 && s.peer_hellos >= 3));
     // Without it the others exchange into the dead port, and round 0 must recover.
     let (stats, sim) = run(EngineConfig {
         peer_barrier: false,
@@ -904,7 +905,7 @@ fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
         "{:?}",
         sim.lost_before_start
     );
-    assert!(stats.iter().map(|s| s.fetches_sent).sum::<u64>() > 0);
+    assert!(stats.iter().map(|s| s.fetches_sent + s.pulls).sum::<u64>() > 0);
 }
 
 /// A property over random fault schedules: for every seed, a random loss, duplication and

@@ -8,8 +8,9 @@
 #   tools/sgnn/bench/testbed-loss.sh [OUT_DIR]      (default eval/testbed-loss)
 #   LOSSES="0 0.05" REPS=1 tools/sgnn/bench/testbed-loss.sh
 #
-# Recovery frames per lost frame = (retransmissions + 2 x fetches: a request and its answer,
-# from the workers' stats) / frames lost (the switch's drop_simulated + fault_dropped), the
+# Recovery frames per lost frame = (retransmissions + NACKs + 2 x pulls + 2 x fetches + 2 x
+# tail probes sent again: a request and its answer, from the workers' stats; docs/host.md,
+# "Loss recovery") / frames lost (the switch's drop_simulated + fault_dropped), the
 # median over the runs of the cell. At 0% it is the recovery the machine's own hiccups caused
 # (fetches on a timeout with nothing lost), in frames per layer.
 set -euo pipefail
@@ -43,7 +44,8 @@ for loss in losses:
         for run in r["runs"]:
             sw = run["switch"]
             lost = sw.get("drop_simulated", 0) + sw.get("fault_dropped", 0)
-            rec = run["retransmissions"] + 2 * run["fetches"]
+            rec = (run["retransmissions"] + run.get("nacks", 0) + 2 * run.get("pulls", 0)
+                   + 2 * run["fetches"] + 2 * run.get("tail_probes_resent", 0))
             by = sum(run["link_bytes_up"]) + sum(run["link_bytes_down"])
             per_lost = rec / lost if lost else rec / layers
             cells.setdefault((run["mode"], loss), []).append((run["ms_per_layer"], by, per_lost))

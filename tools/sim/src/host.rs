@@ -79,13 +79,16 @@ pub struct HostCounters {
     pub ecn_signals: u64,
     /// Rate halvings, all hosts.
     pub rate_decreases: u64,
-    /// Data frames sent again with RESEND after their acks did not come (the daemon's
-    /// sender-driven recovery).
+    /// Data frames sent again because the switch NACKed them (the daemon's sender-driven
+    /// recovery).
     pub retransmissions: u64,
-    /// Resend timeouts that found unacknowledged passes (the real code).
+    /// Tail probes sent again because the switch did not answer in time (the real code).
     pub resend_timeouts: u64,
-    /// Acks sent (receivers to the sources of the Results they used).
+    /// Acks sent (tail probes to the switch, send-done notices to peers).
     pub acks: u64,
+    /// Pulls of a missing Result sent to the switch (the real code; FetchReq frames answered
+    /// by the switch, not a peer).
+    pub pulls: u64,
     /// Cells (destination, segment) completed from a Result (the real code).
     pub cells_by_result: u64,
     /// Cells completed from raw values instead: fetched, bypassed or replicated (the real
@@ -94,9 +97,14 @@ pub struct HostCounters {
 }
 
 impl HostCounters {
-    /// Frames sent for loss recovery (fetch requests, replies, BlockDone resends).
+    /// Frames sent for loss recovery (fetch requests, replies, BlockDone resends,
+    /// retransmissions, pulls).
     pub fn recovery_frames(&self) -> u64 {
-        self.fetch_requests + self.fetch_replies + self.block_done_resends + self.retransmissions
+        self.fetch_requests
+            + self.fetch_replies
+            + self.block_done_resends
+            + self.retransmissions
+            + self.pulls
     }
 }
 

@@ -264,9 +264,10 @@ pub struct SimConfig {
 }
 
 /// Frames a run put on the host links beyond what the planner's traffic model counts: the
-/// daemons' acks (a receiver acknowledges every completed destination to each worker owning
-/// one of its sources, for the senders' resend timers). Lossless runs of the real code carry
-/// exactly the model's bytes plus these.
+/// daemons' Acks (per block, each sending worker's tail probe and the switch's answer, and a
+/// send-done notice to each worker it feeds; under loss also the switch's NACKs; docs/host.md,
+/// "Loss recovery"). Lossless runs of the real code carry exactly the model's bytes plus
+/// these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Overhead {
     /// Wire bytes each host sent of them.

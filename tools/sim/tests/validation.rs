@@ -250,8 +250,9 @@ fn simulated_bytes_equal_the_traffic_model() {
             let m = &model[s.model_name()];
             assert!(r.time.is_some(), "{} did not complete", s.name());
             assert_eq!(r.net.dropped_frames, 0);
-            // The real code sends the daemons' acks on top of the model (reported apart as
-            // overhead; host-based, which has none, reports none).
+            // The model leaves the transport's Acks out (tail probes, their answers and
+            // send-done notices); the real code reports them as overhead (host-based, which
+            // sends none, reports none).
             let o = r.overhead.clone().unwrap_or_default();
             let (up, down) = less_acks(&r);
             assert_eq!(up, m.per_worker_uplink, "{} uplinks", s.name());

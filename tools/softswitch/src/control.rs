@@ -5,7 +5,7 @@
 use sgnn_switch::aggregation::{self, AggKey, AGG_VALUE};
 use sgnn_switch::config::Settings;
 use sgnn_switch::counters::{Event, EVENTS, PORT_RX, PORT_TX};
-use sgnn_switch::{block_sync, drop_simulator, ContractError, TableKey, TypedEntry};
+use sgnn_switch::{block_sync, drop_simulator, recovery, ContractError, TableKey, TypedEntry};
 
 use crate::pipeline::{agg_state, Pipeline, PORTS, SEEN_VALID};
 use crate::tables::{Replica, WorkerAddr};
@@ -340,8 +340,9 @@ impl Pipeline {
         if let Some(lane) = lane {
             return Ok(r.agg_values[at(r.agg_values.len())?][lane] as u32 as u128);
         }
-        use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_STATE, AGG_TAG, SRC_SEEN};
+        use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_IDS, AGG_STATE, AGG_TAG, SRC_SEEN};
         use block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_DONE, SYNC_ROUND};
+        use recovery::{SEQ_GAP, SEQ_NEXT};
         let is = |other: &sgnn_switch::Register| reg.name == other.name;
         Ok(if is(&AGG_COUNT) {
             r.agg_count[at(r.agg_count.len())?] as u128
@@ -366,6 +367,12 @@ impl Pipeline {
             (at(1)?, r.drop_seen as u128).1
         } else if is(&SRC_SEEN) {
             r.src_seen[at(r.src_seen.len())?] as u128
+        } else if is(&AGG_IDS) {
+            r.agg_ids[at(r.agg_ids.len())?] as u128
+        } else if is(&SEQ_NEXT) {
+            r.seq_next[at(r.seq_next.len())?] as u128
+        } else if is(&SEQ_GAP) {
+            r.seq_gap[at(r.seq_gap.len())?] as u128
         } else {
             return Err(unknown_register(name));
         })
@@ -391,13 +398,14 @@ impl Pipeline {
             r.agg_values[index][lane] = v as u32 as i32;
             return Ok(());
         }
-        use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_STATE, AGG_TAG, SRC_SEEN};
+        use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_IDS, AGG_STATE, AGG_TAG, SRC_SEEN};
         use block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_DONE, SYNC_ROUND};
+        use recovery::{SEQ_GAP, SEQ_NEXT};
         let is = |other: &sgnn_switch::Register| reg.name == other.name;
         if is(&AGG_COUNT) {
             r.agg_count[index] = v as u16
         } else if is(&AGG_STATE) {
-            if v as u8 > agg_state::BYPASSED {
+            if v as u8 > agg_state::DONE {
                 return Err(ControlError::Invalid(format!(
                     "agg_state {v} is not a state"
                 )));
@@ -430,6 +438,12 @@ impl Pipeline {
                 ));
             }
             r.src_seen[index] = v as u64
+        } else if is(&AGG_IDS) {
+            r.agg_ids[index] = v as u32
+        } else if is(&SEQ_NEXT) {
+            r.seq_next[index] = v as u32
+        } else if is(&SEQ_GAP) {
+            r.seq_gap[index] = v as u32
         } else {
             return Err(unknown_register(name));
         }

@@ -25,6 +25,14 @@
 //! `replicate(group)` (a delivery plan's raw vertex, `M`): the packet replication engine
 //! sends every worker of the multicast group a Bypass copy addressed to all its neighbours of
 //! the source; per-edge aggregators of the same source, if any, follow from pass 1.
+//!
+//! Loss recovery (docs/host.md, "Loss recovery"; `sgnn_switch::recovery`): a sequenced Data
+//! frame (`SEQ_VALID` in `dst_id`) from its worker's port is checked against `seq_next` before
+//! `agg_table`; a gap turns it into a NACK to its worker. A tail probe (Ack, `dst_id`
+//! `SEQ_PROBE`) is answered with a NACK frame. An aggregate a sequenced frame completes is kept
+//! (state DONE, sum, count and contributor digest `agg_ids`) until its aggregator is reused,
+//! and a pull (a FetchReq to the switch's own address) is answered from the aggregator: the
+//! kept Result, a partial sum with its count and digest, or nothing.
 
 use rand::{Rng, SeedableRng};
 use sgnn_wire::frame::FrameRepr;
@@ -33,6 +41,8 @@ use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHG
 
 use sgnn_switch::block_sync::tag;
 use sgnn_switch::counters::Event;
+use sgnn_switch::recovery::{seq_step, Nack, SeqOutcome};
+use sgnn_wire::recovery::{seq_of, PULL_GONE, SEQ_PROBE};
 
 use crate::tables::{AggAction, PortId, Tables, ADVANCE_GROUP};
 
@@ -114,6 +124,12 @@ pub struct Registers {
     pub agg_gen: Vec<u16>,
     /// `agg_ecn`: sticky congestion mark of the aggregate.
     pub agg_ecn: Vec<u8>,
+    /// `agg_ids`: the sum (mod 2^32) of the source ids the aggregator holds.
+    pub agg_ids: Vec<u32>,
+    /// `seq_next`: per worker, `gaps << 16 | next` (`sgnn_switch::recovery`).
+    pub seq_next: Vec<u32>,
+    /// `seq_gap`: per worker, the last gap NACKed, `lo << 16 | hi`.
+    pub seq_gap: Vec<u32>,
     /// `sync_round`, `sync_block`: the block being exchanged.
     pub sync_round: u16,
     /// Current block.
@@ -131,6 +147,8 @@ pub struct Registers {
 
 /// Cells of `src_seen` (the P4 program's `SEEN_CELLS`).
 pub const SEEN_CELLS: usize = sgnn_switch::aggregation::SEEN_CELLS as usize;
+/// Cells of the per-worker registers (`MAX_WORKERS`).
+const MAX_WORKERS: usize = sgnn_switch::config::MAX_WORKERS as usize;
 
 /// Counters, one per event and per drop reason.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -194,6 +212,12 @@ pub struct Counters {
     /// same round and block (the row was recycled): sent to the host as Bypass, the
     /// aggregator untouched.
     pub bypassed_late: u64,
+    /// NACKs sent (a gap in a worker's sequenced Data frames).
+    pub nacked: u64,
+    /// Tail probes answered.
+    pub seq_probed: u64,
+    /// Pulls answered.
+    pub pulled: u64,
 }
 
 impl Counters {
@@ -232,6 +256,9 @@ impl Counters {
             Event::DropDuplicate => self.drop_duplicate,
             Event::DropWrongPort => self.drop_wrong_port,
             Event::BypassedLate => self.bypassed_late,
+            Event::Nacked => self.nacked,
+            Event::SeqProbed => self.seq_probed,
+            Event::Pulled => self.pulled,
         }
     }
 
@@ -354,6 +381,9 @@ impl Pipeline {
             agg_tag: vec![0; n],
             agg_gen: vec![0; n],
             agg_ecn: vec![0; n],
+            agg_ids: vec![0; n],
+            seq_next: vec![0; MAX_WORKERS],
+            seq_gap: vec![0; MAX_WORKERS],
             sync_round: 0,
             sync_block: 0,
             sync_done: vec![false; config.workers as usize],
@@ -398,22 +428,33 @@ impl Pipeline {
             .count()
     }
 
-    /// Aggregators not free, as (busy, stale): busy ones belong to the round and block being
-    /// exchanged; stale ones were left active or bypassed by an earlier round or block (a
-    /// contribution lost for good, its sum recovered by the hosts) and are reclaimed when the
-    /// plan uses them again. A finished run leaves no busy aggregator.
+    /// Aggregators in use, as (busy, stale): busy ones are summing or released for the round
+    /// and block being exchanged; stale ones were left active or bypassed by an earlier round
+    /// or block (a contribution lost for good, its sum recovered by the hosts) and are
+    /// reclaimed when the plan uses them again. A complete aggregate kept for pulls (DONE) is
+    /// neither: it holds no work, and any later use takes it over as if free
+    /// ([`Pipeline::aggregators_done`]). A finished run leaves no busy aggregator.
     pub fn aggregators_in_use(&self) -> (usize, usize) {
         let now = tag(self.regs.sync_round, self.regs.sync_block);
         let mut busy = 0;
         let mut stale = 0;
         for (&s, &t) in self.regs.agg_state.iter().zip(&self.regs.agg_tag) {
             match s {
-                agg_state::FREE => {}
+                agg_state::FREE | agg_state::DONE => {}
                 _ if t == now => busy += 1,
                 _ => stale += 1,
             }
         }
         (busy, stale)
+    }
+
+    /// Aggregators holding a complete aggregate kept for pulls (state DONE).
+    pub fn aggregators_done(&self) -> usize {
+        self.regs
+            .agg_state
+            .iter()
+            .filter(|&&s| s == agg_state::DONE)
+            .count()
     }
 
     fn drop_simulated(&mut self) -> bool {
@@ -500,6 +541,16 @@ impl Pipeline {
                     self.counters.drop_unexpected += 1;
                     return None;
                 }
+                // A sequenced first-pass frame from its worker's port: in order, late, or the
+                // frame after a gap, which becomes the NACK.
+                if !s.flags.resend && self.on_its_port(ingress, s.worker_id) {
+                    if let Some(n) = seq_of(s.dst_id) {
+                        if let SeqOutcome::Nack(k) = self.seq_access(s.worker_id, n, false) {
+                            self.send_nack(&repr, k, out);
+                            return None;
+                        }
+                    }
+                }
                 let r = Recirculation {
                     resend: s.flags.resend,
                     repr,
@@ -508,6 +559,8 @@ impl Pipeline {
                 return self.data_pass(r, out);
             }
             PacketType::BlockDone => self.block_done(ingress, repr, out),
+            PacketType::Ack if repr.sgnn.dst_id == SEQ_PROBE => self.seq_probe(ingress, repr, out),
+            PacketType::FetchReq if repr.ip.dst == self.config.ip => self.pull(repr, out),
             PacketType::Ack if repr.sgnn.dst_id == sgnn_wire::PROBE_DST => {
                 // A daemon's start-up probe: forwarded with the plan tag in src_id and the
                 // block the switch is at in round and block_id.
@@ -752,9 +805,12 @@ impl Pipeline {
             return;
         }
         // An aggregator holding another round's, block's or (older) generation's state is a
-        // leftover of loss: reclaim.
+        // leftover of loss: reclaim. A kept complete aggregate (DONE) is no leftover: it is
+        // taken over as if free.
         if held && (self.regs.agg_tag[i] != t || self.regs.agg_gen[i] != g) {
-            self.counters.reclaimed += 1;
+            if self.regs.agg_state[i] != agg_state::DONE {
+                self.counters.reclaimed += 1;
+            }
             self.release(i, agg_state::FREE, 0, 0);
         }
         if resend || self.regs.agg_state[i] == agg_state::BYPASSED {
@@ -762,6 +818,12 @@ impl Pipeline {
             self.release(i, agg_state::BYPASSED, t, g);
             self.counters.bypassed += 1;
             self.bypass(repr, p.dst_id, p.dst_worker, lanes, out);
+            return;
+        }
+        if self.regs.agg_state[i] == agg_state::DONE {
+            // The aggregate is complete: a further first copy cannot be a contribution it
+            // lacks (src_seen lets one copy of a source through per block).
+            self.counters.drop_duplicate += 1;
             return;
         }
         if self.regs.agg_state[i] == agg_state::FREE {
@@ -773,6 +835,7 @@ impl Pipeline {
         let sat = sgnn_wire::codec::accumulate(&mut self.regs.agg_values[i], lanes);
         self.counters.saturated += (sat > 0) as u64;
         self.regs.agg_count[i] += 1;
+        self.regs.agg_ids[i] = self.regs.agg_ids[i].wrapping_add(s.src_id);
         self.regs.agg_ecn[i] |= s.flags.ecn as u8;
         self.counters.aggregated += 1;
         if self.regs.agg_count[i] >= p.expected {
@@ -787,7 +850,14 @@ impl Pipeline {
             r.frac_bits = s.frac_bits;
             r.flags.ecn = self.regs.agg_ecn[i] != 0;
             let sum = self.regs.agg_values[i];
-            self.release(i, agg_state::FREE, 0, 0);
+            if seq_of(s.dst_id).is_some() {
+                // Completed by a sequenced frame: kept for a pull until the aggregator is
+                // reused.
+                self.active -= 1;
+                self.regs.agg_state[i] = agg_state::DONE;
+            } else {
+                self.release(i, agg_state::FREE, 0, 0);
+            }
             self.counters.results += 1;
             self.send_to_worker(p.dst_worker, r, Some(&sum), repr.ip.dscp, out);
         }
@@ -799,10 +869,122 @@ impl Pipeline {
         }
         self.regs.agg_values[i] = [0; LANES];
         self.regs.agg_count[i] = 0;
+        self.regs.agg_ids[i] = 0;
         self.regs.agg_ecn[i] = 0;
         self.regs.agg_state[i] = state;
         self.regs.agg_tag[i] = t;
         self.regs.agg_gen[i] = g;
+    }
+
+    /// Whether `port_worker` maps `ingress` to `worker`: the worker's own port.
+    fn on_its_port(&self, ingress: PortId, worker: u16) -> bool {
+        self.tables.port_worker.get(&ingress) == Some(&worker)
+    }
+
+    /// One access to worker `w`'s `seq_next` and `seq_gap` for number `n` (a Data frame's, or
+    /// a tail probe's next number); see `sgnn_switch::recovery::seq_step`.
+    fn seq_access(&mut self, w: u16, n: u16, probe: bool) -> SeqOutcome {
+        let w = w as usize;
+        if w >= MAX_WORKERS {
+            return SeqOutcome::InOrder;
+        }
+        let (next, gap, o) = seq_step(self.regs.seq_next[w], self.regs.seq_gap[w], n, probe);
+        self.regs.seq_next[w] = next;
+        self.regs.seq_gap[w] = gap;
+        o
+    }
+
+    /// The NACK frame to the worker `cause` came from (a Data frame after a gap, or a tail
+    /// probe): an Ack with RESEND (`sgnn_switch::recovery`).
+    fn send_nack(&mut self, cause: &FrameRepr, k: Nack, out: &mut Vec<Emitted>) {
+        let c = cause.sgnn;
+        let mut a = Repr::new(PacketType::Ack);
+        a.flags.resend = true;
+        a.worker_id = c.worker_id;
+        a.src_id = k.range;
+        a.dst_id = k.prev;
+        a.block_id = c.block_id;
+        a.round = c.round;
+        a.count = k.gaps;
+        a.segment = k.next;
+        self.counters.nacked += k.new_gap as u64;
+        self.send_to_worker(c.worker_id, a, None, cause.ip.dscp, out);
+    }
+
+    /// A worker's tail probe: from its own port only; always answered with a NACK frame.
+    fn seq_probe(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        if !self.on_its_port(ingress, s.worker_id) {
+            self.counters.drop_wrong_port += 1;
+            return;
+        }
+        if s.worker_id as usize >= MAX_WORKERS {
+            self.counters.drop_unknown_worker += 1;
+            return;
+        }
+        self.counters.seq_probed += 1;
+        if let SeqOutcome::Nack(k) = self.seq_access(s.worker_id, s.src_id as u16, true) {
+            self.send_nack(&repr, k, out);
+        }
+    }
+
+    /// A pull: a FetchReq to the switch's own address for the row `agg_table[(block, src,
+    /// pass)]` feeds, segment `segment`. Answered to the row's destination worker with a
+    /// Result carrying RESEND: what the aggregator holds for this round, block and generation
+    /// (a kept complete aggregate, or a partial: its sum, `count` and contributor digest in
+    /// `src_id`), nothing (`count` 0, `src_id` 0), or `src_id` `PULL_GONE` when another
+    /// generation holds it or a RESEND released it.
+    fn pull(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
+            self.counters.drop_stale += 1;
+            return;
+        }
+        let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, s.pass)) else {
+            self.counters.drop_no_entry += 1;
+            return;
+        };
+        let AggAction::Aggregate(p) = action else {
+            self.counters.drop_unexpected += 1;
+            return;
+        };
+        let idx = p.agg_base as u64 + s.segment as u64;
+        if idx >= self.config.aggregators as u64 {
+            self.counters.drop_bad_index += 1;
+            return;
+        }
+        let i = idx as usize;
+        let state = self.regs.agg_state[i];
+        let ours = state != agg_state::FREE && self.regs.agg_tag[i] == tag(s.round, s.block_id);
+        let gen = self.regs.agg_gen[i];
+        let (count, ids, lanes) = if ours
+            && gen == p.generation
+            && (state == agg_state::ACTIVE || state == agg_state::DONE)
+        {
+            (
+                self.regs.agg_count[i],
+                self.regs.agg_ids[i],
+                self.regs.agg_values[i],
+            )
+        } else if ours
+            && (gen > p.generation || (gen == p.generation && state == agg_state::BYPASSED))
+        {
+            (0, PULL_GONE, [0; LANES])
+        } else {
+            (0, 0, [0; LANES])
+        };
+        let mut r = Repr::new(PacketType::Result);
+        r.flags.resend = true;
+        r.worker_id = p.dst_worker;
+        r.src_id = ids;
+        r.dst_id = p.dst_id;
+        r.block_id = s.block_id;
+        r.count = count;
+        r.round = s.round;
+        r.segment = s.segment;
+        r.frac_bits = s.frac_bits;
+        self.counters.pulled += 1;
+        self.send_to_worker(p.dst_worker, r, Some(&lanes), repr.ip.dscp, out);
     }
 
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {

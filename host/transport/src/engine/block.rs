@@ -1,8 +1,10 @@
 //! SwitchGNN's rounds and blocks: a round is a pass over the plan's blocks in order; a block
 //! sends its sources in the planned order, reports BlockDone once every cell and replicated
 //! segment of it is in, and moves on when the switch advances it. The per-block state
-//! (cells, reception and send bitmaps, timers) lives here.
+//! (cells and their reception state, the log of numbered transmissions, the tail probe,
+//! peers' send-done notices, timers) lives here.
 
+use sgnn_wire::recovery::SEQ_VALID;
 use sgnn_wire::PacketType;
 
 use super::{Engine, Phase};
@@ -15,6 +17,14 @@ pub(super) struct Cell {
     pub(super) done: bool,
     /// Sources whose raw contribution is not in the cache yet.
     pub(super) missing: u32,
+    /// The cell completes from its sources' raw values, fetched from their owners: a pull
+    /// found its aggregate gone (another generation holds the aggregator, or a RESEND
+    /// released it), or the aggregate stopped making progress.
+    pub(super) raw: bool,
+    /// The count of the last partial aggregate a pull returned for it.
+    pub(super) partial: Option<u16>,
+    /// Pull answers in a row whose partial count did not grow.
+    pub(super) stuck: u8,
 }
 
 /// State of the block being exchanged (SwitchGNN mode).
@@ -29,17 +39,46 @@ pub(super) struct BlockState {
     pub(super) raw_done: Vec<bool>,
     /// Cells not done plus replicated raw (vertex, segment)s not received.
     pub(super) incomplete: usize,
-    /// Send bitmap, `flat pass index * segs + g`: acknowledged.
-    pub(super) acked: Vec<bool>,
-    pub(super) unacked: usize,
     pub(super) fetch_at: u64,
     pub(super) fetch_backoff: u64,
-    pub(super) resend_at: Option<u64>,
-    pub(super) resend_backoff: u64,
     /// Set once BlockDone was sent: when to send it again.
     pub(super) done_at: Option<u64>,
     pub(super) advance_backoff: u64,
     pub(super) done_sent: u32,
+    /// The number (`Engine::seq`) of this block's first Data frame.
+    pub(super) seq_start: u16,
+    /// Per Data frame sent in this block, by `number - seq_start`: the frame it carried
+    /// (`source index * segs + g`), first transmissions and retransmissions alike.
+    pub(super) log: Vec<u32>,
+    /// Per frame (`source index * segs + g`): a retransmission of it is queued, not sent yet.
+    pub(super) retx_pending: Vec<bool>,
+    /// Retransmissions queued, not yet sent.
+    pub(super) retx_queued: usize,
+    /// A Data frame left since the switch last said it holds every one: a tail probe is owed.
+    pub(super) tail_dirty: bool,
+    /// While a tail probe is unanswered: when to send it again.
+    pub(super) probe_at: Option<u64>,
+    pub(super) probe_backoff: u64,
+    /// The send-done notice went to this block's consumers.
+    pub(super) send_done_sent: bool,
+    /// Which workers said the switch holds every Data frame they send in this block.
+    pub(super) send_done: Vec<bool>,
+    /// Feeders (`BlockView::feeders`) whose send-done notice has not come.
+    pub(super) feeders_left: usize,
+}
+
+impl BlockState {
+    /// A cell or replica came in: the fetch timer restarts, shorter once every feeder said
+    /// the switch holds all its frames (what is still missing then was lost on its way here).
+    pub(super) fn progressed(&mut self, now: u64, fetch_timeout: u64) {
+        let t = if self.feeders_left == 0 {
+            fetch_timeout / 2
+        } else {
+            fetch_timeout
+        };
+        self.fetch_at = now + t;
+        self.fetch_backoff = fetch_timeout;
+    }
 }
 
 /// The (round, block) after `block` of `round` in a plan of `blocks` blocks.
@@ -75,17 +114,29 @@ impl Engine {
         if bs.cursor >= block.sources.len() * s {
             return;
         }
-        let (i, g) = (bs.cursor / s, bs.cursor % s);
+        let k = bs.cursor;
         bs.cursor += 1;
-        let src = block.sources[i];
+        self.queue_data(TrafficClass::Data, k);
+    }
+
+    /// Queues frame `k` (`source index * segs + g`) of the running block in `class`: a Data
+    /// frame numbered when it leaves (`SEQ_VALID` now, the number in `poll_transmit`).
+    pub(super) fn queue_data(&mut self, class: TrafficClass, k: usize) {
+        let view = self.view.clone();
+        let Some(cur) = self.cur.as_ref() else { return };
+        let s = cur.segs as usize;
+        let b = self.block_index();
+        let (i, g) = (k / s, k % s);
+        let src = view.blocks[b].sources[i];
         let (lanes, sat) = view
             .contribution(&cur.enc, s, src.vertex, g)
             .expect("the view lists only sources this worker sends");
         self.stats.saturated_lanes += sat as u64;
-        let mut h = self.header(PacketType::Data, self.block_index(), g as u16);
+        let mut h = self.header(PacketType::Data, b, g as u16);
         h.src_id = src.vertex;
+        h.dst_id = SEQ_VALID;
         h.count = src.pass_len as u16;
-        self.emit(TrafficClass::Data, self.cfg.switch_ip, h, Some(&lanes));
+        self.emit(class, self.cfg.switch_ip, h, Some(&lanes));
     }
 
     fn block_index(&self) -> usize {
@@ -109,12 +160,11 @@ impl Engine {
                     .filter(|src| !cur.raw.contains_key(&(src.vertex, g as u16)))
                     .count() as u32;
                 cells[d * s + g] = Cell {
-                    done: false,
                     missing,
+                    ..Cell::default()
                 };
             }
         }
-        let acked = vec![false; block.passes.len() * s];
         let raw_done = vec![false; block.raw_in.len() * s];
         self.phase = Phase::Block(BlockState {
             b,
@@ -122,16 +172,26 @@ impl Engine {
             incomplete: cells.len() + raw_done.len(),
             cells,
             raw_done,
-            unacked: acked.len(),
-            acked,
             fetch_at: now + self.cfg.fetch_timeout_ns,
             fetch_backoff: self.cfg.fetch_timeout_ns,
-            resend_at: None,
-            resend_backoff: self.cfg.resend_timeout_ns,
             done_at: None,
             advance_backoff: self.cfg.advance_timeout_ns,
             done_sent: 0,
+            seq_start: self.seq,
+            log: Vec::new(),
+            retx_pending: vec![false; block.sources.len() * s],
+            retx_queued: 0,
+            tail_dirty: false,
+            probe_at: None,
+            probe_backoff: self.cfg.resend_timeout_ns,
+            send_done_sent: false,
+            send_done: vec![false; self.view.workers as usize],
+            feeders_left: block.feeders.len(),
         });
+        // A worker with nothing to send in this block has nothing the switch could miss.
+        if block.sources.is_empty() {
+            self.send_done_notices();
+        }
         // Raw copies cached in earlier blocks of this round may already complete cells.
         let ready: Vec<usize> = match &self.phase {
             Phase::Block(bs) => bs
@@ -171,6 +231,10 @@ impl Engine {
         };
         let b = bs.b;
         self.last_progress = now;
+        // Retransmissions of the block not sent yet are stale now (the switch would drop
+        // them): unsent, they take no number, so they leave no gap.
+        self.queues[TrafficClass::Recovery.index()]
+            .retain(|f| !super::recovery::is_numbered_data(f));
         tracing::info!(
             "worker {}: block {b} of round {} advanced by the switch",
             self.view.worker,

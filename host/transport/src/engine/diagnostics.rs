@@ -140,8 +140,13 @@ impl Engine {
         match &self.phase {
             Phase::Idle => format!("idle before round {}", self.round),
             Phase::Block(bs) => format!(
-                "round {} block {}: {} cells left, {} passes unacked, done sent {}",
-                self.round, bs.b, bs.incomplete, bs.unacked, bs.done_sent
+                "round {} block {}: {} cells left, {} retransmissions queued, tail {}, done sent {}",
+                self.round,
+                bs.b,
+                bs.incomplete,
+                bs.retx_queued,
+                if bs.tail_dirty { "unconfirmed" } else { "confirmed" },
+                bs.done_sent
             ),
             Phase::Host(hs) => format!("round {}: {} segments missing", self.round, hs.missing),
             Phase::Finishing { sent, .. } => format!("final barrier, BlockDone sent {sent}"),

@@ -6,9 +6,10 @@
 //! ([`Engine::poll_timeout`]). Any datapath (UDP, AF_PACKET, DPDK) or a simulation drives it
 //! the same way. Times are nanoseconds from an arbitrary origin.
 //!
-//! The protocol (block sequencing, send and reception bitmaps, acks, the raw-contribution
-//! cache, fetch, resend, pacing) is described with its state diagram and its exactness
-//! argument in `docs/host.md`.
+//! The protocol (block sequencing, cells, numbered Data frames and the switch's NACKs, the
+//! tail probe, send-done notices, pulls from the switch, the raw-contribution cache, fetch,
+//! pacing) is described with its state diagrams and its exactness argument in
+//! `docs/host.md`.
 //!
 //! The engine is split by concern, each an `impl Engine` block of its own:
 //!
@@ -19,7 +20,9 @@
 //! - `host`: the host-based baseline (its send schedule, raw sums and final barrier);
 //! - `transmit`: building frames and choosing what leaves next;
 //! - `receive`: what a received frame does, by packet type and by where it belongs;
-//! - `recovery`: the fetch, resend and BlockDone timers, and answering peers' fetches;
+//! - `recovery`: loss recovery (NACKs and retransmissions, the tail probe, send-done notices,
+//!   pulls and their answers, resend requests), the pull, tail and BlockDone timers, and
+//!   answering peers' fetches;
 //! - `probe`: the start-up probe, the start barrier and health probes;
 //! - `diagnostics`: statistics, `describe` and the stall message.
 
@@ -118,10 +121,12 @@ pub struct EngineConfig {
     pub dscp: DscpMap,
     /// Pacing and rate control.
     pub rate: RateConfig,
-    /// No progress on a block's incomplete cells for this long: fetch what is missing (ns).
+    /// No progress on a block's incomplete cells for this long: pull them from the switch
+    /// (and fetch what must come raw) (ns).
     pub fetch_timeout_ns: u64,
-    /// A source's send bitmap still incomplete this long after its block was sent: resend
-    /// the unacknowledged passes with RESEND (ns).
+    /// The switch has not answered this worker's tail probe for this long: probe again (ns).
+    /// The probe follows the block's last Data frame and asks the switch which of them it
+    /// misses.
     pub resend_timeout_ns: u64,
     /// No BlockAdvance this long after BlockDone: send BlockDone again (ns).
     pub advance_timeout_ns: u64,
@@ -160,7 +165,7 @@ impl Default for EngineConfig {
             dscp: DscpMap::default(),
             rate: RateConfig::default(),
             fetch_timeout_ns: 20_000_000,
-            resend_timeout_ns: 80_000_000,
+            resend_timeout_ns: 10_000_000,
             advance_timeout_ns: 20_000_000,
             max_backoff_ns: 1_000_000_000,
             stall_timeout_ns: 30_000_000_000,
@@ -218,6 +223,14 @@ pub struct Engine {
     /// Start barrier: which workers this one heard a hello from (itself included).
     heard: Vec<bool>,
     fatal: Option<TransportError>,
+    /// The number the next Data frame carries (`sgnn_wire::recovery::SEQ_VALID`), counting
+    /// every Data frame this worker sent, mod 2^16.
+    seq: u16,
+    /// NACKs from the switch whose ranges this worker knows, mod 2^16 (the switch counts the
+    /// gaps it found in this worker's frames; a jump of more than one means NACKs were lost).
+    nacks_known: u16,
+    /// The last number of the last gap this worker knows of.
+    nack_hi: Option<u16>,
 }
 
 impl Engine {
@@ -251,6 +264,9 @@ impl Engine {
             last_heard: vec![None; workers],
             heard: (0..workers).map(|p| p == w as usize).collect(),
             fatal: None,
+            seq: 0,
+            nacks_known: 0,
+            nack_hi: None,
             cfg,
             view,
         }
@@ -386,10 +402,11 @@ impl Engine {
             if !self.rate.try_send(now, sgnn_wire::wire_bytes(len)) {
                 return None;
             }
-            let f = self.queues[class.index()]
+            let mut f = self.queues[class.index()]
                 .pop_front()
                 .expect("front exists");
             self.stats.sent.get_mut(class).add(f.len());
+            self.number_data(now, class, &mut f);
             return Some((class, f));
         }
         if self.probing() {
@@ -402,8 +419,9 @@ impl Engine {
         if !self.rate.try_send(now, sgnn_wire::wire_bytes(len)) {
             return None;
         }
-        let f = self.queues[TrafficClass::Data.index()].pop_front()?;
+        let mut f = self.queues[TrafficClass::Data.index()].pop_front()?;
         self.stats.sent.data.add(f.len());
+        self.number_data(now, TrafficClass::Data, &mut f);
         self.after_first_transmission(now);
         Some((TrafficClass::Data, f))
     }
@@ -430,10 +448,9 @@ impl Engine {
                 if bs.incomplete > 0 {
                     at(bs.fetch_at);
                 }
-                if bs.unacked > 0 {
-                    if let Some(r) = bs.resend_at {
-                        at(r);
-                    }
+                // The probe waits for the frames still to leave (they re-arm it).
+                if let Some(p) = bs.probe_at.filter(|_| !self.sends_left()) {
+                    at(p);
                 }
                 if let Some(d) = bs.done_at {
                     at(d);

@@ -1,13 +1,14 @@
 //! The receive path: what a frame does once parsed and counted, by packet type (probe
-//! answers, hellos, Results, raw contributions and replicas, acks, fetch requests,
-//! BlockAdvance) and by how its round and block relate to where this worker is (current,
-//! next, stale); and how a block's cells complete.
+//! answers, hellos, NACKs, Results and pull answers, raw contributions and replicas,
+//! send-done notices, fetch requests, BlockAdvance) and by how its round and block relate to
+//! where this worker is (current, next, stale); and how a block's cells complete.
 
 use std::collections::hash_map::Entry;
 
 use sgnn_wire::codec::accumulate;
+use sgnn_wire::recovery::SEND_DONE;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{PacketType, ACK_ALL_SEGMENTS, ALL_NEIGHBOURS, LANES, PEER_HELLO, PROBE_DST};
+use sgnn_wire::{PacketType, ALL_NEIGHBOURS, LANES, PEER_HELLO, PROBE_DST};
 
 use super::block::succ;
 use super::{Engine, Mode, Phase};
@@ -86,6 +87,11 @@ impl Engine {
         if s.packet_type == PacketType::Ack && s.dst_id == PEER_HELLO {
             return self.handle_hello(now, s);
         }
+        if s.packet_type == PacketType::Ack && s.flags.resend && s.worker_id == self.view.worker {
+            // The switch's NACK (or its answer to a tail probe): about this worker's numbered
+            // Data frames, whatever block it names.
+            return self.on_nack(s);
+        }
         if s.packet_type == PacketType::BlockAdvance
             && self.cfg.mode == Mode::HostBased
             && matches!(self.phase, Phase::Finishing { .. })
@@ -155,7 +161,8 @@ impl Engine {
                     self.on_raw(now, s, l)
                 }
             }
-            PacketType::Ack => self.on_ack(now, s),
+            PacketType::Ack if s.dst_id == SEND_DONE => self.on_send_done(now, s),
+            PacketType::Ack => self.stats.unexpected += 1,
             PacketType::FetchReq => self.serve_fetch(s),
             PacketType::BlockAdvance => self.on_advance(now),
             PacketType::Data | PacketType::BlockDone => self.stats.unexpected += 1,
@@ -174,8 +181,19 @@ impl Engine {
             self.stats.unexpected += 1;
             return;
         };
-        if s.segment as usize >= segs || s.count as u32 != block.dests[d as usize].expected {
+        let expected = block.dests[d as usize].expected;
+        if s.segment as usize >= segs || s.count as u32 > expected {
             self.stats.unexpected += 1;
+            return;
+        }
+        if (s.count as u32) < expected {
+            // Only a pull's answer (RESEND) may carry less than the whole aggregate.
+            if s.flags.resend {
+                let k = d as usize * segs + s.segment as usize;
+                self.on_pull_partial(now, k, s);
+            } else {
+                self.stats.unexpected += 1;
+            }
             return;
         }
         let k = d as usize * segs + s.segment as usize;
@@ -184,6 +202,9 @@ impl Engine {
             return;
         }
         self.stats.results_used += 1;
+        if s.flags.resend {
+            self.stats.pulled_results += 1;
+        }
         self.finish_cell(now, k, lanes, true);
     }
 
@@ -230,8 +251,7 @@ impl Engine {
                                 }
                             }
                             if !ready.is_empty() {
-                                bs.fetch_at = now + self.cfg.fetch_timeout_ns;
-                                bs.fetch_backoff = self.cfg.fetch_timeout_ns;
+                                bs.progressed(now, self.cfg.fetch_timeout_ns);
                             }
                             for k in ready {
                                 self.complete_cell_raw(now, k);
@@ -240,27 +260,6 @@ impl Engine {
                     }
                 } else {
                     self.stats.raw_duplicate += 1;
-                }
-                // A RESEND copy of a contribution to a cell we already have means its sender
-                // missed our ack: acknowledge again.
-                if s.flags.resend {
-                    if let Phase::Block(bs) = &self.phase {
-                        let block = &view.blocks[bs.b];
-                        if let Some(&d) = block.dest_index.get(&s.dst_id) {
-                            let k = d as usize * segs + g as usize;
-                            let owner = block
-                                .sources_of(d as usize)
-                                .iter()
-                                .find(|r| r.vertex == src)
-                                .map(|r| r.worker);
-                            if bs.cells[k].done {
-                                if let Some(w) = owner {
-                                    let (b, dst) = (bs.b, s.dst_id);
-                                    self.send_ack(b, dst, g, w);
-                                }
-                            }
-                        }
-                    }
                 }
             }
             Mode::HostBased => self.on_host_raw(now, s, lanes),
@@ -307,8 +306,7 @@ impl Engine {
         }
         bs.raw_done[k] = true;
         bs.incomplete -= 1;
-        bs.fetch_at = now + self.cfg.fetch_timeout_ns;
-        bs.fetch_backoff = self.cfg.fetch_timeout_ns;
+        bs.progressed(now, self.cfg.fetch_timeout_ns);
         let cur = self.cur.as_mut().expect("round running");
         let g = s.segment as usize;
         let mut sat = 0;
@@ -322,7 +320,7 @@ impl Engine {
     }
 
     /// Adds a cell's value (a Result or the sum of its raw contributions, never both) into
-    /// the destination's sum, marks it done and acknowledges it to its sources' workers.
+    /// the destination's sum and marks it done.
     fn finish_cell(&mut self, now: u64, k: usize, value: &[i32; LANES], by_result: bool) {
         let view = self.view.clone();
         let Phase::Block(bs) = &mut self.phase else {
@@ -334,8 +332,7 @@ impl Engine {
         debug_assert!(!bs.cells[k].done);
         bs.cells[k].done = true;
         bs.incomplete -= 1;
-        bs.fetch_at = now + self.cfg.fetch_timeout_ns;
-        bs.fetch_backoff = self.cfg.fetch_timeout_ns;
+        bs.progressed(now, self.cfg.fetch_timeout_ns);
         let block = &view.blocks[bs.b];
         let dest = block.dests[d];
         let sat = accumulate(&mut cur.acc[dest.local as usize * segs + g], value);
@@ -348,61 +345,6 @@ impl Engine {
             self.stats.cells_by_raw += 1;
         }
         self.last_progress = now;
-        // Reception bitmap of the destination full (every segment): one ack for all its
-        // segments to every worker owning a source of it.
-        if bs.cells[d * segs..(d + 1) * segs].iter().all(|c| c.done) {
-            let mut owners: Vec<u16> = block.sources_of(d).iter().map(|r| r.worker).collect();
-            owners.sort_unstable();
-            owners.dedup();
-            let b = bs.b;
-            let seg = if segs == 1 { 0 } else { ACK_ALL_SEGMENTS };
-            for w in owners {
-                self.send_ack(b, dest.vertex, seg, w);
-            }
-        }
         self.check_block_done(now);
-    }
-
-    fn on_ack(&mut self, now: u64, s: &Repr) {
-        let view = self.view.clone();
-        let segs = self.segs();
-        let Phase::Block(bs) = &mut self.phase else {
-            self.stats.stale += 1;
-            return;
-        };
-        let Some(passes) = view.blocks[bs.b].acked_by.get(&s.dst_id) else {
-            self.stats.unexpected += 1;
-            return;
-        };
-        let segments = if s.segment == ACK_ALL_SEGMENTS {
-            0..segs
-        } else if (s.segment as usize) < segs {
-            s.segment as usize..s.segment as usize + 1
-        } else {
-            self.stats.unexpected += 1;
-            return;
-        };
-        let mut used = false;
-        for &p in passes {
-            for g in segments.clone() {
-                let bit = &mut bs.acked[p as usize * segs + g];
-                if !*bit {
-                    *bit = true;
-                    bs.unacked -= 1;
-                    used = true;
-                }
-            }
-        }
-        if used {
-            self.stats.acks_used += 1;
-            self.last_progress = now;
-            // The resend timer measures silence, not age: while acks keep coming the
-            // receivers are progressing (merely slow, e.g. on a loaded machine), and a
-            // premature resend would release aggregators and force every receiver of those
-            // sources onto the raw path.
-            if let Some(r) = bs.resend_at.as_mut() {
-                *r = (*r).max(now + self.cfg.resend_timeout_ns);
-            }
-        }
     }
 }

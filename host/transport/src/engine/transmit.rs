@@ -2,7 +2,6 @@
 //! traffic class, into the class's queue), and choosing the next first transmission of the
 //! running exchange.
 
-use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 
@@ -56,13 +55,6 @@ impl Engine {
         self.emit(TrafficClass::Control, self.cfg.switch_ip, s, None);
     }
 
-    pub(super) fn send_ack(&mut self, b: usize, dst: u32, g: u16, to: u16) {
-        let mut h = self.header(PacketType::Ack, b, g);
-        h.dst_id = dst;
-        self.stats.acks_sent += 1;
-        self.emit(TrafficClass::Result, worker_ip(to), h, None);
-    }
-
     /// Queues the next first-transmission frame of the running exchange, if any.
     pub(super) fn generate_data(&mut self) {
         match self.phase {
@@ -85,17 +77,9 @@ impl Engine {
         }
     }
 
-    /// After a first transmission: the resend timer of a block runs from its last first
-    /// transmission, and after the last one a block (or a baseline exchange) may be done.
+    /// After a first transmission: after the last one a block (or a baseline exchange) may
+    /// be done.
     pub(super) fn after_first_transmission(&mut self, now: u64) {
-        // The resend timer of a block runs from its last first transmission.
-        let segs = self.segs();
-        if let Phase::Block(bs) = &mut self.phase {
-            if bs.cursor == self.view.blocks[bs.b].sources.len() * segs {
-                bs.resend_at = Some(now + bs.resend_backoff);
-            }
-        }
-        // After the last first transmission a block may be done.
         match self.phase {
             Phase::Block(_) => self.check_block_done(now),
             Phase::Host(_) => self.check_host_complete(now),

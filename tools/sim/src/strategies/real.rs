@@ -1,6 +1,7 @@
 //! [`RealExchange`]: the real code in simulated time. Every worker is `sgnn-transport`'s
 //! sans-IO [`Engine`] (the daemon's protocol: block sequencing, pacing and rate control,
-//! acks, fetch, resend, BlockDone and implicit advance, or the host-based baseline), and the
+//! NACKs and retransmission, tail probes, send-done notices, pulls and fetches, BlockDone
+//! and implicit advance, or the host-based baseline), and the
 //! switch is the software switch's [`Pipeline`] (the P4 program's model: tables, registers,
 //! recirculation, block synchronisation, the drop simulator), loaded with the plan as
 //! `switch-ctl load` loads it. They exchange real frames (`sgnn-wire` bytes) over the
@@ -136,8 +137,9 @@ pub struct RealExchange<'p> {
     pub finish: Option<Time>,
     /// Switch counters as the simulator reports them.
     pub counters: SwitchCounters,
-    /// The daemons' acks (beyond the planner's traffic model): per host, wire bytes up and
-    /// down, and frames.
+    /// The daemons' and the switch's Acks (beyond the planner's traffic model: tail probes,
+    /// their answers and NACKs, send-done notices): per host, wire bytes up and down, and
+    /// frames sent by hosts.
     pub acks: crate::Overhead,
     active_peak: u64,
 }
@@ -274,6 +276,7 @@ impl<'p> RealExchange<'p> {
             h.retransmissions += s.retransmissions;
             h.resend_timeouts += s.resend_timeouts;
             h.acks += s.acks_sent;
+            h.pulls += s.pulls;
             h.cells_by_result += s.cells_by_result;
             h.cells_by_raw += s.cells_by_raw;
         }
@@ -288,7 +291,8 @@ impl<'p> RealExchange<'p> {
                 e.stats()
                     .rate_mbps
                     .iter()
-                    .map(|&(t_ns, mbps)| ((t_ns * 1e3) as Time, (mbps * 1e6) as u64))
+                    // The engine's samples are (seconds since its start, Mbit/s); Time is ps.
+                    .map(|&(t_s, mbps)| ((t_s * 1e12).round() as Time, (mbps * 1e6) as u64))
                     .collect()
             })
             .collect()
