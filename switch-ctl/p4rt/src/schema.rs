@@ -577,7 +577,7 @@ mod tests {
                 .bitwidth,
             16
         );
-        assert_eq!(ix.registers().len(), 43);
+        assert_eq!(ix.registers().len(), 46);
         assert!(compare_p4info(&p, &p).is_empty());
     }
 
