@@ -47,8 +47,13 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
 struct Channel {
     drop: f64,
     dup: f64,
-    /// Uniform extra delay in ns (reordering).
+    /// Uniform extra delay in ns (queueing). A link delivers in the order it was given
+    /// frames, as a cable does, unless `reorder` lets a frame overtake.
     jitter: u64,
+    /// Probability that a frame ignores its link's order (delivered `LATENCY` + jitter after
+    /// it was sent, ahead of frames still queued): reordering as a multi-queue NIC or a
+    /// multipath fabric makes it.
+    reorder: f64,
     seed: u64,
 }
 
@@ -57,6 +62,7 @@ const QUIET: Channel = Channel {
     drop: 0.0,
     dup: 0.0,
     jitter: 0,
+    reorder: 0.0,
     seed: 1,
 };
 
@@ -89,6 +95,9 @@ struct Sim {
     heap: BinaryHeap<Reverse<Event>>,
     seq: u64,
     now: u64,
+    /// Per link (by destination: each worker's access link into the switch, the switch's
+    /// link to each worker), when its last frame is delivered.
+    link_free: std::collections::BTreeMap<To, u64>,
     /// Drop this many BlockAdvances to this worker (tests the implicit advance and the
     /// BlockDone resend).
     drop_advances_to: Option<(u16, usize)>,
@@ -141,6 +150,7 @@ impl Sim {
             heap: BinaryHeap::new(),
             seq: 0,
             now: 0,
+            link_free: std::collections::BTreeMap::new(),
             drop_advances_to: None,
             inject: None,
             start_at: vec![0; workers as usize],
@@ -164,10 +174,15 @@ impl Sim {
             1
         };
         for _ in 0..copies {
-            let delay = LATENCY + self.rng.gen_range(0..=self.chan.jitter);
+            let mut at = self.now + LATENCY + self.rng.gen_range(0..=self.chan.jitter);
+            let fifo = self.rng.gen::<f64>() >= self.chan.reorder;
+            let free = self.link_free.entry(to).or_insert(0);
+            if fifo {
+                at = at.max(*free);
+            }
+            *free = (*free).max(at);
             self.seq += 1;
-            self.heap
-                .push(Reverse((self.now + delay, self.seq, to, frame.clone())));
+            self.heap.push(Reverse((at, self.seq, to, frame.clone())));
         }
     }
 
@@ -577,6 +592,7 @@ fn lossy_reordering_duplicating_channel_still_gives_exact_sums() {
             drop: 0.05,
             dup: 0.05,
             jitter: 30_000,
+            reorder: 0.05,
             seed,
         };
         let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
@@ -596,6 +612,7 @@ fn heavy_loss_and_odd_feature_sizes() {
         drop: 0.25,
         dup: 0.1,
         jitter: 100_000,
+        reorder: 0.0,
         seed: 9,
     };
     // 40 values: the second segment is partly padding.
@@ -670,6 +687,7 @@ fn host_based_baseline_is_exact_under_loss() {
         drop: 0.05,
         dup: 0.05,
         jitter: 30_000,
+        reorder: 0.0,
         seed: 4,
     };
     let (stats, mut sim) = run_and_check(small_plan(), cfg, chan, 64, 3);
@@ -761,6 +779,7 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
         drop: 0.25,
         dup: 0.1,
         jitter: 100_000,
+        reorder: 0.0,
         seed: 11,
     };
     let cfg = EngineConfig {
@@ -825,6 +844,7 @@ fn multicast_and_auto_plans_are_exact_lossless_and_under_loss() {
             drop: 0.05,
             dup: 0.05,
             jitter: 30_000,
+            reorder: 0.0,
             seed: 4,
         };
         let (stats, _) = run_and_check(p, quick_cfg(), chan, 64, 2);
@@ -864,6 +884,7 @@ fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
             drop: 0.05,
             dup: 0.05,
             jitter: 30_000,
+            reorder: 0.0,
             seed,
         };
         let (stats, _) = run_and_check(partials_plan(), quick_cfg(), chan, 64, 3);
@@ -923,6 +944,7 @@ fn random_fault_schedules_end_exact_with_no_busy_aggregator() {
             drop: rng.gen_range(0.0..0.2),
             dup: rng.gen_range(0.0..0.1),
             jitter: rng.gen_range(0..100_000),
+            reorder: rng.gen_range(0.0..0.05),
             seed,
         };
         let p = plans[seed as usize % 2].clone();
@@ -930,8 +952,44 @@ fn random_fault_schedules_end_exact_with_no_busy_aggregator() {
         let (busy, _stale) = sim.sw.aggregators_in_use();
         assert_eq!(
             busy, 0,
-            "seed {seed}: drop {:.3}, dup {:.3}, jitter {}",
-            chan.drop, chan.dup, chan.jitter
+            "seed {seed}: drop {:.3}, dup {:.3}, jitter {}, reorder {:.3}",
+            chan.drop, chan.dup, chan.jitter, chan.reorder
         );
     }
+}
+
+/// The switch's seq check expects a worker's frames in the order they left (one access link);
+/// a frame that overtakes others reads as a gap there. That costs retransmissions (the
+/// overtaken frames, dropped as duplicates by `src_seen` when they arrive) but never
+/// exactness, and the run ends however much the link reorders (docs/host.md, "Reordering").
+#[test]
+fn reordering_on_the_access_link_costs_retransmissions_not_exactness() {
+    let mut per_frame = Vec::new();
+    for reorder in [0.1, 0.5] {
+        let chan = Channel {
+            drop: 0.0,
+            dup: 0.0,
+            jitter: 30_000,
+            reorder,
+            seed: 5,
+        };
+        let (stats, sim) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
+        let sum = |f: fn(&sgnn_transport::Stats) -> u64| stats.iter().map(f).sum::<u64>();
+        let (data, retx, nacks) = (
+            sum(|s| s.sent.data.packets),
+            sum(|s| s.retransmissions),
+            sum(|s| s.nacks),
+        );
+        assert!(nacks > 0 && retx > 0, "reorder {reorder}: nothing NACKed");
+        assert!(
+            sim.sw.counters.drop_duplicate > 0,
+            "the late frames are duplicates"
+        );
+        assert_eq!(sim.sw.aggregators_in_use().0, 0);
+        per_frame.push(retx as f64 / data as f64);
+    }
+    assert!(
+        per_frame[0] < per_frame[1],
+        "more reordering, more retransmissions: {per_frame:?}"
+    );
 }
