@@ -1020,22 +1020,27 @@ impl Planned {
         p.bound_us += barriers - p.barriers_us;
         p.barriers_us = barriers;
         p.blocks = blocks;
-        let t = &mut self.traffic;
-        let m = t.per_worker_downlink.len() as u64;
-        let ctl = wire_bytes(CONTROL_FRAME_LEN);
-        for d in t
-            .per_worker_downlink
-            .iter_mut()
-            .chain(t.per_worker_uplink.iter_mut())
-        {
-            *d = *d - old * ctl + new * ctl;
-        }
-        t.control = 2 * new * ctl * m;
-        t.total = t.total - 2 * old * ctl * m + 2 * new * ctl * m;
-        t.frames = t.frames - 2 * old * m + 2 * new * m;
-        t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
-        t.max_worker_uplink = t.per_worker_uplink.iter().copied().max().unwrap_or(0);
+        resync_traffic(&mut self.traffic, old, new);
     }
+}
+
+/// `t` with the block synchronisation of `new` blocks instead of `old`: each block costs
+/// every worker one control frame up (its BlockDone) and one down (the BlockAdvance).
+fn resync_traffic(t: &mut StrategyTraffic, old: u64, new: u64) {
+    let m = t.per_worker_downlink.len() as u64;
+    let ctl = wire_bytes(CONTROL_FRAME_LEN);
+    for d in t
+        .per_worker_downlink
+        .iter_mut()
+        .chain(t.per_worker_uplink.iter_mut())
+    {
+        *d = *d - old * ctl + new * ctl;
+    }
+    t.control = 2 * new * ctl * m;
+    t.total = t.total - 2 * old * ctl * m + 2 * new * ctl * m;
+    t.frames = t.frames - 2 * old * m + 2 * new * m;
+    t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
+    t.max_worker_uplink = t.per_worker_uplink.iter().copied().max().unwrap_or(0);
 }
 
 /// The time `blocks` blocks spend synchronising: a barrier between two blocks and the last
@@ -1349,22 +1354,9 @@ pub fn predict_host_based(
     p.time_us -= p.barriers_us;
     p.bound_us -= p.barriers_us;
     p.barriers_us = 0.0;
+    let old = p.blocks;
     p.blocks = 0;
-    let t = &mut planned.traffic;
-    let ctl = wire_bytes(CONTROL_FRAME_LEN);
-    for x in t
-        .per_worker_uplink
-        .iter_mut()
-        .chain(t.per_worker_downlink.iter_mut())
-    {
-        *x -= ctl;
-    }
-    let m = t.per_worker_uplink.len() as u64;
-    t.total -= 2 * ctl * m;
-    t.frames -= 2 * m;
-    t.control = 0;
-    t.max_worker_uplink = t.per_worker_uplink.iter().copied().max().unwrap_or(0);
-    t.max_worker_downlink = t.per_worker_downlink.iter().copied().max().unwrap_or(0);
+    resync_traffic(&mut planned.traffic, old, 0);
     planned
 }
 

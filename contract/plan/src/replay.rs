@@ -36,6 +36,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::delivery::{Sizes, Tables};
+use crate::profile::SwitchProfile;
 
 /// A time, totally ordered (the replay's times are finite).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,7 +55,6 @@ impl Ord for Ordered {
         self.0.total_cmp(&o.0)
     }
 }
-use crate::profile::SwitchProfile;
 
 /// One layer's delivery replayed in time.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -146,11 +146,10 @@ impl Tables {
             arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
             let mut done_at = start;
             let mut complete =
-                |row: u32, q: u32, at: f64, ready: &mut [f64], down: &mut [Vec<(f64, f64)>]| {
+                |row: u32, at: f64, ready: &mut [f64], down: &mut [Vec<(f64, f64)>]| {
                     let r = row as usize;
                     ready[r] = ready[r].max(at);
                     count[r] += 1;
-                    let _ = q;
                     if count[r] == self.row_expected[r] {
                         let dst = part[self.row_dst[r] as usize] as usize;
                         down[dst].push((ready[r], vec_us));
@@ -164,42 +163,41 @@ impl Tables {
             let mut fifo: BinaryHeap<Reverse<(Ordered, u64, usize, usize)>> = BinaryHeap::new();
             let mut order = 0u64;
             let vector_pass = seg * pass;
-            let serve_until =
-                |until: f64,
-                 fifo: &mut BinaryHeap<Reverse<(Ordered, u64, usize, usize)>>,
-                 order: &mut u64,
-                 recirc_free: &mut f64,
-                 complete: &mut dyn FnMut(u32, u32, f64)| {
-                    while let Some(&Reverse((Ordered(enq), _, ai, j))) = fifo.peek() {
-                        let begin = recirc_free.max(enq);
-                        if begin > until {
-                            break;
-                        }
-                        fifo.pop();
-                        let done = begin + vector_pass;
-                        *recirc_free = done;
-                        let (_, q, i) = arrivals[ai];
-                        let v = self.sends(q as usize, b)[i].vertex as usize;
-                        let targets = &self.r_rows[self.r_off[v]..self.r_off[v + 1]];
-                        complete(targets[j], q, done);
-                        if j + 1 < targets.len() {
-                            *order += 1;
-                            fifo.push(Reverse((Ordered(done), *order, ai, j + 1)));
-                        }
+            let serve_until = |until: f64,
+                               fifo: &mut BinaryHeap<Reverse<(Ordered, u64, usize, usize)>>,
+                               order: &mut u64,
+                               recirc_free: &mut f64,
+                               complete: &mut dyn FnMut(u32, f64)| {
+                while let Some(&Reverse((Ordered(enq), _, ai, j))) = fifo.peek() {
+                    let begin = recirc_free.max(enq);
+                    if begin > until {
+                        break;
                     }
-                };
+                    fifo.pop();
+                    let done = begin + vector_pass;
+                    *recirc_free = done;
+                    let (_, q, i) = arrivals[ai];
+                    let v = self.sends(q as usize, b)[i].vertex as usize;
+                    let targets = &self.r_rows[self.r_off[v]..self.r_off[v + 1]];
+                    complete(targets[j], done);
+                    if j + 1 < targets.len() {
+                        *order += 1;
+                        fifo.push(Reverse((Ordered(done), *order, ai, j + 1)));
+                    }
+                }
+            };
             for (ai, &(a, q, i)) in arrivals.iter().enumerate() {
                 serve_until(
                     a,
                     &mut fifo,
                     &mut order,
                     &mut recirc_free,
-                    &mut |row, q, at| complete(row, q, at, &mut ready, &mut down),
+                    &mut |row, at| complete(row, at, &mut ready, &mut down),
                 );
                 let s = self.sends(q as usize, b)[i];
                 let v = s.vertex as usize;
                 if s.partial {
-                    complete(self.row_of[v], q, a, &mut ready, &mut down);
+                    complete(self.row_of[v], a, &mut ready, &mut down);
                     continue;
                 }
                 for &p in &self.mcast[self.mcast_off[v]..self.mcast_off[v + 1]] {
@@ -215,7 +213,7 @@ impl Tables {
                 let first = if replicated {
                     0
                 } else {
-                    complete(targets[0], q, a, &mut ready, &mut down);
+                    complete(targets[0], a, &mut ready, &mut down);
                     1
                 };
                 if targets.len() > first {
@@ -228,7 +226,7 @@ impl Tables {
                 &mut fifo,
                 &mut order,
                 &mut recirc_free,
-                &mut |row, q, at| complete(row, q, at, &mut ready, &mut down),
+                &mut |row, at| complete(row, at, &mut ready, &mut down),
             );
             block_done_us.push(done_at);
             // Each worker's downlink drains the block's vectors; its BlockDone leaves once its

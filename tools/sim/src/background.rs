@@ -316,17 +316,23 @@ impl<A: App> WithBackground<A> {
 
     /// The next background frame of `host`, if one is waiting and its rate control lets it
     /// leave at `now`.
-    fn bg_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
-        let q = &mut self.queue[host as usize];
-        let &id = q.front()?;
-        let f = &mut self.flows[id as usize];
+    /// `host`'s next waiting background frame: its flow, payload bytes and wire bytes.
+    fn bg_front(&self, host: u32) -> Option<(u32, u32, u32)> {
+        let &id = self.queue[host as usize].front()?;
+        let f = &self.flows[id as usize];
         let chunk = (f.size - f.sent).min(BG_FRAME_WIRE as u64) as u32;
-        let wire = chunk.max(BG_MIN_WIRE);
+        Some((id, chunk, chunk.max(BG_MIN_WIRE)))
+    }
+
+    fn bg_next(&mut self, host: u32, now: Time) -> Option<Pkt> {
+        let (id, chunk, wire) = self.bg_front(host)?;
         if let Some(r) = self.rc.get_mut(host as usize) {
             if !r.try_send(now / PS_PER_NS, wire as u64) {
                 return None;
             }
         }
+        let q = &mut self.queue[host as usize];
+        let f = &mut self.flows[id as usize];
         f.sent += chunk as u64;
         if f.sent == f.size {
             q.pop_front();
@@ -348,12 +354,7 @@ impl<A: App> WithBackground<A> {
     /// When `host`'s rate control lets its next waiting background frame leave, if one is
     /// waiting and held back at `now`.
     fn bg_wake(&self, host: u32, now: Time) -> Option<Time> {
-        if self.queue[host as usize].is_empty() {
-            return None;
-        }
-        let &id = self.queue[host as usize].front()?;
-        let f = &self.flows[id as usize];
-        let wire = ((f.size - f.sent).min(BG_FRAME_WIRE as u64) as u32).max(BG_MIN_WIRE);
+        let (_, _, wire) = self.bg_front(host)?;
         let t = self
             .rc
             .get(host as usize)?

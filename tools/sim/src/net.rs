@@ -432,10 +432,7 @@ impl Net {
 
     /// Runs until no event is left: every host is kicked at time 0.
     pub fn run<A: App>(&mut self, app: &mut A, progress: &mut dyn FnMut(Progress)) -> NetStats {
-        let mut out = std::mem::take(&mut self.out);
-        app.start(&mut out);
-        self.apply(app, &mut out);
-        self.out = out;
+        self.call(app, |app, out| app.start(out));
         for h in 0..self.topo.hosts {
             self.host_try_send(app, h);
         }
@@ -452,10 +449,7 @@ impl Net {
                     debug_assert!(ti >= self.now);
                     self.now = ti;
                     self.stats.internal_events += 1;
-                    let mut out = std::mem::take(&mut self.out);
-                    app.run_internal(ti, &mut out);
-                    self.apply(app, &mut out);
-                    self.out = out;
+                    self.call(app, |app, out| app.run_internal(ti, out));
                     continue;
                 }
             }
@@ -499,10 +493,8 @@ impl Net {
                 }
                 Ev::Emit { node, pkt } => self.forward(node, pkt),
                 Ev::Timer { node, token } => {
-                    let mut out = std::mem::take(&mut self.out);
-                    app.timer(node, token, self.now, &mut out);
-                    self.apply(app, &mut out);
-                    self.out = out;
+                    let now = self.now;
+                    self.call(app, |app, out| app.timer(node, token, now, out));
                 }
                 Ev::Sample => unreachable!("handled above"),
             }
@@ -598,17 +590,26 @@ impl Net {
                     s.delivered_bytes += pkt.wire as u64;
                 }
             }
-            let mut out = std::mem::take(&mut self.out);
-            if self.topo.is_switch(node) {
-                app.switch_recv(node, pkt, self.now, &mut out);
-            } else {
-                app.host_recv(node, pkt, self.now, &mut out);
-            }
-            self.apply(app, &mut out);
-            self.out = out;
+            let (now, switch) = (self.now, self.topo.is_switch(node));
+            self.call(app, |app, out| {
+                if switch {
+                    app.switch_recv(node, pkt, now, out);
+                } else {
+                    app.host_recv(node, pkt, now, out);
+                }
+            });
             return;
         }
         self.route(node, pkt);
+    }
+
+    /// Runs one call into the app with the core's (reused) output buffer, then carries out
+    /// what it asked for.
+    fn call<A: App>(&mut self, app: &mut A, f: impl FnOnce(&mut A, &mut Out)) {
+        let mut out = std::mem::take(&mut self.out);
+        f(app, &mut out);
+        self.apply(app, &mut out);
+        self.out = out;
     }
 
     fn apply<A: App>(&mut self, app: &mut A, out: &mut Out) {
