@@ -259,8 +259,8 @@ impl P4rtState<'_> {
 }
 
 impl SwitchState for P4rtState<'_> {
-    /// bmv2 (the only target read through Thrift) counts before `truncate()`.
-    fn tx_bytes_include_input_padding(&self) -> bool {
+    /// bmv2 (the only target read through Thrift) counts the input frame's length.
+    fn tx_bytes_count_the_input_frame(&self) -> bool {
         self.thrift.is_some()
     }
 

@@ -18,21 +18,15 @@ pub trait SwitchState {
     fn register(&mut self, name: &str) -> Result<Vec<u128>, String>;
     /// `port_rx` or `port_tx` at `port`: (packets, bytes).
     fn port_counter(&mut self, name: &str, port: usize) -> Result<(u64, u64), String>;
-    /// Whether `port_tx` counts a switch frame's bytes before the program's `truncate()`,
-    /// with the Ethernet padding of the frame that caused it (bmv2 counts in egress, and
-    /// truncation happens as the frame leaves). The frames themselves are exact either way.
-    fn tx_bytes_include_input_padding(&self) -> bool {
+    /// Whether `port_tx` counts a switch frame at the length of the frame that caused it, as
+    /// that frame entered the switch: bmv2 counts in egress, where `packet_length` is still
+    /// the input's, before the deparser drops or adds headers and `truncate()` drops the
+    /// padding. So it counts a Result with its input's Ethernet padding, a NACK with the lanes
+    /// of the Data frame it was made from, a pull's answer without the lanes it gained. The
+    /// frames themselves are exact either way.
+    fn tx_bytes_count_the_input_frame(&self) -> bool {
         false
     }
-}
-
-/// Bytes after the IPv4 packet (Ethernet padding) of a frame, 0 if it is not IPv4.
-fn padding(frame: &[u8]) -> u64 {
-    if frame.len() < 18 || frame[12..14] != [0x08, 0x00] {
-        return 0;
-    }
-    let total = u16::from_be_bytes([frame[16], frame[17]]) as usize;
-    frame.len().saturating_sub(14 + total) as u64
 }
 
 /// What a run found.
@@ -131,18 +125,17 @@ pub fn run(
 ) -> Result<RunReport, String> {
     let mut report = RunReport::default();
     let mut out = Vec::new();
-    // Per port, the input padding of the switch frames sent there (see
-    // SwitchState::tx_bytes_include_input_padding).
-    let mut tx_padding = vec![0u64; sc.plan.workers() as usize];
+    // Per port, the input's length less the frame's, summed over the switch frames sent
+    // there (see SwitchState::tx_bytes_count_the_input_frame).
+    let mut tx_extra = vec![0i64; sc.plan.workers() as usize];
     for (k, st) in sc.steps.iter().enumerate() {
         out.clear();
         model.process(st.port, &st.frame, &mut out);
-        let pad = padding(&st.frame);
         for e in &out {
             let switch_frame = e.frame.get(6..12) == Some(&model.config.mac[..]);
-            if let Some(t) = tx_padding.get_mut(e.port as usize) {
+            if let Some(t) = tx_extra.get_mut(e.port as usize) {
                 if switch_frame {
-                    *t += pad;
+                    *t += st.frame.len() as i64 - e.frame.len() as i64;
                 }
             }
         }
@@ -235,7 +228,7 @@ pub fn run(
             }
         }
     }
-    for (port, &pad) in tx_padding.iter().enumerate() {
+    for (port, &extra) in tx_extra.iter().enumerate() {
         for name in [
             sgnn_switch::counters::PORT_RX.name,
             sgnn_switch::counters::PORT_TX.name,
@@ -245,9 +238,9 @@ pub fn run(
             } else {
                 model.port_tx[port]
             };
-            if name == sgnn_switch::counters::PORT_TX.name && state.tx_bytes_include_input_padding()
+            if name == sgnn_switch::counters::PORT_TX.name && state.tx_bytes_count_the_input_frame()
             {
-                m.bytes += pad;
+                m.bytes = m.bytes.saturating_add_signed(extra);
             }
             let d = state.port_counter(name, port)?;
             if d != (m.packets, m.bytes) {

@@ -332,6 +332,134 @@ pub fn loss_recovery_paths() -> Scenario {
     }
 }
 
+/// Loss recovery (docs/host.md, "Loss recovery"): numbered Data frames in order, a gap (the
+/// frame that reveals it becomes the NACK), a late frame and a late duplicate, tail probes (a
+/// new gap, the last gap repeated, one from another worker's port), retransmissions, pulls of
+/// empty, partial, complete-and-kept and released aggregates, a pull of no row and one of
+/// another round, and a first copy for a kept aggregate.
+pub fn numbered_frames_nacks_and_pulls() -> Scenario {
+    use sgnn_wire::recovery::{SEQ_PROBE, SEQ_VALID};
+    let plan = plan_for("rmat:scale=7,edge_factor=6,seed=9", 3, 1 << 20, 32, 256);
+    let enc = features(&plan, 5);
+    let block = &plan.blocks[0];
+    let segs = plan.manifest.segments as u16;
+    let numbered = |src: u32, seg: u16, n: u16, what: &str| {
+        let mut s = data_repr(&plan, src, 0, 0, seg);
+        s.dst_id = SEQ_VALID | n as u32;
+        Step {
+            port: s.worker_id,
+            frame: frame(s.worker_id, s, Some(&enc[src as usize][seg as usize])),
+            what: format!("{what}: src {src} seg {seg} number {n}"),
+        }
+    };
+    let tail_probe = |port: u16, w: u16, next: u16| {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = w;
+        s.dst_id = SEQ_PROBE;
+        s.src_id = next as u32;
+        Step {
+            port,
+            frame: frame(w, s, None),
+            what: format!("tail probe of worker {w} (next {next}) on port {port}"),
+        }
+    };
+    // The rows of block 0 by their agg_table key, sorted (the table is a map).
+    let tables = Tables::from_plan(&plan, &worker_ports(plan.workers()));
+    let mut rows: Vec<(u16, u32, u8)> = tables
+        .agg_table
+        .iter()
+        .filter(|(k, a)| k.0 == 0 && matches!(a, AggAction::Aggregate(_)))
+        .map(|(&k, _)| k)
+        .collect();
+    rows.sort_unstable();
+    let pull = |key: (u16, u32, u8), round: u16, what: &str| {
+        let mut s = Repr::new(PacketType::FetchReq);
+        s.worker_id = 1;
+        s.block_id = key.0;
+        s.src_id = key.1;
+        s.pass = key.2;
+        s.round = round;
+        s.frac_bits = 20;
+        Step {
+            port: 1,
+            frame: frame(1, s, None),
+            what: format!("pull ({what}) of row {key:?} round {round}"),
+        }
+    };
+    let pulled: Vec<(u16, u32, u8)> = rows.iter().step_by(rows.len() / 4 + 1).copied().collect();
+    // Every worker's (source, segment) pairs of block 0, in the plan's order.
+    let mut frames: Vec<Vec<(u32, u16)>> = vec![Vec::new(); plan.workers() as usize];
+    for &src in &block.sources {
+        for g in 0..segs {
+            frames[plan.owner(src).unwrap() as usize].push((src, g));
+        }
+    }
+    let w0 = &frames[0];
+    assert!(w0.len() >= 6, "worker 0 needs six frames in block 0");
+    let mut steps = Vec::new();
+    // Nothing yet.
+    steps.push(pull(pulled[0], 0, "empty"));
+    // Worker 0: #0, #1, (#2 lost), #3 reveals the gap 2..=3 and becomes the NACK; #2 late,
+    // #1 again (late and a duplicate), #4 in order.
+    steps.push(numbered(w0[0].0, w0[0].1, 0, "in order"));
+    steps.push(numbered(w0[1].0, w0[1].1, 1, "in order"));
+    steps.push(numbered(w0[3].0, w0[3].1, 3, "after a gap"));
+    steps.push(numbered(w0[2].0, w0[2].1, 2, "late"));
+    steps.push(numbered(w0[1].0, w0[1].1, 1, "late duplicate"));
+    steps.push(numbered(w0[4].0, w0[4].1, 4, "in order"));
+    // Partial aggregates.
+    for &k in &pulled {
+        steps.push(pull(k, 0, "partial or empty"));
+    }
+    // Tail probes: #5 never arrived (a new gap), then the last gap again; one claiming worker
+    // 0 from worker 1's port is refused.
+    steps.push(tail_probe(0, 0, 6));
+    steps.push(tail_probe(0, 0, 6));
+    steps.push(tail_probe(1, 0, 6));
+    // Worker 0 retransmits the NACKed frames (#2's copy is a duplicate) and sends the rest;
+    // the others send theirs, numbered from 0.
+    let mut n = 6u16;
+    for &(src, g) in [w0[3], w0[2], w0[5]].iter().chain(w0[6..].iter()) {
+        steps.push(numbered(src, g, n, "retransmission or rest"));
+        n += 1;
+    }
+    for (w, fs) in frames.iter().enumerate().skip(1) {
+        for (i, &(src, g)) in fs.iter().enumerate() {
+            steps.push(numbered(src, g, i as u16, &format!("worker {w}")));
+        }
+    }
+    // Complete and kept: pulled whole; a first copy for a kept aggregate is a duplicate.
+    for &k in &pulled {
+        steps.push(pull(k, 0, "complete"));
+    }
+    steps.push(numbered(
+        w0[0].0,
+        w0[0].1,
+        n,
+        "first copy for a kept aggregate",
+    ));
+    // A RESEND releases the first pulled row's aggregator: the pull then says gone.
+    let mut s = data_repr(&plan, pulled[0].1, 0, 0, 0);
+    s.flags.resend = true;
+    s.pass = pulled[0].2;
+    steps.push(Step {
+        port: s.worker_id,
+        frame: frame(s.worker_id, s, Some(&enc[pulled[0].1 as usize][0])),
+        what: format!("resend src {} pass {}", pulled[0].1, pulled[0].2),
+    });
+    steps.push(pull(pulled[0], 0, "released"));
+    steps.push(pull((0, 99_999, 0), 0, "no such row"));
+    steps.push(pull(pulled[1], 3, "another round"));
+    steps.extend(block_done_all(&plan, 0, 0));
+    Scenario {
+        name: "numbered_frames_nacks_and_pulls",
+        config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+    }
+}
+
 /// Host-to-host traffic (ack, fetch, bypass, plain UDP) forwarded untouched; frames with no
 /// route, not IPv4, or malformed SwitchGNN dropped and counted; the drop simulator.
 pub fn forwarding_and_malformed() -> Scenario {
@@ -907,6 +1035,7 @@ pub fn all() -> Vec<Scenario> {
         partials_in_one_pass(),
         replicate_to_groups(),
         loss_recovery_paths(),
+        numbered_frames_nacks_and_pulls(),
         forwarding_and_malformed(),
         drop_simulator(),
         control_frames_from_their_ports(),

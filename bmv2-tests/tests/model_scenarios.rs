@@ -68,6 +68,59 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.drop_unexpected, 1);
                 assert_eq!(c.block_advance, 1);
             }
+            "numbered_frames_nacks_and_pulls" => {
+                // The gap at #3 and the probe's gap at #5; two probes answered, the third on
+                // the wrong port.
+                assert_eq!(c.nacked, 2, "{c:?}");
+                assert_eq!(c.seq_probed, 2, "{c:?}");
+                assert_eq!(c.drop_wrong_port, 1, "{c:?}");
+                // #1 again, #2's retransmission, the first copy for a kept aggregate.
+                assert_eq!(c.drop_duplicate, 3, "{c:?}");
+                assert_eq!((c.drop_no_entry, c.drop_stale), (1, 1), "{c:?}");
+                assert_eq!(c.block_advance, 1, "{c:?}");
+                let answers: Vec<_> = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .filter(|(r, _)| {
+                        r.sgnn.packet_type == sgnn_wire::PacketType::Result && r.sgnn.flags.resend
+                    })
+                    .map(|(r, _)| (r.sgnn.count, r.sgnn.src_id))
+                    .collect();
+                let p = (answers.len() - 2) / 2;
+                assert_eq!(c.pulled as usize, answers.len(), "{c:?}");
+                assert_eq!(answers[0], (0, 0), "nothing yet");
+                assert!(
+                    answers[1..=p].iter().any(|a| a.0 > 0),
+                    "a partial: {answers:?}"
+                );
+                let whole = &answers[p + 1..=2 * p];
+                assert!(
+                    whole.iter().all(|a| a.0 > 0),
+                    "complete and kept: {answers:?}"
+                );
+                assert_eq!(
+                    answers.last().unwrap().1,
+                    sgnn_wire::recovery::PULL_GONE,
+                    "released: {answers:?}"
+                );
+                // The NACKs: gap 2..=3 (one gap so far, 4 next), then 5..=5 twice.
+                let nacks: Vec<_> = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .filter(|(r, _)| {
+                        r.sgnn.packet_type == sgnn_wire::PacketType::Ack && r.sgnn.flags.resend
+                    })
+                    .map(|(r, _)| (r.sgnn.src_id, r.sgnn.count, r.sgnn.segment))
+                    .collect();
+                assert_eq!(
+                    nacks,
+                    vec![
+                        (2 << 16 | 3, 1, 4),
+                        (5 << 16 | 5, 2, 6),
+                        (5 << 16 | 5, 2, 6)
+                    ]
+                );
+            }
             "forwarding_and_malformed" => {
                 // Ack, FetchReq, Bypass, plain UDP and the start-up probe.
                 assert_eq!(c.forwarded, 5);
