@@ -396,17 +396,18 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
     }
     let w0 = &frames[0];
     assert!(w0.len() >= 6, "worker 0 needs six frames in block 0");
-    let mut steps = Vec::new();
-    // Nothing yet.
-    steps.push(pull(pulled[0], 0, "empty"));
-    // Worker 0: #0, #1, (#2 lost), #3 reveals the gap 2..=3 and becomes the NACK; #2 late,
-    // #1 again (late and a duplicate), #4 in order.
-    steps.push(numbered(w0[0].0, w0[0].1, 0, "in order"));
-    steps.push(numbered(w0[1].0, w0[1].1, 1, "in order"));
-    steps.push(numbered(w0[3].0, w0[3].1, 3, "after a gap"));
-    steps.push(numbered(w0[2].0, w0[2].1, 2, "late"));
-    steps.push(numbered(w0[1].0, w0[1].1, 1, "late duplicate"));
-    steps.push(numbered(w0[4].0, w0[4].1, 4, "in order"));
+    let mut steps = vec![
+        // Nothing yet.
+        pull(pulled[0], 0, "empty"),
+        // Worker 0: #0, #1, (#2 lost), #3 reveals the gap 2..=3 and becomes the NACK; #2
+        // late, #1 again (late and a duplicate), #4 in order.
+        numbered(w0[0].0, w0[0].1, 0, "in order"),
+        numbered(w0[1].0, w0[1].1, 1, "in order"),
+        numbered(w0[3].0, w0[3].1, 3, "after a gap"),
+        numbered(w0[2].0, w0[2].1, 2, "late"),
+        numbered(w0[1].0, w0[1].1, 1, "late duplicate"),
+        numbered(w0[4].0, w0[4].1, 4, "in order"),
+    ];
     // Partial aggregates.
     for &k in &pulled {
         steps.push(pull(k, 0, "partial or empty"));
