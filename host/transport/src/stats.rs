@@ -155,6 +155,10 @@ pub struct Stats {
     pub pulled_partials: u64,
     /// Pull answers saying the aggregate is gone (the cell is completed from raw values).
     pub pulled_gone: u64,
+    /// Cells given up on their aggregate although every feeder's send-done notice had come
+    /// (the switch holds all their frames, yet the partial sum stopped growing): 0 unless a
+    /// contribution was lost where recovery cannot see it (the switch lost state).
+    pub given_up_after_send_done: u64,
     /// Frames for an earlier block or round: ignored.
     pub stale: u64,
     /// Frames for the next round received before it started: buffered and replayed.

@@ -993,3 +993,26 @@ fn reordering_on_the_access_link_costs_retransmissions_not_exactness() {
         "more reordering, more retransmissions: {per_frame:?}"
     );
 }
+
+/// A worker that missed two NACKs in a row and then hears its tail probe's answer (which
+/// repeats the last gap in both fields: the switch keeps only the last) resends everything
+/// after the last gap it knew. Every contribution reaches its aggregate, so no cell is given
+/// up once every feeder said the switch holds its frames.
+#[test]
+fn lost_nacks_before_a_probe_answer_lose_no_contribution() {
+    for seed in 1..=4 {
+        let chan = Channel {
+            drop: 0.2,
+            dup: 0.0,
+            jitter: 2_000,
+            reorder: 0.0,
+            seed,
+        };
+        let (stats, sim) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
+        let given_up: u64 = stats.iter().map(|s| s.given_up_after_send_done).sum();
+        let nacks: u64 = stats.iter().map(|s| s.nacks).sum();
+        assert!(nacks > 100, "seed {seed}: the channel should cost NACKs");
+        assert_eq!(given_up, 0, "seed {seed}");
+        assert_eq!(sim.sw.aggregators_in_use().0, 0);
+    }
+}

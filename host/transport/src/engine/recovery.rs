@@ -185,7 +185,9 @@ impl Engine {
             self.stats.nacks += 1;
             let ranges = match delta {
                 1 => vec![(lo, hi)],
-                2 => vec![unpack_range(s.dst_id), (lo, hi)],
+                // The gap before this one, unless this is a probe's answer without a new gap:
+                // it repeats the last gap in both fields (the switch keeps only the last).
+                2 if s.dst_id != s.src_id => vec![unpack_range(s.dst_id), (lo, hi)],
                 // NACKs were lost and their ranges are unknown: everything after the last
                 // gap known, up to the end of this one (frames that did arrive are dropped as
                 // duplicates by the switch's `src_seen`).
@@ -328,6 +330,9 @@ impl Engine {
             c.partial = Some(s.count);
             if (feeders_done && c.stuck >= 2) || c.stuck >= 4 {
                 c.raw = true;
+                if feeders_done {
+                    self.stats.given_up_after_send_done += 1;
+                }
             }
         }
         if c.raw {
