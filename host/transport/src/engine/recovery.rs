@@ -305,8 +305,8 @@ impl Engine {
 
     /// A pull's answer with less than the whole aggregate: `src_id` `PULL_GONE` (the aggregate
     /// is gone), or a partial sum with its count. A gone aggregate, or one that stopped
-    /// growing (over three pulls once every feeder is done, or over five), completes from its
-    /// sources' raw values.
+    /// growing (over three pulls once every feeder is done, or over nine: a feeder whose
+    /// notice was lost may still be resending), completes from its sources' raw values.
     pub(super) fn on_pull_partial(&mut self, _now: u64, k: usize, s: &Repr) {
         let Phase::Block(bs) = &mut self.phase else {
             return;
@@ -328,7 +328,7 @@ impl Engine {
                 c.stuck = 0;
             }
             c.partial = Some(s.count);
-            if (feeders_done && c.stuck >= 2) || c.stuck >= 4 {
+            if (feeders_done && c.stuck >= 2) || c.stuck >= 8 {
                 c.raw = true;
                 if feeders_done {
                     self.stats.given_up_after_send_done += 1;
