@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::recovery;
 use sgnn_wire::sgnn::{Flags, Repr};
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 
@@ -98,11 +99,20 @@ impl Op {
             self.worker % (workers + 1)
         };
         s.src_id = pick(self.src, n + 2);
+        // Loss recovery's code points (sgnn_wire::recovery) too: numbered Data frames with
+        // numbers near the start (in order, gaps and late ones), tail probes, send-done
+        // notices; a NACK (an Ack with RESEND) names a range of such numbers.
         s.dst_id = match self.dst % 8 {
             0 => u32::MAX,
             1 => u32::MAX - 1,
+            2 => recovery::SEQ_PROBE,
+            3 => recovery::SEND_DONE,
+            4 | 5 => recovery::SEQ_VALID | ((self.dst >> 3) % 64),
             _ => pick(self.dst, n + 2),
         };
+        if kind == PacketType::Ack && s.flags.resend {
+            s.src_id = ((self.src >> 8) % 64) << 16 | (self.src % 64);
+        }
         s.block_id = self.block % (plan.blocks.len() as u16 + 2);
         s.round = self.round as u16 % 3;
         s.segment = self.segment as u16 % 3;
