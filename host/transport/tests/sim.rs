@@ -4,7 +4,7 @@
 //! codec's error bound of the real sums.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
@@ -97,7 +97,7 @@ struct Sim {
     now: u64,
     /// Per link (by destination: each worker's access link into the switch, the switch's
     /// link to each worker), when its last frame is delivered.
-    link_free: std::collections::BTreeMap<To, u64>,
+    link_free: BTreeMap<To, u64>,
     /// Drop this many BlockAdvances to this worker (tests the implicit advance and the
     /// BlockDone resend).
     drop_advances_to: Option<(u16, usize)>,
@@ -150,7 +150,7 @@ impl Sim {
             heap: BinaryHeap::new(),
             seq: 0,
             now: 0,
-            link_free: std::collections::BTreeMap::new(),
+            link_free: BTreeMap::new(),
             drop_advances_to: None,
             inject: None,
             start_at: vec![0; workers as usize],
@@ -532,6 +532,11 @@ fn a_switch_reloaded_mid_layer_stops_the_workers_with_a_clear_error() {
     );
 }
 
+/// `f` summed over every worker's stats.
+fn total(stats: &[sgnn_transport::Stats], f: fn(&sgnn_transport::Stats) -> u64) -> u64 {
+    stats.iter().map(f).sum()
+}
+
 fn small_plan() -> Plan {
     // 2 segments, 64 destinations per block: several blocks.
     plan(8, 4, 16 << 10, 64)
@@ -568,14 +573,13 @@ fn lossless_run_is_exact_and_uses_the_switch_only() {
         "the test wants several segments per vertex"
     );
     let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
-    let sum = |f: fn(&sgnn_transport::Stats) -> u64| stats.iter().map(f).sum::<u64>();
-    assert_eq!(sum(|s| s.tail_probes), 3 * probes_per_round);
-    assert_eq!(sum(|s| s.send_done_sent), 3 * notices_per_round);
+    assert_eq!(total(&stats, |s| s.tail_probes), 3 * probes_per_round);
+    assert_eq!(total(&stats, |s| s.send_done_sent), 3 * notices_per_round);
     assert_eq!(
-        sum(|s| s.acks_sent),
-        sum(|s| s.tail_probes + s.send_done_sent)
+        total(&stats, |s| s.acks_sent),
+        total(&stats, |s| s.tail_probes + s.send_done_sent)
     );
-    assert_eq!(sum(|s| s.nacks + s.pulls), 0);
+    assert_eq!(total(&stats, |s| s.nacks + s.pulls), 0);
     for s in &stats {
         assert_eq!(s.cells_by_raw, 0, "nothing lost, nothing raw");
         assert_eq!(s.fetches_sent + s.retransmissions, 0);
@@ -596,9 +600,9 @@ fn lossy_reordering_duplicating_channel_still_gives_exact_sums() {
             seed,
         };
         let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
-        let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
-        let nacks: u64 = stats.iter().map(|s| s.nacks).sum();
-        let pulls: u64 = stats.iter().map(|s| s.pulls).sum();
+        let resent = total(&stats, |s| s.retransmissions);
+        let nacks = total(&stats, |s| s.nacks);
+        let pulls = total(&stats, |s| s.pulls);
         assert!(
             resent > 0 && nacks > 0 && pulls > 0,
             "5% loss must need recovery"
@@ -617,7 +621,7 @@ fn heavy_loss_and_odd_feature_sizes() {
     };
     // 40 values: the second segment is partly padding.
     let (stats, _) = run_and_check(small_plan(), quick_cfg(), chan, 40, 2);
-    let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
+    let resent = total(&stats, |s| s.retransmissions);
     assert!(resent > 0, "lost Data frames are NACKed and sent again");
 }
 
@@ -795,7 +799,7 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
             s.fetch_timeouts
         );
     }
-    let pulled: u64 = stats.iter().map(|s| s.pulls).sum();
+    let pulled = total(&stats, |s| s.pulls);
     assert!(pulled > 0, "25% loss loses Results, which are pulled");
 }
 
@@ -828,14 +832,14 @@ fn multicast_and_auto_plans_are_exact_lossless_and_under_loss() {
             .sum();
         assert!(want > 0);
         let (stats, sim) = run_and_check(p.clone(), quick_cfg(), QUIET, 64, 2);
-        let used: u64 = stats.iter().map(|s| s.replicas_used).sum();
+        let used = total(&stats, |s| s.replicas_used);
         assert_eq!(
             used,
             want * 2 * 2,
             "{mode:?}: every replica, 2 segments, 2 rounds"
         );
         assert_eq!(
-            stats.iter().map(|s| s.fetches_sent).sum::<u64>(),
+            total(&stats, |s| s.fetches_sent),
             0,
             "{mode:?}: nothing lost, nothing fetched"
         );
@@ -849,7 +853,7 @@ fn multicast_and_auto_plans_are_exact_lossless_and_under_loss() {
         };
         let (stats, _) = run_and_check(p, quick_cfg(), chan, 64, 2);
         assert!(
-            stats.iter().map(|s| s.fetches_answered).sum::<u64>() > 0,
+            total(&stats, |s| s.fetches_answered) > 0,
             "{mode:?}: lost replicas are fetched from their owners"
         );
     }
@@ -888,8 +892,8 @@ fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
             seed,
         };
         let (stats, _) = run_and_check(partials_plan(), quick_cfg(), chan, 64, 3);
-        let resent: u64 = stats.iter().map(|s| s.retransmissions).sum();
-        let pulls: u64 = stats.iter().map(|s| s.pulls).sum();
+        let resent = total(&stats, |s| s.retransmissions);
+        let pulls = total(&stats, |s| s.pulls);
         assert!(
             resent > 0 && pulls > 0,
             "5% loss must need recovery: lost partials sent again, lost Results pulled"
@@ -926,7 +930,7 @@ fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
         "{:?}",
         sim.lost_before_start
     );
-    assert!(stats.iter().map(|s| s.fetches_sent + s.pulls).sum::<u64>() > 0);
+    assert!(total(&stats, |s| s.fetches_sent + s.pulls) > 0);
 }
 
 /// A property over random fault schedules: for every seed, a random loss, duplication and
@@ -974,11 +978,10 @@ fn reordering_on_the_access_link_costs_retransmissions_not_exactness() {
             seed: 5,
         };
         let (stats, sim) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
-        let sum = |f: fn(&sgnn_transport::Stats) -> u64| stats.iter().map(f).sum::<u64>();
         let (data, retx, nacks) = (
-            sum(|s| s.sent.data.packets),
-            sum(|s| s.retransmissions),
-            sum(|s| s.nacks),
+            total(&stats, |s| s.sent.data.packets),
+            total(&stats, |s| s.retransmissions),
+            total(&stats, |s| s.nacks),
         );
         assert!(nacks > 0 && retx > 0, "reorder {reorder}: nothing NACKed");
         assert!(
@@ -1009,8 +1012,8 @@ fn lost_nacks_before_a_probe_answer_lose_no_contribution() {
             seed,
         };
         let (stats, sim) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
-        let given_up: u64 = stats.iter().map(|s| s.given_up_after_send_done).sum();
-        let nacks: u64 = stats.iter().map(|s| s.nacks).sum();
+        let given_up = total(&stats, |s| s.given_up_after_send_done);
+        let nacks = total(&stats, |s| s.nacks);
         assert!(nacks > 100, "seed {seed}: the channel should cost NACKs");
         assert_eq!(given_up, 0, "seed {seed}");
         assert_eq!(sim.sw.aggregators_in_use().0, 0);
