@@ -888,7 +888,7 @@ fn partials_plans_stay_exact_under_loss_duplication_and_reordering() {
             drop: 0.05,
             dup: 0.05,
             jitter: 30_000,
-            reorder: 0.0,
+            reorder: 0.05,
             seed,
         };
         let (stats, _) = run_and_check(partials_plan(), quick_cfg(), chan, 64, 3);
