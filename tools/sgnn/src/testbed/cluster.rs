@@ -17,6 +17,9 @@ use super::load::{install_plan, load_switch};
 use super::procs::{binary, Supervisor};
 use super::{veth, Net, SwitchKind};
 
+/// How long [`Cluster::stop`] waits for the software switch to exit and write its counters.
+const SWITCH_EXIT_WAIT: Duration = Duration::from_secs(60);
+
 /// Where and how the cluster runs.
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {
@@ -331,16 +334,36 @@ impl Cluster {
         let workers = self.spec.workers;
         let counters = match self.spec.switch {
             SwitchKind::Softswitch => {
-                sup.close_stdin(self.switch_index);
+                let i = self.switch_index;
+                sup.close_stdin(i);
+                // The switch exits within milliseconds of its stdin closing; the generous bound
+                // is for a machine so loaded (CI sharing two cores with a build) that a polling
+                // DPDK process is scheduled seldom. Only a stuck switch waits it out.
                 let t = Instant::now();
-                while sup.try_wait(self.switch_index).is_none()
-                    && t.elapsed() < Duration::from_secs(10)
-                {
+                let mut status = sup.try_wait(i);
+                while status.is_none() && t.elapsed() < SWITCH_EXIT_WAIT {
                     std::thread::sleep(Duration::from_millis(20));
+                    status = sup.try_wait(i);
                 }
                 let p = self.out.join("switch.json");
-                let t = std::fs::read_to_string(&p)
-                    .with_context(|| format!("reading {}", p.display()))?;
+                let Some(status) = status else {
+                    sup.kill(i);
+                    bail!(
+                        "the software switch did not exit within {} s of its stdin closing, so \
+                         it wrote no counters to {}; killed it. Its log ends:\n{}",
+                        SWITCH_EXIT_WAIT.as_secs(),
+                        p.display(),
+                        sup.log_tail(i, 10)
+                    );
+                };
+                let t = std::fs::read_to_string(&p).with_context(|| {
+                    format!(
+                        "reading {} (the software switch exited with {status}; its log \
+                         ends:\n{})",
+                        p.display(),
+                        sup.log_tail(i, 10)
+                    )
+                })?;
                 serde_json::from_str(&t).with_context(|| format!("parsing {}", p.display()))?
             }
             SwitchKind::Bmv2 => veth::bmv2_counters(&mut self.target, workers)?,
