@@ -7,7 +7,7 @@
 //! | name | link | ports | recirculation | memory | multicast groups | source |
 //! |---|---|---|---|---|---|---|
 //! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | the simulator's defaults |
-//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 10 MB | 65,536 | the paper's Wedge 100BF-32X with its 10 MB; public Tofino 1 figures, not yet measured with the compiler (issue 17) |
+//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TOFINO1_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
 //! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 20 MB | 65,536 | public Tofino 2 figures (12.8 Tbit/s, 128 x 100G), not yet measured with the compiler (issue 17) |
 //!
 //! `free` recirculation (`--recirc-gbps free`) stands for a switch whose passes cost nothing,
@@ -42,6 +42,11 @@ pub struct SwitchProfile {
     pub delay_us: f64,
 }
 
+/// Aggregator memory of the `tofino1` profile: the aggregators `p4/tna` holds on a Tofino 1,
+/// measured with the compiler (16384 aggregators of 32 int32 lanes, `sgnn_switch::tna`;
+/// 32768 need 16 stages of 12: `docs/tofino.md`, "Resources (measured)").
+pub const TOFINO1_AGG_MEM_BYTES: u64 = 16_384 * 32 * 4;
+
 /// The names [`SwitchProfile::named`] knows.
 pub const PROFILES: [&str; 3] = ["default", "tofino1", "tofino2"];
 
@@ -65,7 +70,7 @@ impl SwitchProfile {
                 ports: 32,
                 recirc_gbps: 400.0,
                 lanes_per_pass: 32,
-                agg_mem_bytes: 10_000_000,
+                agg_mem_bytes: TOFINO1_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
             },
