@@ -526,7 +526,11 @@ fn the_tna_program_declares_what_the_v1model_program_declares() {
         (sgnn_switch::aggregation::LANES, 0),
         "lane registers (v1model, TNA)"
     );
-    assert_eq!(in_tna, sgnn_switch::tna::LANE_PAIRS, "lane pairs in the TNA program");
+    assert_eq!(
+        in_tna,
+        sgnn_switch::tna::LANE_PAIRS,
+        "lane pairs in the TNA program"
+    );
     for r in sgnn_switch::tna::AGG_PAIR {
         let Some((_, Object::Register { width, size })) = b.get(&format!("register {}", r.name))
         else {
@@ -539,8 +543,7 @@ fn the_tna_program_declares_what_the_v1model_program_declares() {
             r.name
         );
     }
-    let differs =
-        |n: &str| lane(n) || pair(n) || TNA_DIFFERS.iter().any(|(k, _)| *k == n);
+    let differs = |n: &str| lane(n) || pair(n) || TNA_DIFFERS.iter().any(|(k, _)| *k == n);
     let sized = |n: &str| TNA_SIZED.contains(&n) || n.starts_with("register agg_value_");
     let names: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
     let mut diffs = Vec::new();
