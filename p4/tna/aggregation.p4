@@ -40,53 +40,78 @@
 #ifndef SGNN_TNA_AGGREGATION_P4
 #define SGNN_TNA_AGGREGATION_P4
 
-/* Lane i: its three register actions and the table that picks one from the aggregator's
- * outcome (agg_count's op, `more`, and whether the aggregator was fresh). A stateful ALU's
- * output comes from one source, so the completing pass of a fresh aggregator (a lone
- * contribution: its lanes already hold the sum) only clears the cell, and the emit action
- * always outputs the ALU's sum. */
-#define LANE(i) \
-    RegisterAction<int<32>, bit<32>, int<32>>(agg_value_##i) lane_acc_##i = { \
-        void apply(inout int<32> v) { \
-            if (meta.fresh == 1) { \
-                v = (int<32>)hdr.lanes.v##i; \
-            } else { \
-                v = v |+| (int<32>)hdr.lanes.v##i; \
-            } \
+/* Lane pair k: lanes a = 2k (`first`) and b = 2k + 1 (`second`) of one aggregator in one
+ * register, so one stateful ALU adds two lanes (as p4app-switchML's Processor does) and the
+ * 32 lanes take 16 ALUs, four stages. A Tofino 1 stateful ALU takes two PHV inputs (the two
+ * lanes) and outputs one 32-bit value per pass, and a register has at most four register
+ * actions, so (docs/tofino.md, "Lane pairs"):
+ * - set / add: a fresh aggregator stores the lanes, any other adds them (the table decides:
+ *   the ALU has no input left for the fresh flag);
+ * - add_emit: the completing pass adds both and puts `second`'s sum in the packet; it then
+ *   goes round as a harvest pass (PASS_HARVEST) whose take puts `first`'s sum in the packet
+ *   and clears the pair. Every aggregate a Tofino 1 completes costs one harvest pass.
+ * - A pass that completes an aggregate and has a next pass (more = 1) must keep its lanes
+ *   for that pass: it adds nothing, and its mirror copy, which carries the same lanes, comes
+ *   back as PASS_FINISH to add_emit them, then harvests. Two extra passes.
+ * - take also clears: a bypassed aggregator, and a lone contribution (a fresh aggregator its
+ *   first contribution completes), whose packet already holds the sums. */
+#define PAIR(k, a, b, st) \
+    RegisterAction<lane_pair_t, bit<32>, int<32>>(agg_pair_##k) pair_set_##k = { \
+        void apply(inout lane_pair_t p) { \
+            p.first = (int<32>)hdr.lanes.v##a; \
+            p.second = (int<32>)hdr.lanes.v##b; \
         } \
     }; \
-    RegisterAction<int<32>, bit<32>, int<32>>(agg_value_##i) lane_emit_##i = { \
-        void apply(inout int<32> v, out int<32> rv) { \
-            rv = v |+| (int<32>)hdr.lanes.v##i; \
-            v = 0; \
+    RegisterAction<lane_pair_t, bit<32>, int<32>>(agg_pair_##k) pair_add_##k = { \
+        void apply(inout lane_pair_t p) { \
+            p.first = p.first |+| (int<32>)hdr.lanes.v##a; \
+            p.second = p.second |+| (int<32>)hdr.lanes.v##b; \
         } \
     }; \
-    RegisterAction<int<32>, bit<32>, int<32>>(agg_value_##i) lane_take_##i = { \
-        void apply(inout int<32> v, out int<32> rv) { \
-            rv = v; \
-            v = 0; \
+    RegisterAction<lane_pair_t, bit<32>, int<32>>(agg_pair_##k) pair_add_emit_##k = { \
+        void apply(inout lane_pair_t p, out int<32> rv) { \
+            p.first = p.first |+| (int<32>)hdr.lanes.v##a; \
+            p.second = p.second |+| (int<32>)hdr.lanes.v##b; \
+            rv = p.second; \
         } \
     }; \
-    @hidden action acc_##i() { lane_acc_##i.execute(meta.agg_idx); } \
-    @hidden action emit_##i() { hdr.lanes.v##i = (bit<32>)lane_emit_##i.execute(meta.agg_idx); } \
-    @hidden action take_##i() { hdr.lanes.v##i = (bit<32>)lane_take_##i.execute(meta.agg_idx); } \
-    @hidden action clear_##i() { lane_take_##i.execute(meta.agg_idx); } \
-    @hidden table lane_##i { \
-        key = { meta.agg_op: exact; meta.more: exact; meta.fresh: ternary; } \
-        actions = { acc_##i; emit_##i; take_##i; clear_##i; @defaultonly NoAction; } \
+    RegisterAction<lane_pair_t, bit<32>, int<32>>(agg_pair_##k) pair_take_##k = { \
+        void apply(inout lane_pair_t p, out int<32> rv) { \
+            rv = p.first; \
+            p.first = 0; \
+            p.second = 0; \
+        } \
+    }; \
+    @hidden action set_##k() { pair_set_##k.execute(meta.agg_idx); } \
+    @hidden action add_##k() { pair_add_##k.execute(meta.agg_idx); } \
+    @hidden action add_emit_##k() { \
+        hdr.lanes.v##b = (bit<32>)pair_add_emit_##k.execute(meta.agg_idx); \
+    } \
+    @hidden action take_##k() { \
+        hdr.lanes.v##a = (bit<32>)pair_take_##k.execute(meta.agg_idx); \
+    } \
+    @hidden action clear_##k() { pair_take_##k.execute(meta.agg_idx); } \
+    @stage(st) @hidden table pair_##k { \
+        key = { \
+            meta.agg_op: exact; \
+            meta.more: ternary; \
+            meta.fresh: ternary; \
+            meta.pass_kind: ternary; \
+        } \
+        actions = { \
+            set_##k; add_##k; add_emit_##k; take_##k; clear_##k; @defaultonly NoAction; \
+        } \
         const entries = { \
-            (OP_ADD, 0, _): acc_##i(); \
-            (OP_ADD, 1, _): acc_##i(); \
-            (OP_COMPLETE, 0, 1): clear_##i(); \
-            (OP_COMPLETE, 0, 0): emit_##i(); \
-            (OP_COMPLETE, 1, _): acc_##i(); \
-            (OP_BYPASS, 0, _): clear_##i(); \
-            (OP_BYPASS, 1, _): clear_##i(); \
-            (OP_TAKE, 0, _): take_##i(); \
-            (OP_TAKE, 1, _): take_##i(); \
+            (OP_ADD, _, 1, _): set_##k(); \
+            (OP_ADD, _, 0, _): add_##k(); \
+            (OP_COMPLETE, _, 1, _): clear_##k(); \
+            (OP_COMPLETE, 0, 0, _): add_emit_##k(); \
+            (OP_BYPASS, _, _, _): clear_##k(); \
+            (OP_TAKE, _, _, PASS_FINISH): add_emit_##k(); \
+            (OP_TAKE, _, _, _): take_##k(); \
         } \
         const default_action = NoAction(); \
-        size = 9; \
+        size = 8; \
     }
 
 /* The frame's tag (round ++ block), its duplicate mark (~tag) and copies of the header
@@ -101,6 +126,8 @@ control AggregationTags(in headers_t hdr, inout ig_metadata_t meta) {
         meta.hdr_worker = hdr.sgnn.worker_id;
         meta.hdr_round = hdr.sgnn.round;
         meta.hdr_block = hdr.sgnn.block_id;
+        meta.pass_next = hdr.sgnn.pass + 1;
+        meta.hdr_worker_p1 = hdr.sgnn.worker_id + 1;
     }
     @hidden action make_mark() { meta.seen_mark = ~meta.tag; }
     apply {
@@ -169,6 +196,10 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
         meta.fresh = 0;
         meta.tag_fresh = 0;
         meta.gen_op = GEN_SAME;
+        meta.agg_op = OP_NONE;
+        meta.idx_ok = 0;
+        meta.seen_bad = 0;
+        meta.duplicate = 0;
     }
     apply {
         // `more` is read only after a hit, whose action sets it; the compiler cannot see that
@@ -181,6 +212,16 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
             replicate: { meta.run_kind = 3; }
         }
         locate();
+        // What the stage after the verdict does, as one bit each (gateways read few bytes).
+        if (meta.run_kind != 0 && meta.from_host && hdr.sgnn.resend == 0 && hdr.sgnn.pass == 0) {
+            meta.do_seen = 1;
+        }
+        if (meta.run_kind == 1 && meta.pass_kind != PASS_HARVEST && meta.pass_kind != PASS_FINISH) {
+            meta.do_tag = 1;
+        }
+        if (meta.more == 1 && hdr.sgnn.resend == 0 && hdr.sgnn.pass != 255) {
+            meta.next_pass = 1;
+        }
     }
 }
 
@@ -188,38 +229,22 @@ control Aggregation(inout headers_t hdr,
                     inout ig_metadata_t meta,
                     inout ingress_intrinsic_metadata_for_tm_t ig_tm_md,
                     inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
-    @name(".agg_value_0") @id(1) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_0;
-    @name(".agg_value_1") @id(2) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_1;
-    @name(".agg_value_2") @id(3) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_2;
-    @name(".agg_value_3") @id(4) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_3;
-    @name(".agg_value_4") @id(5) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_4;
-    @name(".agg_value_5") @id(6) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_5;
-    @name(".agg_value_6") @id(7) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_6;
-    @name(".agg_value_7") @id(8) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_7;
-    @name(".agg_value_8") @id(9) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_8;
-    @name(".agg_value_9") @id(10) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_9;
-    @name(".agg_value_10") @id(11) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_10;
-    @name(".agg_value_11") @id(12) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_11;
-    @name(".agg_value_12") @id(13) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_12;
-    @name(".agg_value_13") @id(14) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_13;
-    @name(".agg_value_14") @id(15) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_14;
-    @name(".agg_value_15") @id(16) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_15;
-    @name(".agg_value_16") @id(17) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_16;
-    @name(".agg_value_17") @id(18) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_17;
-    @name(".agg_value_18") @id(19) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_18;
-    @name(".agg_value_19") @id(20) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_19;
-    @name(".agg_value_20") @id(21) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_20;
-    @name(".agg_value_21") @id(22) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_21;
-    @name(".agg_value_22") @id(23) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_22;
-    @name(".agg_value_23") @id(24) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_23;
-    @name(".agg_value_24") @id(25) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_24;
-    @name(".agg_value_25") @id(26) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_25;
-    @name(".agg_value_26") @id(27) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_26;
-    @name(".agg_value_27") @id(28) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_27;
-    @name(".agg_value_28") @id(29) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_28;
-    @name(".agg_value_29") @id(30) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_29;
-    @name(".agg_value_30") @id(31) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_30;
-    @name(".agg_value_31") @id(32) Register<int<32>, bit<32>>(AGGREGATORS) agg_value_31;
+    @name(".agg_pair_0") @id(1) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_0;
+    @name(".agg_pair_1") @id(2) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_1;
+    @name(".agg_pair_2") @id(3) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_2;
+    @name(".agg_pair_3") @id(4) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_3;
+    @name(".agg_pair_4") @id(5) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_4;
+    @name(".agg_pair_5") @id(6) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_5;
+    @name(".agg_pair_6") @id(7) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_6;
+    @name(".agg_pair_7") @id(8) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_7;
+    @name(".agg_pair_8") @id(9) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_8;
+    @name(".agg_pair_9") @id(10) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_9;
+    @name(".agg_pair_10") @id(11) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_10;
+    @name(".agg_pair_11") @id(12) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_11;
+    @name(".agg_pair_12") @id(13) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_12;
+    @name(".agg_pair_13") @id(14) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_13;
+    @name(".agg_pair_14") @id(15) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_14;
+    @name(".agg_pair_15") @id(16) Register<lane_pair_t, bit<32>>(AGGREGATORS) agg_pair_15;
     @name(".agg_count") @id(33) Register<bit<16>, bit<32>>(AGGREGATORS) agg_count;
     @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
     @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
@@ -284,7 +309,7 @@ control Aggregation(inout headers_t hdr,
     };
     @hidden action gen_fresh() { meta.gen_op = gen_take.execute(meta.agg_idx); }
     @hidden action gen_same_tag() { meta.gen_op = gen_check.execute(meta.agg_idx); }
-    @hidden table gen_table {
+    @stage(5) @hidden table gen_table {
         key = { meta.tag_fresh: exact; }
         actions = { gen_fresh; gen_same_tag; @defaultonly NoAction; }
         // Entries, not a default action (which cannot address a register through the hash
@@ -298,8 +323,8 @@ control Aggregation(inout headers_t hdr,
     }
 
     /* agg_count: the count, or COUNT_BYPASSED. */
-    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_add = {
-        void apply(inout bit<16> v, out bit<2> op) {
+    RegisterAction<bit<16>, bit<32>, bit<3>>(agg_count) count_add = {
+        void apply(inout bit<16> v, out bit<3> op) {
             if (v == COUNT_BYPASSED) {
                 op = OP_BYPASS;
             } else if (v >= meta.expected_m1) {
@@ -311,8 +336,8 @@ control Aggregation(inout headers_t hdr,
             }
         }
     };
-    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_fresh = {
-        void apply(inout bit<16> v, out bit<2> op) {
+    RegisterAction<bit<16>, bit<32>, bit<3>>(agg_count) count_fresh = {
+        void apply(inout bit<16> v, out bit<3> op) {
             if (meta.done_now == 1) {
                 v = 0;
                 op = OP_COMPLETE;
@@ -322,14 +347,14 @@ control Aggregation(inout headers_t hdr,
             }
         }
     };
-    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_resend = {
-        void apply(inout bit<16> v, out bit<2> op) {
+    RegisterAction<bit<16>, bit<32>, bit<3>>(agg_count) count_resend = {
+        void apply(inout bit<16> v, out bit<3> op) {
             v = COUNT_BYPASSED;
             op = OP_BYPASS;
         }
     };
-    RegisterAction<bit<16>, bit<32>, bit<2>>(agg_count) count_harvest = {
-        void apply(inout bit<16> v, out bit<2> op) {
+    RegisterAction<bit<16>, bit<32>, bit<3>>(agg_count) count_harvest = {
+        void apply(inout bit<16> v, out bit<3> op) {
             if (v == COUNT_BYPASSED) {
                 op = OP_BYPASS;
             } else {
@@ -345,92 +370,145 @@ control Aggregation(inout headers_t hdr,
     @hidden action op_resend()  { meta.agg_op = count_resend.execute(meta.agg_idx); }
     @hidden action op_harvest() { meta.agg_op = count_harvest.execute(meta.agg_idx); }
 
-    @hidden table count_table {
+    /* Only a pass that may touch the aggregator counts: its index is in range, it is not a
+     * duplicate and not late. Keys rather than gateways, so the count is one stage after
+     * agg_gen. */
+    @stage(6) @hidden table count_table {
         key = {
+            meta.idx_ok:     exact;
+            meta.duplicate:  exact;
+            meta.gen_op:     ternary;
             meta.pass_kind:  ternary;
             hdr.sgnn.resend: ternary;
-            meta.gen_op:     ternary;
         }
-        actions = { op_add; op_fresh; op_resend; op_harvest; @defaultonly NoAction; }
+        actions = { op_add; op_fresh; op_resend; op_harvest; NoAction; }
         // The catch-all is an entry, not the default action: a default action cannot
         // address a register through the hash distribution unit.
         const entries = {
-            (PASS_HARVEST, _, _): op_harvest();
-            (_, 1, _): op_resend();
-            (_, _, GEN_FRESH): op_fresh();
-            (_, _, _): op_add();
+            (1, 0, GEN_LATE, _, _): NoAction();
+            (1, 0, _, PASS_HARVEST, _): op_harvest();
+            (1, 0, _, PASS_FINISH, _): op_harvest();
+            (1, 0, _, _, 1): op_resend();
+            (1, 0, GEN_FRESH, _, _): op_fresh();
+            (1, 0, _, _, _): op_add();
         }
         const default_action = NoAction();
-        size = 4;
+        size = 6;
     }
 
-    LANE(0)
-    LANE(1)
-    LANE(2)
-    LANE(3)
-    LANE(4)
-    LANE(5)
-    LANE(6)
-    LANE(7)
-    LANE(8)
-    LANE(9)
-    LANE(10)
-    LANE(11)
-    LANE(12)
-    LANE(13)
-    LANE(14)
-    LANE(15)
-    LANE(16)
-    LANE(17)
-    LANE(18)
-    LANE(19)
-    LANE(20)
-    LANE(21)
-    LANE(22)
-    LANE(23)
-    LANE(24)
-    LANE(25)
-    LANE(26)
-    LANE(27)
-    LANE(28)
-    LANE(29)
-    LANE(30)
-    LANE(31)
+    PAIR(0, 0, 1, 7)
+    PAIR(1, 2, 3, 7)
+    PAIR(2, 4, 5, 7)
+    PAIR(3, 6, 7, 7)
+    PAIR(4, 8, 9, 8)
+    PAIR(5, 10, 11, 8)
+    PAIR(6, 12, 13, 8)
+    PAIR(7, 14, 15, 8)
+    PAIR(8, 16, 17, 9)
+    PAIR(9, 18, 19, 9)
+    PAIR(10, 20, 21, 9)
+    PAIR(11, 22, 23, 9)
+    PAIR(12, 24, 25, 10)
+    PAIR(13, 26, 27, 10)
+    PAIR(14, 28, 29, 10)
+    PAIR(15, 30, 31, 10)
 
     /* What egress does to agg_ecn and agg_state: the lanes' operation, for the bridge. */
     @hidden action set_lane_op(bit<3> op) {
         hdr.bridge.lane_op = op;
     }
     @hidden table lane_op_table {
-        key = { meta.agg_op: exact; meta.more: exact; }
+        key = {
+            meta.agg_op: exact;
+            meta.more: ternary;
+            meta.fresh: ternary;
+            meta.pass_kind: ternary;
+        }
         actions = { set_lane_op; }
+        // LANE_EMIT and LANE_TAKE mark the pass that leaves as the Result: a lone
+        // contribution's, or the last harvest pass.
         const entries = {
-            (OP_ADD, 0): set_lane_op(LANE_ACC);
-            (OP_ADD, 1): set_lane_op(LANE_ACC);
-            (OP_COMPLETE, 0): set_lane_op(LANE_EMIT);
-            (OP_COMPLETE, 1): set_lane_op(LANE_ACC);
-            (OP_BYPASS, 0): set_lane_op(LANE_CLEAR);
-            (OP_BYPASS, 1): set_lane_op(LANE_CLEAR);
-            (OP_TAKE, 0): set_lane_op(LANE_TAKE);
-            (OP_TAKE, 1): set_lane_op(LANE_TAKE);
+            (OP_ADD, _, _, _): set_lane_op(LANE_ACC);
+            (OP_COMPLETE, 0, 1, _): set_lane_op(LANE_EMIT);
+            (OP_COMPLETE, _, _, _): set_lane_op(LANE_ACC);
+            (OP_BYPASS, _, _, _): set_lane_op(LANE_CLEAR);
+            (OP_TAKE, _, _, PASS_FINISH): set_lane_op(LANE_NONE);
+            (OP_TAKE, _, _, _): set_lane_op(LANE_TAKE);
         }
         const default_action = set_lane_op(LANE_NONE);
-        size = 8;
+        size = 6;
     }
 
+    /* ---- What the pass does, once agg_count has spoken: the outcome table ---- */
+
     /* The packet becomes a Bypass to the destination's worker. */
-    @hidden action make_bypass() {
+    @hidden action bypass(bit<32> event) {
+        EVENT(event);
         hdr.sgnn.pkt_type = TYPE_BYPASS;
         hdr.sgnn.ack = 0;
         hdr.sgnn.fetch = 0;
         hdr.sgnn.dst_id = meta.out_dst_id;
         hdr.sgnn.pass = 0;
         hdr.bridge.originated = 1;
+        meta.to_worker = 1;
     }
-
+    /* The same, and its mirror copy comes back as the next pass. An action reads the
+     * fields as they were before it, so the copy keeps the Data header's dst_id and pass. */
+    @hidden action bypass_and_next(bit<32> event) {
+        EVENT(event);
+        meta.mirror_session = NEXT_PASS_SESSION;
+        meta.mirror_hdr_kind = EG_MIRROR;
+        meta.mirror_kind = PASS_NEXT;
+        meta.mirror_dst_id = hdr.sgnn.dst_id;
+        meta.mirror_pass = meta.pass_next;
+        meta.mirror_ecn = hdr.sgnn.ecn;
+        meta.mirror_resend = hdr.sgnn.resend;
+        ig_dprsr_md.mirror_type = MIRROR_NEXT_PASS;
+        hdr.sgnn.pkt_type = TYPE_BYPASS;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.pass = 0;
+        hdr.bridge.originated = 1;
+        meta.to_worker = 1;
+    }
+    /* One Bypass per worker of the group, addressed in egress (egress_rid). */
+    @hidden action replicate_out() {
+        EVENT(EV_DELIVERED);
+        hdr.sgnn.pkt_type = TYPE_BYPASS;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.dst_id = ALL_NEIGHBOURS;
+        hdr.sgnn.pass = 0;
+        hdr.bridge.originated = 1;
+        hdr.bridge.replica_mc = 1;
+        ig_tm_md.mcast_grp_a = meta.mcast_group;
+        ig_dprsr_md.drop_ctl = 0;
+    }
+    @hidden action replicate_and_next() {
+        EVENT(EV_DELIVERED);
+        meta.mirror_session = NEXT_PASS_SESSION;
+        meta.mirror_hdr_kind = EG_MIRROR;
+        meta.mirror_kind = PASS_NEXT;
+        meta.mirror_dst_id = hdr.sgnn.dst_id;
+        meta.mirror_pass = meta.pass_next;
+        meta.mirror_ecn = hdr.sgnn.ecn;
+        meta.mirror_resend = hdr.sgnn.resend;
+        ig_dprsr_md.mirror_type = MIRROR_NEXT_PASS;
+        hdr.sgnn.pkt_type = TYPE_BYPASS;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.dst_id = ALL_NEIGHBOURS;
+        hdr.sgnn.pass = 0;
+        hdr.bridge.originated = 1;
+        hdr.bridge.replica_mc = 1;
+        ig_tm_md.mcast_grp_a = meta.mcast_group;
+        ig_dprsr_md.drop_ctl = 0;
+    }
     /* The packet (its lanes hold the sums) becomes the Result; its ECN flag is set in
      * egress from agg_ecn. */
-    @hidden action make_result() {
+    @hidden action result() {
+        EVENT(EV_RESULTS);
         hdr.sgnn.version = SGNN_VERSION;
         hdr.sgnn.pkt_type = TYPE_RESULT;
         hdr.sgnn.ack = 0;
@@ -445,176 +523,137 @@ control Aggregation(inout headers_t hdr,
         hdr.sgnn.reserved = 0;
         hdr.bridge.originated = 1;
         hdr.bridge.result = 1;
+        meta.to_worker = 1;
     }
-
-    /* The mirror copy of this pass comes back as pass `pass` of kind `kind`. */
-    @hidden action mirror_as(bit<4> kind, bit<8> pass) {
-        meta.mirror_next = 1;
+    /* Round again as `kind` (a harvest pass), the same pass number. */
+    @hidden action again_as(bit<32> event, bit<4> kind) {
+        EVENT(event);
+        hdr.sgnn.flags_rsvd = kind;
+        meta.to_recirc = 1;
+    }
+    /* Added: on to the next pass, and if `finish`, the mirror copy (the same lanes) comes
+     * back as PASS_FINISH to add them to the completed aggregate and emit it. */
+    @hidden action added(bit<1> next, bit<1> finish) {
+        EVENT(EV_AGGREGATED);
         meta.mirror_session = NEXT_PASS_SESSION;
         meta.mirror_hdr_kind = EG_MIRROR;
-        meta.mirror_kind = kind;
+        meta.mirror_kind = PASS_FINISH;
         meta.mirror_dst_id = hdr.sgnn.dst_id;
-        meta.mirror_pass = pass;
+        meta.mirror_pass = hdr.sgnn.pass;
         meta.mirror_ecn = hdr.sgnn.ecn;
         meta.mirror_resend = hdr.sgnn.resend;
+        meta.mirror_next = finish;
+        meta.to_recirc = next;
+        meta.recirc_next = next;
+    }
+    @hidden action refuse(bit<32> event) {
+        EVENT(event);
     }
 
+    /* What v1model's aggregation decides with a chain of ifs, as one lookup (the first entry
+     * that matches decides), so a pass's outcome is known one stage after agg_count and in
+     * parallel with the lanes. */
+    @stage(7) @hidden table outcome {
+        key = {
+            meta.run_kind:  ternary;
+            meta.seen_bad:  ternary;
+            meta.duplicate: ternary;
+            meta.idx_ok:    ternary;
+            meta.gen_op:    ternary;
+            meta.agg_op:    ternary;
+            meta.more:      ternary;
+            meta.fresh:     ternary;
+            meta.pass_kind: ternary;
+            meta.next_pass: ternary;
+        }
+        actions = {
+            bypass; bypass_and_next; replicate_out; replicate_and_next; result; again_as;
+            added; refuse; @defaultonly NoAction;
+        }
+        const entries = {
+            (0, _, _, _, _, _, _, _, _, _): refuse(EV_DROP_NO_ENTRY);
+            (_, 1, _, _, _, _, _, _, _, _): refuse(EV_DROP_BAD_INDEX);
+            (_, _, 1, _, _, _, _, _, _, _): refuse(EV_DROP_DUPLICATE);
+            (1, _, _, 0, _, _, _, _, _, _): refuse(EV_DROP_BAD_INDEX);
+            // A newer generation of this round and block holds the aggregator: to the
+            // host, the aggregator untouched (lane_op stays LANE_NONE for egress).
+            (1, _, _, _, GEN_LATE, _, _, _, _, 1): bypass_and_next(EV_BYPASSED_LATE);
+            (1, _, _, _, GEN_LATE, _, _, _, _, _): bypass(EV_BYPASSED_LATE);
+            // A RESEND released the aggregator before a harvest: nothing to send.
+            (1, _, _, _, _, OP_BYPASS, _, _, PASS_HARVEST, _): refuse(EV_BYPASSED);
+            (1, _, _, _, _, OP_BYPASS, _, _, PASS_FINISH, _): refuse(EV_BYPASSED);
+            (1, _, _, _, _, OP_BYPASS, _, _, _, 1): bypass_and_next(EV_BYPASSED);
+            (1, _, _, _, _, OP_BYPASS, _, _, _, _): bypass(EV_BYPASSED);
+            // PASS_FINISH added its lanes and emitted the odd sums: harvest the even ones.
+            (1, _, _, _, _, OP_TAKE, _, _, PASS_FINISH, _): again_as(EV_AGGREGATED, PASS_HARVEST);
+            (1, _, _, _, _, OP_TAKE, _, _, _, _): result();
+            // A lone contribution: its own lanes are the sums.
+            (1, _, _, _, _, OP_COMPLETE, 0, 1, _, _): result();
+            // The odd lanes hold their sums; a harvest pass reads the even ones.
+            (1, _, _, _, _, OP_COMPLETE, 0, _, _, _): again_as(EV_AGGREGATED, PASS_HARVEST);
+            (1, _, _, _, _, OP_COMPLETE, _, _, _, 1): added(1, 1);
+            (1, _, _, _, _, OP_COMPLETE, _, _, _, _): added(0, 1);
+            (1, _, _, _, _, _, _, _, _, 1): added(1, 0);
+            (1, _, _, _, _, _, _, _, _, _): added(0, 0);
+            (2, _, _, _, _, _, _, _, _, 1): bypass_and_next(EV_DELIVERED);
+            (2, _, _, _, _, _, _, _, _, _): bypass(EV_DELIVERED);
+            (3, _, _, _, _, _, _, _, _, 1): replicate_and_next();
+            (3, _, _, _, _, _, _, _, _, _): replicate_out();
+        }
+        const default_action = NoAction();
+        size = 24;
+    }
+
+    @hidden action index_ok() { meta.idx_ok = 1; }
+    @hidden action seen_out_of_range() { meta.seen_bad = 1; }
+
     apply {
-        bit<8> pass = hdr.sgnn.pass;
-        // Tofino computes no boolean into a variable: conditions are gateways, so flags are
-        // set by if-statements.
-        bool harvest = false;
-        if (meta.pass_kind == PASS_HARVEST) {
-            harvest = true;
-        }
-
-        bit<2> run = meta.run_kind;
-        if (run == 0) {
-            EVENT(EV_DROP_NO_ENTRY);
-        }
-        // `more` is agg_table's action data: known only from here on.
-        bool next_pass = false;
-        if (meta.more == 1 && hdr.sgnn.resend == 0 && pass != 255) {
-            next_pass = true;
-        }
-
-        meta.done_now = 0;
-        if (meta.expected <= 1) {
-            meta.done_now = 1;
-        }
-
-        // In the same stage as src_seen (see the top of this file): on agg_table's verdict,
-        // not on the duplicate check's, which the same stage cannot know.
-        if (meta.run_kind == 1 && !harvest && meta.agg_idx < AGGREGATORS) {
-            check_tag();
-        }
-        // Duplicate suppression of first-pass host frames (as v1model).
-        if (run != 0 && meta.from_host && hdr.sgnn.resend == 0 && pass == 0) {
-            if (meta.seen_cell >= SEEN_CELLS) {
-                EVENT(EV_DROP_BAD_INDEX);
-                run = 0;
-            } else {
+        // Stage after the verdict: the duplicate check and the tag, on agg_table's verdict
+        // and AggFlags' (the same stage cannot know the duplicate check's answer).
+        if (meta.do_seen == 1) {
+            if (meta.seen_cell < SEEN_CELLS) {
                 check_seen();
-                if (meta.duplicate == 1) {
-                    EVENT(EV_DROP_DUPLICATE);
-                    run = 0;
-                }
+            } else {
+                seen_out_of_range();
             }
         }
-
-        meta.agg_op = OP_ADD;
-        bool late = false;
-        if (run == 1) {
-            if (meta.agg_idx >= AGGREGATORS) {
-                EVENT(EV_DROP_BAD_INDEX);
-                run = 0;
-            } else {
-                // A harvest pass reads the sums its own pass left: no generation to check.
-                if (!harvest) {
-                    gen_table.apply();
-                }
-                if (meta.gen_op == GEN_LATE) {
-                    late = true;
-                } else {
-                    count_table.apply();
-                    lane_0.apply();
-                    lane_1.apply();
-                    lane_2.apply();
-                    lane_3.apply();
-                    lane_4.apply();
-                    lane_5.apply();
-                    lane_6.apply();
-                    lane_7.apply();
-                    lane_8.apply();
-                    lane_9.apply();
-                    lane_10.apply();
-                    lane_11.apply();
-                    lane_12.apply();
-                    lane_13.apply();
-                    lane_14.apply();
-                    lane_15.apply();
-                    lane_16.apply();
-                    lane_17.apply();
-                    lane_18.apply();
-                    lane_19.apply();
-                    lane_20.apply();
-                    lane_21.apply();
-                    lane_22.apply();
-                    lane_23.apply();
-                    lane_24.apply();
-                    lane_25.apply();
-                    lane_26.apply();
-                    lane_27.apply();
-                    lane_28.apply();
-                    lane_29.apply();
-                    lane_30.apply();
-                    lane_31.apply();
-                    lane_op_table.apply();
-                    hdr.bridge.agg_idx = meta.agg_idx;
-                    hdr.bridge.fresh = meta.fresh;
-                }
+        if (meta.run_kind == 1 && meta.agg_idx < AGGREGATORS) {
+            index_ok();
+            if (meta.do_tag == 1) {
+                check_tag();
             }
         }
-
-        if (run == 1) {
-            if (late) {
-                // A newer generation of this round and block holds the aggregator: to the
-                // host, the aggregator untouched (lane_op stays LANE_NONE for egress).
-                EVENT(EV_BYPASSED_LATE);
-                if (next_pass) {
-                    mirror_as(PASS_NEXT, pass + 1);   // before the Bypass rewrite
-                }
-                make_bypass();
-                meta.to_worker = 1;
-            } else if (meta.agg_op == OP_BYPASS) {
-                if (harvest) {
-                    // A RESEND released the aggregator before the harvest: nothing to send.
-                    EVENT(EV_BYPASSED);
-                } else {
-                    EVENT(EV_BYPASSED);
-                    if (next_pass) {
-                        mirror_as(PASS_NEXT, pass + 1);   // before the Bypass rewrite
-                    }
-                    make_bypass();
-                    meta.to_worker = 1;
-                }
-            } else if (meta.agg_op == OP_TAKE) {
-                EVENT(EV_RESULTS);
-                make_result();
-                meta.to_worker = 1;
-            } else if (meta.agg_op == OP_COMPLETE && meta.more == 0) {
-                EVENT(EV_RESULTS);
-                make_result();
-                meta.to_worker = 1;
-            } else {
-                EVENT(EV_AGGREGATED);
-                if (meta.agg_op == OP_COMPLETE) {
-                    // The sums stay in the aggregator; the copy harvests them.
-                    mirror_as(PASS_HARVEST, pass);
-                }
-                if (next_pass) {
-                    hdr.sgnn.pass = pass + 1;
-                    hdr.sgnn.flags_rsvd = PASS_NEXT;
-                    meta.to_recirc = 1;
-                }
-            }
-        } else if (run == 2) {
-            EVENT(EV_DELIVERED);
-            if (next_pass) {
-                mirror_as(PASS_NEXT, pass + 1);
-            }
-            make_bypass();
-            meta.to_worker = 1;
-        } else if (run == 3) {
-            // One Bypass per worker of the group, addressed in egress (egress_rid).
-            if (next_pass) {
-                mirror_as(PASS_NEXT, pass + 1);
-            }
-            meta.out_dst_id = ALL_NEIGHBOURS;
-            make_bypass();
-            hdr.bridge.replica_mc = 1;
-            ig_tm_md.mcast_grp_a = meta.mcast_group;
-            ig_dprsr_md.drop_ctl = 0;
+        // Then the generation (not for a harvest pass: it reads the sums its own pass left),
+        // the count, and the lanes, each keyed on what the stage before decided.
+        if (meta.do_tag == 1 && meta.idx_ok == 1 && meta.duplicate == 0 && meta.seen_bad == 0) {
+            gen_table.apply();
+        }
+        if (meta.seen_bad == 0) {
+            count_table.apply();
+        }
+        pair_0.apply();
+        pair_1.apply();
+        pair_2.apply();
+        pair_3.apply();
+        pair_4.apply();
+        pair_5.apply();
+        pair_6.apply();
+        pair_7.apply();
+        pair_8.apply();
+        pair_9.apply();
+        pair_10.apply();
+        pair_11.apply();
+        pair_12.apply();
+        pair_13.apply();
+        pair_14.apply();
+        pair_15.apply();
+        lane_op_table.apply();
+        hdr.bridge.agg_idx = meta.agg_idx;
+        hdr.bridge.fresh = meta.fresh;
+        outcome.apply();
+        if (meta.recirc_next == 1) {
+            hdr.sgnn.pass = meta.pass_next;
+            hdr.sgnn.flags_rsvd = PASS_NEXT;
         }
         if (meta.mirror_next == 1) {
             ig_dprsr_md.mirror_type = MIRROR_NEXT_PASS;
@@ -707,6 +746,6 @@ control AggregationEgress(inout eg_headers_t hdr, inout eg_metadata_t meta) {
     }
 }
 
-#undef LANE
+#undef PAIR
 
 #endif

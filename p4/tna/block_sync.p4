@@ -61,7 +61,7 @@ control BlockSync(inout headers_t hdr,
     };
     RegisterAction<bit<16>, bit<32>, bit<1>>(sync_count) count_done = {
         void apply(inout bit<16> v, out bit<1> last) {
-            if (v >= meta.cfg.workers_m1) {
+            if (v + 1 >= meta.cfg.workers) {
                 v = 0;
                 last = 1;
             } else {
@@ -72,7 +72,7 @@ control BlockSync(inout headers_t hdr,
     };
 
     /* The packet becomes BlockAdvance(round, block) for `worker`. */
-    @hidden action make_advance(bit<16> round, bit<16> block, bit<16> worker) {
+    @hidden action make_advance(bit<16> worker) {
         hdr.sgnn.version = SGNN_VERSION;
         hdr.sgnn.pkt_type = TYPE_BLOCK_ADVANCE;
         hdr.sgnn.ack = 0;
@@ -83,82 +83,85 @@ control BlockSync(inout headers_t hdr,
         hdr.sgnn.worker_id = worker;
         hdr.sgnn.src_id = 0;
         hdr.sgnn.dst_id = 0;
-        hdr.sgnn.block_id = block;
         hdr.sgnn.count = 0;
-        hdr.sgnn.round = round;
         hdr.sgnn.segment = 0;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
         hdr.sgnn.reserved = 0;
         hdr.bridge.originated = 1;
     }
+    /* PASS_ADVANCE: CurrentBlock has moved to the next block; tell every worker. */
+    @hidden action advance() {
+        EVENT(EV_BLOCK_ADVANCE);
+        make_advance(0);
+        hdr.bridge.advance_mc = 1;
+        ig_tm_md.mcast_grp_a = (MulticastGroupId_t)ADVANCE_MCAST_GROUP;
+        ig_dprsr_md.drop_ctl = 0;
+    }
+    /* The worker lost the advance: answer it alone. */
+    @hidden action answer_behind() {
+        EVENT(EV_BLOCK_DONE_STALE);
+        make_advance(hdr.sgnn.worker_id);
+        meta.to_worker = 1;
+    }
+    @hidden action refuse(bit<32> event) {
+        EVENT(event);
+    }
+    @hidden action report() {
+        meta.bs_report = 1;
+    }
 
-    /* The orderings the chain below tests, computed in actions: a gateway compares a
-     * field with constants, and a local computed in apply would be inlined into it. */
-    bit<16> over_workers = 0;
-    bit<16> round_behind = 0;
-    bit<16> block_behind = 0;
-    bit<16> next_block = 0;
-    bit<16> next_round = 0;
-    bit<16> blocks_left = 0;
-    @hidden action differences() {
-        over_workers = meta.hdr_worker |-| meta.cfg.workers_m1;
-        round_behind = meta.sync_round |-| meta.hdr_round;
-        block_behind = meta.sync_block |-| meta.hdr_block;
+    /* v1model's chain of checks as one lookup, the first matching entry deciding (each
+     * "is it 0" a ternary match; BlockSyncPrep computed the inputs beside the frame checks):
+     * the switch's own advance pass; not from the port of the worker it names (a stray or
+     * forged frame); an unknown worker; behind the switch's block (answered); another
+     * block (stale); else a report, which sync_done and sync_count take. */
+    @hidden table bs_verdict {
+        key = {
+            meta.host:          exact;
+            meta.port_known:    ternary;
+            meta.worker_x:      ternary;
+            meta.cfg.workers:   ternary;
+            meta.over_workers:  ternary;
+            hdr.sgnn.worker_id: ternary;
+            meta.round_behind:  ternary;
+            meta.round_x:       ternary;
+            meta.block_behind:  ternary;
+            meta.block_x:       ternary;
+        }
+        actions = { advance; answer_behind; refuse; report; @defaultonly NoAction; }
+#define KNOWN 1, 1, 0
+#define IN_RANGE 0, 0 &&& ~((bit<16>)MAX_WORKERS - 1)
+        const entries = {
+            (0, _, _, _, _, _, _, _, _, _): advance();
+            (1, 0, _, _, _, _, _, _, _, _): refuse(EV_DROP_WRONG_PORT);
+            (KNOWN, 0, _, _, _, _, _, _): refuse(EV_DROP_UNKNOWN_WORKER);
+            (KNOWN, _, IN_RANGE, 0, 0, 0, 0): report();
+            (KNOWN, _, IN_RANGE, 0, 0, 0, _): refuse(EV_DROP_STALE);
+            (KNOWN, _, IN_RANGE, 0, 0, _, _): answer_behind();
+            (KNOWN, _, IN_RANGE, 0, _, _, _): refuse(EV_DROP_STALE);
+            (KNOWN, _, IN_RANGE, _, _, _, _): answer_behind();
+            (KNOWN, _, _, _, _, _, _, _): refuse(EV_DROP_UNKNOWN_WORKER);
+            (1, _, _, _, _, _, _, _, _, _): refuse(EV_DROP_WRONG_PORT);
+        }
+#undef IN_RANGE
+#undef KNOWN
+        const default_action = NoAction();
+        size = 10;
     }
-    @hidden action next_of(bit<16> block, bit<16> round) {
-        next_block = block + 1;
-        next_round = round;
+
+    /* The last report of a block: round once more (PASS_ADVANCE) to move CurrentBlock, with
+     * the next round and block BlockSyncPrep computed. */
+    @hidden action go_advance() {
+        hdr.sgnn.src_id = (bit<32>)meta.next_round;
+        hdr.sgnn.dst_id = (bit<32>)meta.next_block;
+        hdr.sgnn.flags_rsvd = PASS_ADVANCE;
+        meta.to_recirc = 1;
     }
-    @hidden action left_of() { blocks_left = meta.cfg.blocks_per_round |-| next_block; }
 
     apply {
-        // Gateways compare fields with constants: the orderings below are saturating
-        // differences, not 0 when the first operand is the larger.
-        differences();
-        bool unknown_worker = false;
-        if (over_workers != 0 || meta.cfg.workers == 0) {
-            unknown_worker = true;
-        }
-        if (hdr.sgnn.worker_id >= (bit<16>)MAX_WORKERS) {
-            unknown_worker = true;
-        }
-        bool behind = false;
-        if (round_behind != 0) {
-            behind = true;
-        } else if (hdr.sgnn.round == meta.sync_round && block_behind != 0) {
-            behind = true;
-        }
-
-        bool wrong_port = false;
-        if (meta.port_known == 0) {
-            wrong_port = true;
-        } else if (meta.port_worker != hdr.sgnn.worker_id) {
-            wrong_port = true;
-        }
-
-        if (!meta.from_host) {
-            // PASS_ADVANCE: CurrentBlock has moved to the next block; tell every worker.
-            EVENT(EV_BLOCK_ADVANCE);
-            make_advance(hdr.sgnn.round, hdr.sgnn.block_id, 0);
-            hdr.bridge.advance_mc = 1;
-            ig_tm_md.mcast_grp_a = (MulticastGroupId_t)ADVANCE_MCAST_GROUP;
-            ig_dprsr_md.drop_ctl = 0;
-        } else if (wrong_port) {
-            // Not from the port of the worker it names: a stray or forged frame.
-            EVENT(EV_DROP_WRONG_PORT);
-        } else if (unknown_worker) {
-            EVENT(EV_DROP_UNKNOWN_WORKER);
-        } else if (behind) {
-            // The worker lost the advance: answer it alone.
-            EVENT(EV_BLOCK_DONE_STALE);
-            meta.dst_worker = hdr.sgnn.worker_id;
-            make_advance(hdr.sgnn.round, hdr.sgnn.block_id, hdr.sgnn.worker_id);
-            meta.to_worker = 1;
-        } else if (hdr.sgnn.round != meta.sync_round
-                || hdr.sgnn.block_id != meta.sync_block) {
-            EVENT(EV_DROP_STALE);
-        } else {
+        bs_verdict.apply();
+        if (meta.bs_report == 1) {
             bit<1> dup = take_done.execute((bit<32>)hdr.sgnn.worker_id);
             if (dup == 1) {
                 EVENT(EV_BLOCK_DONE_DUPLICATE);
@@ -166,19 +169,37 @@ control BlockSync(inout headers_t hdr,
                 EVENT(EV_BLOCK_DONE);
                 bit<1> last = count_done.execute(0);
                 if (last == 1) {
-                    // Round once more to move CurrentBlock (see the top of this file).
-                    next_of(meta.hdr_block, meta.hdr_round);
-                    left_of();
-                    if (blocks_left == 0) {
-                        next_block = 0;
-                        next_round = next_round + 1;
-                    }
-                    hdr.sgnn.src_id = (bit<32>)next_round;
-                    hdr.sgnn.dst_id = (bit<32>)next_block;
-                    hdr.sgnn.flags_rsvd = PASS_ADVANCE;
-                    meta.to_recirc = 1;
+                    go_advance();
                 }
             }
+        }
+    }
+}
+
+/* What BlockSync's checks and its advance read, computed for every frame beside the frame
+ * checks (no side effects), so BlockSync's verdict is one lookup two stages in. */
+control BlockSyncPrep(in headers_t hdr, inout ig_metadata_t meta) {
+    @hidden action differences() {
+        meta.over_workers = meta.hdr_worker_p1 |-| meta.cfg.workers;
+        meta.round_behind = meta.sync_round |-| meta.hdr_round;
+        meta.block_behind = meta.sync_block |-| meta.hdr_block;
+        meta.worker_x = meta.port_worker ^ meta.hdr_worker;
+    }
+    @hidden action next_of() {
+        meta.next_block = meta.hdr_block + 1;
+        meta.next_round = meta.hdr_round;
+    }
+    @hidden action left_of() { meta.blocks_left = meta.cfg.blocks_per_round |-| meta.next_block; }
+    @hidden action wrap() {
+        meta.next_block = 0;
+        meta.next_round = meta.hdr_round + 1;
+    }
+    apply {
+        differences();
+        next_of();
+        left_of();
+        if (meta.blocks_left == 0) {
+            wrap();
         }
     }
 }

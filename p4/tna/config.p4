@@ -51,14 +51,24 @@ const MirrorType_t MIRROR_NEXT_PASS = 1;
  * A host's frame must have flags_rsvd 0 (CheckFrame); the switch uses the field for its
  * own recirculated passes only. */
 const bit<4> PASS_NEXT    = 0;   // the next pass of a Data packet (pass = previous + 1)
-const bit<4> PASS_HARVEST = 1;   // read out an aggregate a non-last pass completed
+const bit<4> PASS_HARVEST = 1;   // read out an aggregate's `first` lanes and free it
 const bit<4> PASS_ADVANCE = 2;   // a BlockDone that completed its block: advance
+const bit<4> PASS_FINISH  = 3;   // the mirror copy of a pass that completed an aggregate
+                                 // with a next pass: adds its lanes, then PASS_HARVEST
+
+/* ---- the verdict on a frame (switchgnn.p4's verdict table) ---- */
+const bit<3> V_DROP       = 0;   // dropped; the table's action set the event
+const bit<3> V_FORWARD    = 1;   // not SwitchGNN: routed by ipv4_forward
+const bit<3> V_AGGREGATE  = 2;   // Data the aggregation takes
+const bit<3> V_BLOCK_DONE = 3;   // a BlockDone (or the switch's advance pass)
+const bit<3> V_PASS_ON    = 4;   // Ack, FetchReq, Bypass: routed (a probe answered)
 
 /* ---- what a pass does to an aggregator (agg_count's answer) ---- */
-const bit<2> OP_ADD      = 0;    // contribution added, aggregate incomplete
-const bit<2> OP_COMPLETE = 1;    // contribution added, aggregate complete
-const bit<2> OP_BYPASS   = 2;    // aggregator released: the values go to the host
-const bit<2> OP_TAKE     = 3;    // harvest: read the sums out and free the aggregator
+const bit<3> OP_ADD      = 0;    // contribution added, aggregate incomplete
+const bit<3> OP_COMPLETE = 1;    // contribution added, aggregate complete
+const bit<3> OP_BYPASS   = 2;    // aggregator released: the values go to the host
+const bit<3> OP_TAKE     = 3;    // harvest: read the sums out and free the aggregator
+const bit<3> OP_NONE     = 4;    // agg_count did not run (the pass touches no aggregator)
 /* agg_count's value for a bypassed aggregator (v1model: agg_state BYPASSED) */
 const bit<16> COUNT_BYPASSED = 0xffff;
 

@@ -6,13 +6,14 @@
 #ifndef SGNN_TNA_DROP_SIMULATOR_P4
 #define SGNN_TNA_DROP_SIMULATOR_P4
 
-control DropSimulator(in config_t cfg, out bool drop) {
+control DropSimulator(in headers_t hdr, inout ig_metadata_t meta) {
     @name(".drop_seen") @id(48) Register<bit<32>, bit<32>>(1) drop_seen;
-    Random<bit<32>>() rng;
 
     RegisterAction<bit<32>, bit<32>, bit<1>>(drop_seen) tick = {
         void apply(inout bit<32> seen, out bit<1> every) {
-            if (seen >= cfg.drop_every_m1) {
+            if (meta.cfg.drop_every == 0) {
+                every = 0;
+            } else if (seen + 1 >= meta.cfg.drop_every) {
                 seen = 0;
                 every = 1;
             } else {
@@ -22,22 +23,33 @@ control DropSimulator(in config_t cfg, out bool drop) {
         }
     };
 
-    bit<32> below = 0;
-    @hidden action below_by(bit<32> r) { below = cfg.drop_prob |-| r; }
+    /* r < drop_prob as a table can test it: the saturating difference is not 0. */
+    @hidden action below_by() { meta.sim_below = meta.cfg.drop_prob |-| meta.sim_rand; }
+    @hidden action tick_now() { meta.sim_every = tick.execute(0); }
 
+    /* Both look at a host's SwitchGNN frames only (a key, not a gateway around them), and
+     * are pinned as early as the compiler can place them: the verdict waits for them
+     * (docs/tofino.md, "Stages"). */
+    @stage(2) @hidden table tick_table {
+        key = { meta.host: exact; hdr.ipv4.protocol: exact; }
+        actions = { tick_now; @defaultonly NoAction; }
+        const entries = { (1, IP_PROTO_SWITCHGNN): tick_now(); }
+        const default_action = NoAction();
+        size = 1;
+    }
+    @stage(2) @hidden table below_table {
+        key = { meta.host: exact; hdr.ipv4.protocol: exact; }
+        actions = { below_by; @defaultonly NoAction; }
+        const entries = { (1, IP_PROTO_SWITCHGNN): below_by(); }
+        const default_action = NoAction();
+        size = 1;
+    }
+
+    /* Sets meta.sim_every and meta.sim_below (meta.sim_rand is drawn first thing in
+     * ingress); the verdict table (switchgnn.p4) drops the frame when either is not 0. */
     apply {
-        bit<1> every = tick.execute(0);
-        bit<32> r = rng.get();
-        // r < drop_prob, as a gateway can test it: the saturating difference, computed in
-        // an action (a gateway compares a field with constants), is not 0.
-        below_by(r);
-        drop = false;
-        if (every == 1) {
-            drop = true;
-        }
-        if (below != 0) {
-            drop = true;
-        }
+        tick_table.apply();
+        below_table.apply();
     }
 }
 

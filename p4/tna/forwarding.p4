@@ -10,9 +10,8 @@ control Ipv4Forward(inout headers_t hdr,
                     inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     @name(".forward") @id(4)
     action forward(bit<9> port) {
-        ig_tm_md.ucast_egress_port = port;
-        ig_dprsr_md.drop_ctl = 0;
-        EVENT(EV_FORWARDED);
+        meta.fwd_hit = 1;
+        meta.fwd_port = port;
     }
 
     @name(".ipv4_forward") @id(3)
@@ -23,10 +22,9 @@ control Ipv4Forward(inout headers_t hdr,
         size = IPV4_FORWARD_SIZE;
     }
 
+    /* The route is used, and counted, by SgnnIngress's last decision. */
     apply {
-        if (!ipv4_forward.apply().hit) {
-            EVENT(EV_DROP_NO_ROUTE);
-        }
+        ipv4_forward.apply();
     }
 }
 
@@ -60,11 +58,12 @@ control WorkerPort(inout ig_metadata_t meta,
                    inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
     @name(".set_worker") @id(3)
     action set_worker(bit<9> port) {
-        ig_tm_md.ucast_egress_port = port;
-        ig_dprsr_md.drop_ctl = 0;
+        meta.worker_hit = 1;
+        meta.worker_port = port;
     }
 
     @name(".worker_table") @id(2)
+    @stage(4)
     table worker_table {
         key = { meta.dst_worker: exact @name("worker_id"); }
         actions = { set_worker; @defaultonly NoAction; }
@@ -72,11 +71,10 @@ control WorkerPort(inout ig_metadata_t meta,
         size = MAX_WORKERS;
     }
 
+    /* Looked up for every packet once dst_worker is final; used by SgnnIngress's last
+     * decision. */
     apply {
-        if (!worker_table.apply().hit) {
-            EVENT(EV_DROP_UNKNOWN_WORKER);
-            ig_dprsr_md.drop_ctl = 1;
-        }
+        worker_table.apply();
     }
 }
 

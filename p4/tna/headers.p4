@@ -49,6 +49,13 @@ header mirror_h {
     bit<8>  pass;           // the pass the copy runs next
 }
 
+/* Two lanes of one aggregator in one register (aggregation.p4, PAIR): `first` is lane 2k,
+ * `second` lane 2k + 1. */
+struct lane_pair_t {
+    int<32> first;
+    int<32> second;
+}
+
 struct headers_t {
     bridge_kind_h bridge_kind;
     bridge_h   bridge;
@@ -78,8 +85,6 @@ struct config_t {
     bit<48> switch_mac;
     bit<32> switch_ip;
     bit<32> plan_tag;
-    bit<32> drop_every_m1;  // drop_every - 1 (0xffffffff when off)
-    bit<16> workers_m1;
 }
 
 struct ig_metadata_t {
@@ -87,12 +92,20 @@ struct ig_metadata_t {
 
     /* Parser. */
     bool    from_host;      // not a recirculated pass
+    bit<1>  host;           // from_host, as a table key
     bit<4>  pass_kind;      // PASS_* of a recirculated pass
     bool    csum_ok;
 
-    /* Frame checks. */
+    /* Frame checks, and the frame verdict they add up to (switchgnn.p4). */
     bool    ipv4_ok;
-    bool    sgnn_ok;
+    bit<1>  sgnn_ok;
+    bit<16> short_by;       // IPV4_HEADER_LEN - total_len, saturated: 0 when long enough
+    bit<1>  sim_every;      // the drop simulator's every-n-th frame
+    bit<32> sim_rand;       // a random number, drawn first thing in ingress
+    bit<32> sim_below;      // drop_prob - random, saturated: not 0 drops the frame
+    bit<16> round_x;        // round ^ sync_round: 0 when the frame is for this round
+    bit<16> block_x;        // block_id ^ sync_block
+    bit<3>  verdict;        // V_*
 
     /* Output of the ingress controls. */
     bit<1>  to_worker;
@@ -115,6 +128,7 @@ struct ig_metadata_t {
     bit<16> generation;     // of the aggregators at agg_base this row uses
     bit<32> agg_idx;
     bit<32> seen_cell;
+    bit<16> hdr_worker_p1;  // worker_id + 1
     bit<16> hdr_worker;     // hdr.sgnn.worker_id, round and block_id, copied for the
     bit<16> hdr_round;      // ALU (AggregationTags)
     bit<16> hdr_block;
@@ -126,7 +140,14 @@ struct ig_metadata_t {
     bit<1>  tag_fresh;      // agg_tag held another round or block
     bit<2>  gen_op;         // GEN_*: agg_gen's verdict on this pass's generation
     bit<1>  fresh;          // start the aggregator afresh (set with agg_count's op)
-    bit<2>  agg_op;         // OP_*
+    bit<3>  agg_op;         // OP_*
+    bit<8>  pass_next;      // hdr.sgnn.pass + 1
+    bit<1>  do_seen;        // a first-pass host copy with an agg_table row: src_seen checks it
+    bit<1>  do_tag;         // an aggregate pass (not a harvest): agg_tag and agg_gen check it
+    bit<1>  next_pass;      // more, not a resend, pass < 255: the source goes on
+    bit<1>  idx_ok;         // an aggregate pass whose index is in range
+    bit<1>  seen_bad;       // its src_seen cell is out of range
+    bit<1>  recirc_next;    // the packet itself goes round as the next pass
     bit<3>  lane_op;        // LANE_*
 
     /* The pass's copy for its next pass (mirror). */
@@ -142,6 +163,20 @@ struct ig_metadata_t {
     /* Block sync. */
     bit<16> sync_round;
     bit<16> sync_block;
+    bit<16> over_workers;   // worker_id - (workers - 1), saturated: 0 when a known worker
+    bit<16> round_behind;   // sync_round - round, saturated: not 0 when the worker is behind
+    bit<16> block_behind;   // sync_block - block_id, saturated
+    bit<16> worker_x;       // port_worker ^ worker_id: 0 when from its worker's port
+    bit<16> next_block;     // the block after this one, and its round
+    bit<16> next_round;
+    bit<16> blocks_left;    // blocks_per_round - next_block, saturated
+    bit<1>  bs_report;      // a BlockDone the checks accept: sync_done takes it
+
+    /* Where the packet goes (SgnnIngress's last decision). */
+    bit<1>  fwd_hit;        // ipv4_forward has a route
+    PortId_t fwd_port;
+    bit<1>  worker_hit;     // worker_table has dst_worker's port
+    PortId_t worker_port;
 
     /* The event this pass counts in events (one per pass: docs/tofino.md). */
     bit<1>  count_event;

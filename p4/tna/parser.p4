@@ -25,11 +25,13 @@ parser SgnnIngressParser(packet_in pkt,
 
     state start_own_pass {
         meta.from_host = false;
+        meta.host = 0;
         transition init_metadata;
     }
 
     state start_from_host {
         meta.from_host = true;
+        meta.host = 1;
         transition init_metadata;
     }
 
@@ -37,7 +39,7 @@ parser SgnnIngressParser(packet_in pkt,
         meta.pass_kind = PASS_NEXT;
         meta.csum_ok = false;
         meta.ipv4_ok = false;
-        meta.sgnn_ok = false;
+        meta.sgnn_ok = 0;
         meta.to_worker = 0;
         meta.to_recirc = 0;
         meta.duplicate = 0;
@@ -47,6 +49,18 @@ parser SgnnIngressParser(packet_in pkt,
         meta.mirror_next = 0;
         meta.count_event = 0;
         meta.more = 0;
+        meta.agg_op = OP_NONE;
+        meta.do_seen = 0;
+        meta.do_tag = 0;
+        meta.next_pass = 0;
+        meta.idx_ok = 0;
+        meta.seen_bad = 0;
+        meta.recirc_next = 0;
+        meta.bs_report = 0;
+        meta.fwd_hit = 0;
+        meta.worker_hit = 0;
+        meta.sim_every = 0;
+        meta.sim_below = 0;
         transition parse_ethernet;
     }
 
@@ -105,74 +119,74 @@ parser SgnnIngressParser(packet_in pkt,
  * booleans, so the rules are if-statements, and the header's own rules (version, type
  * against the ack and fetch flags, reserved) are one lookup in a constant table. */
 control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
-    bool header_ok = false;
-
-    @hidden action sgnn_header_ok() {
-        header_ok = true;
+    @hidden action sgnn_frame_ok() {
+        meta.sgnn_ok = 1;
     }
 
-    /* The (version, type, ack, fetch, reserved) combinations sgnn_wire accepts: ack set
-     * exactly on Acks, fetch exactly on FetchReqs, reserved 0. */
-    @hidden table sgnn_header {
+    /* Every rule of a SwitchGNN frame in one table, so its verdict is known one stage after
+     * the parser (the frame verdict in switchgnn.p4 reads it with the IPv4 rules):
+     * - (version, type, ack, fetch, reserved): the combinations sgnn_wire accepts, ack set
+     *   exactly on Acks, fetch exactly on FetchReqs, reserved 0;
+     * - the IPv4 payload is the SwitchGNN header, and the lanes where the type has them;
+     * - not a fragment, frac_bits <= MAX_FRAC_BITS (31 is refused first; the entries that
+     *   accept match 0..31), a valid IPv4 checksum;
+     * - flags_rsvd 0, unless the frame is one of the switch's own passes. */
+    @stage(0) @hidden table sgnn_frame {
         key = {
-            hdr.sgnn.version:  exact;
-            hdr.sgnn.pkt_type: exact;
-            hdr.sgnn.ack:      exact;
-            hdr.sgnn.fetch:    exact;
-            hdr.sgnn.reserved: exact;
+            hdr.sgnn.version:      ternary;
+            hdr.sgnn.pkt_type:     ternary;
+            hdr.sgnn.ack:          ternary;
+            hdr.sgnn.fetch:        ternary;
+            hdr.sgnn.reserved:     ternary;
+            hdr.sgnn.frac_bits:    ternary;
+            hdr.sgnn.flags_rsvd:   ternary;
+            hdr.lanes.isValid():   ternary;
+            hdr.ipv4.total_len:    ternary;
+            hdr.ipv4.flags:        ternary;
+            hdr.ipv4.frag_offset:  ternary;
+            meta.csum_ok:          ternary;
+            meta.host:             ternary;
         }
-        actions = { sgnn_header_ok; @defaultonly NoAction; }
+        actions = { sgnn_frame_ok; NoAction; }
         const entries = {
-            (SGNN_VERSION, TYPE_DATA,          0, 0, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_RESULT,        0, 0, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_ACK,           1, 0, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_FETCH_REQ,     0, 1, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_BYPASS,        0, 0, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_BLOCK_DONE,    0, 0, 0): sgnn_header_ok();
-            (SGNN_VERSION, TYPE_BLOCK_ADVANCE, 0, 0, 0): sgnn_header_ok();
+            (_, _, _, _, _, MAX_FRAC_BITS + 1, _, _, _, _, _, _, _): NoAction();
+#define SGNN_FRAME_OK(t, ack, fetch) \
+            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, 0, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
+             0 &&& 1, 0, true, _): sgnn_frame_ok(); \
+            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, _, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
+             0 &&& 1, 0, true, 0): sgnn_frame_ok(); \
+            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, 0, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
+             0 &&& 1, 0, true, _): sgnn_frame_ok(); \
+            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, _, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
+             0 &&& 1, 0, true, 0): sgnn_frame_ok();
+            SGNN_FRAME_OK(TYPE_DATA, 0, 0)
+            SGNN_FRAME_OK(TYPE_RESULT, 0, 0)
+            SGNN_FRAME_OK(TYPE_ACK, 1, 0)
+            SGNN_FRAME_OK(TYPE_FETCH_REQ, 0, 1)
+            SGNN_FRAME_OK(TYPE_BYPASS, 0, 0)
+            SGNN_FRAME_OK(TYPE_BLOCK_DONE, 0, 0)
+            SGNN_FRAME_OK(TYPE_BLOCK_ADVANCE, 0, 0)
+#undef SGNN_FRAME_OK
         }
         const default_action = NoAction();
-        size = 8;
+        size = 32;
     }
 
-    /* total_len >= IPV4_HEADER_LEN as a gateway can test it (a range on 16 bits is past a
-     * gateway's inputs): the saturating shortfall, computed in an action, is 0. */
-    bit<16> short_by = 0;
-    @hidden action ipv4_short_by() { short_by = IPV4_HEADER_LEN |-| hdr.ipv4.total_len; }
+    /* total_len >= IPV4_HEADER_LEN as a table can test it: the saturating shortfall,
+     * computed in an action, is 0 (the frame verdict keys on it). */
+    @hidden action ipv4_short_by() { meta.short_by = IPV4_HEADER_LEN |-| hdr.ipv4.total_len; }
 
     apply {
-        meta.ipv4_ok = false;
-        meta.sgnn_ok = false;
-        // A gateway reads at most 4 bytes and 12 bits: one rule group per condition.
-        if (hdr.ipv4.isValid() && hdr.ipv4.version == 4 && hdr.ipv4.ihl == 5) {
-            ipv4_short_by();
-            if (short_by == 0) {
-                meta.ipv4_ok = true;
-            }
-        }
+        meta.sgnn_ok = 0;
+        ipv4_short_by();
         if (hdr.sgnn.isValid()) {
-            sgnn_header.apply();
+            sgnn_frame.apply();
         }
-
-        // The IPv4 payload is the SwitchGNN header, and the lanes where the type has them
-        // (a gateway compares a field with constants, not with another computed field).
-        bool length_ok = false;
-        if (hdr.lanes.isValid()) {
-            if (hdr.ipv4.total_len == IPV4_HEADER_LEN + SGNN_LANES_LEN) {
-                length_ok = true;
-            }
-        } else if (hdr.ipv4.total_len == IPV4_HEADER_LEN + SGNN_HEADER_LEN) {
-            length_ok = true;
-        }
-
-        if (meta.ipv4_ok && header_ok && meta.csum_ok && length_ok
-                && hdr.ipv4.protocol == IP_PROTO_SWITCHGNN) {
-            if (hdr.ipv4.flags[0:0] == 0 && hdr.ipv4.frag_offset == 0
-                    && hdr.sgnn.frac_bits <= MAX_FRAC_BITS) {
-                // A host sends no pass marker; the switch's own passes carry one.
-                if (hdr.sgnn.flags_rsvd == 0 || !meta.from_host) {
-                    meta.sgnn_ok = true;
-                }
+        // For the priority queues, which serve every well-formed IPv4 frame.
+        meta.ipv4_ok = false;
+        if (hdr.ipv4.isValid() && hdr.ipv4.version == 4 && hdr.ipv4.ihl == 5) {
+            if (meta.short_by == 0) {
+                meta.ipv4_ok = true;
             }
         }
     }

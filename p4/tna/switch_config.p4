@@ -18,9 +18,8 @@ control SwitchConfig(inout ig_metadata_t meta) {
         meta.cfg.switch_mac = switch_mac;
         meta.cfg.switch_ip = switch_ip;
         meta.cfg.plan_tag = plan_tag;
-        // For the stateful ALUs, which compare a register with a field, not a sum.
-        meta.cfg.drop_every_m1 = drop_every - 1;
-        meta.cfg.workers_m1 = workers - 1;
+        // Nothing computed from the parameters: arithmetic on action data takes the
+        // compiler a second stage, and every check waits for this table.
     }
 
     @name(".switch_config") @id(6)

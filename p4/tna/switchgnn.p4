@@ -40,11 +40,129 @@ control SgnnIngress(inout headers_t hdr,
     AggLookup() agg_lookup;
     Aggregation() aggregation;
     BlockSync() block_sync;
+    BlockSyncPrep() block_sync_prep;
     WorkerPort() worker_port;
     PortWorker() port_worker;
     IngressCounters() counters;
 
+    /* round ^ sync_round and block_id ^ sync_block: 0 when a frame is for the switch's
+     * current block (the verdict table matches them against 0). */
+    @hidden action stale_by() {
+        meta.round_x = meta.hdr_round ^ meta.sync_round;
+        meta.block_x = meta.hdr_block ^ meta.sync_block;
+    }
+
+    @hidden action to_worker_port() {
+        hdr.bridge.dst_worker = meta.dst_worker;
+        ig_tm_md.ucast_egress_port = meta.worker_port;
+        ig_dprsr_md.drop_ctl = 0;
+    }
+    @hidden action no_worker_port() {
+        EVENT(EV_DROP_UNKNOWN_WORKER);
+        ig_dprsr_md.drop_ctl = 1;
+    }
+    @hidden action to_recirc_port() {
+        ig_tm_md.ucast_egress_port = RECIRC_PORT;
+        ig_dprsr_md.drop_ctl = 0;
+    }
+    @hidden action routed() {
+        EVENT(EV_FORWARDED);
+        ig_tm_md.ucast_egress_port = meta.fwd_port;
+        ig_dprsr_md.drop_ctl = 0;
+    }
+    @hidden action no_route() {
+        EVENT(EV_DROP_NO_ROUTE);
+    }
+    /* Where the packet goes: a worker's port (a frame the switch built for it), the
+     * recirculation port (its next pass), or its route (forwarded). */
+    @stage(10) @hidden table out_port {
+        key = {
+            meta.to_worker:  ternary;
+            meta.worker_hit: ternary;
+            meta.to_recirc:  ternary;
+            meta.verdict:    ternary;
+            meta.fwd_hit:    ternary;
+        }
+        actions = { to_worker_port; no_worker_port; to_recirc_port; routed; no_route; NoAction; }
+        const entries = {
+            (1, 1, _, _, _): to_worker_port();
+            (1, 0, _, _, _): no_worker_port();
+            (_, _, 1, _, _): to_recirc_port();
+            (_, _, _, V_FORWARD, 1): routed();
+            (_, _, _, V_FORWARD, 0): no_route();
+            (_, _, _, V_PASS_ON, 1): routed();
+            (_, _, _, V_PASS_ON, 0): no_route();
+        }
+        const default_action = NoAction();
+        size = 8;
+    }
+
+    @hidden action drop_for(bit<32> event) {
+        meta.verdict = V_DROP;
+        EVENT(event);
+    }
+    @hidden action go(bit<3> v) {
+        meta.verdict = v;
+    }
+
+    /* What a frame is, from every check at once: one lookup where v1model has a chain of
+     * ifs, in the same order (the first entry that matches decides), so the stateful ALUs
+     * it gates can start two stages into the pipeline. Keys: Ethernet and IPv4 (ipv4 rules,
+     * total_len not short), protocol, the drop simulator (its every-n-th tick and
+     * drop_prob - random, 0 unless dropped), CheckFrame's SwitchGNN rules, the type, and
+     * for host Data: round and block against the switch's (0 when current), pass, resend. */
+    @stage(3) @hidden table verdict {
+        key = {
+            hdr.ethernet.isValid(): ternary;
+            hdr.ethernet.ether_type: ternary;
+            hdr.ipv4.isValid(): ternary;
+            hdr.ipv4.version: ternary;
+            hdr.ipv4.ihl: ternary;
+            meta.short_by: ternary;
+            hdr.ipv4.protocol: ternary;
+            meta.sim_every: ternary;
+            meta.sim_below: ternary;
+            meta.sgnn_ok: ternary;
+            hdr.sgnn.pkt_type: ternary;
+            meta.host: ternary;
+            meta.round_x: ternary;
+            meta.block_x: ternary;
+            hdr.sgnn.pass: ternary;
+            hdr.sgnn.resend: ternary;
+        }
+        actions = { drop_for; go; }
+#define IPV4_OK true, ETHERTYPE_IPV4, true, 4, 5, 0
+#define SGNN_KEPT IPV4_OK, IP_PROTO_SWITCHGNN, 0, 0
+        const entries = {
+            (SGNN_KEPT, 0, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _): drop_for(EV_DROP_STALE);
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _): go(V_BLOCK_DONE);
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            // Only a host's frame gets here: the drop simulator took it.
+            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _):
+                drop_for(EV_DROP_SIMULATED);
+            (IPV4_OK, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
+            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+                drop_for(EV_DROP_MALFORMED);
+        }
+#undef SGNN_KEPT
+#undef IPV4_OK
+        const default_action = drop_for(EV_DROP_NOT_IPV4);
+        size = 16;
+    }
+
+    Random<bit<32>>() rng;
+    @hidden action draw() { meta.sim_rand = rng.get(); }
+
     apply {
+        draw();
         switch_config.apply(meta);
         aggregation_tags.apply(hdr, meta);
         if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_DATA) {
@@ -52,6 +170,11 @@ control SgnnIngress(inout headers_t hdr,
         }
         current_block.apply(hdr, meta);
         port_worker.apply(meta, ig_intr_md);
+        // A BlockDone's answer (a stale worker's BlockAdvance) goes to its worker; a Data
+        // frame's dst_worker is agg_table's.
+        if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_BLOCK_DONE) {
+            meta.dst_worker = hdr.sgnn.worker_id;
+        }
         // Nothing leaves unless a control below sends it.
         ig_dprsr_md.drop_ctl = 1;
         // Read at the end; set here as well as in the parser, because the compiler may
@@ -73,67 +196,34 @@ control SgnnIngress(inout headers_t hdr,
         hdr.bridge.result = 0;
         hdr.bridge.agg_idx = 0;
         check_frame.apply(hdr, meta);
+        // The inputs of the verdict, each computed from the parser's fields alone, so all
+        // are ready one stage after the first (docs/tofino.md, "Making it fit").
+        drop_simulator.apply(hdr, meta);
+        stale_by();
+        block_sync_prep.apply(hdr, meta);
+        verdict.apply();
+        // The port of dst_worker, looked up before the decisions below (which do not
+        // change dst_worker) so it is ready for out_port.
+        worker_port.apply(meta, ig_tm_md, ig_dprsr_md);
 
-        bool forward = false;
-        if (!hdr.ethernet.isValid() || hdr.ethernet.ether_type != ETHERTYPE_IPV4) {
-            EVENT(EV_DROP_NOT_IPV4);
-        } else if (!meta.ipv4_ok) {
-            EVENT(EV_DROP_MALFORMED);
-        } else if (hdr.ipv4.protocol != IP_PROTO_SWITCHGNN) {
-            forward = true;
-        } else {
-            bool simulated_drop = false;
-            if (meta.from_host) {
-                drop_simulator.apply(meta.cfg, simulated_drop);
-            }
-            if (simulated_drop) {
-                EVENT(EV_DROP_SIMULATED);
-            } else if (!meta.sgnn_ok) {
-                EVENT(EV_DROP_MALFORMED);
-            } else {
-                bit<4> t = hdr.sgnn.pkt_type;
-                if (t == TYPE_DATA) {
-                    bool accepted = true;
-                    if (meta.from_host) {
-                        if (hdr.sgnn.round != meta.sync_round
-                                || hdr.sgnn.block_id != meta.sync_block) {
-                            EVENT(EV_DROP_STALE);
-                            accepted = false;
-                        } else if (hdr.sgnn.pass != 0 && hdr.sgnn.resend == 0) {
-                            EVENT(EV_DROP_UNEXPECTED);
-                            accepted = false;
-                        }
-                    }
-                    if (accepted) {
-                        aggregation.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
-                    }
-                } else if (t == TYPE_BLOCK_DONE) {
-                    block_sync.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
-                } else if (t == TYPE_ACK || t == TYPE_FETCH_REQ || t == TYPE_BYPASS) {
-                    // A daemon's start-up probe learns the plan tag and the switch's block.
-                    if (t == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
-                        hdr.sgnn.src_id = meta.cfg.plan_tag;
-                        hdr.sgnn.round = meta.sync_round;
-                        hdr.sgnn.block_id = meta.sync_block;
-                    }
-                    forward = true;
-                } else {
-                    EVENT(EV_DROP_UNEXPECTED);
-                }
+        if (meta.verdict == V_AGGREGATE) {
+            aggregation.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
+        } else if (meta.verdict == V_BLOCK_DONE) {
+            block_sync.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
+        } else if (meta.verdict == V_PASS_ON) {
+            // A daemon's start-up probe learns the plan tag and the switch's block.
+            if (hdr.sgnn.pkt_type == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
+                hdr.sgnn.src_id = meta.cfg.plan_tag;
+                hdr.sgnn.round = meta.sync_round;
+                hdr.sgnn.block_id = meta.sync_block;
             }
         }
-
-        if (forward) {
+        // The lookups of where a packet may go run beside the decisions above; the last
+        // decision picks one.
+        if (meta.verdict == V_FORWARD || meta.verdict == V_PASS_ON) {
             ipv4_forward.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
         }
-        if (meta.to_worker == 1) {
-            hdr.bridge.dst_worker = meta.dst_worker;
-            worker_port.apply(meta, ig_tm_md, ig_dprsr_md);
-        }
-        if (meta.to_recirc == 1) {
-            ig_tm_md.ucast_egress_port = RECIRC_PORT;
-            ig_dprsr_md.drop_ctl = 0;
-        }
+        out_port.apply();
         if (meta.ipv4_ok) {
             priority.apply(hdr, ig_tm_md);
         }

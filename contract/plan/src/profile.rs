@@ -7,8 +7,11 @@
 //! | name | link | ports | recirculation | memory | multicast groups | source |
 //! |---|---|---|---|---|---|---|
 //! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | the simulator's defaults |
-//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 10 MB | 65,536 | the paper's Wedge 100BF-32X with its 10 MB; public Tofino 1 figures, not yet measured with the compiler (issue 17) |
-//! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 20 MB | 65,536 | public Tofino 2 figures (12.8 Tbit/s, 128 x 100G), not yet measured with the compiler (issue 17) |
+//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TOFINO1_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
+//! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 2 MiB | 65,536 | memory: the same `p4/tna` on Tofino 2 (a 32768-aggregator build fits there too, `docs/tofino.md`); ports and rates: public Tofino 2 figures (12.8 Tbit/s, 128 x 100G) |
+//!
+//! The Tofino profiles charge one harvest pass per aggregate completed (`harvest_passes`), what
+//! the TNA program's lane pairs cost.
 //!
 //! `free` recirculation (`--recirc-gbps free`) stands for a switch whose passes cost nothing,
 //! which is what the paper's results need (`docs/evaluation.md`).
@@ -34,6 +37,12 @@ pub struct SwitchProfile {
     pub recirc_gbps: f64,
     /// Values one pipeline pass adds into one aggregator (int32 lanes).
     pub lanes_per_pass: u32,
+    /// Extra recirculation passes per aggregate the switch completes: 0 for the v1model
+    /// program (bmv2, the software switch), 1 for the TNA program, whose lane pairs emit the
+    /// even lanes' sums in a harvest pass (and one more when the completing pass goes on to a
+    /// next pass: `docs/tofino.md`, "Lane pairs"). Absent from a profile file: 0.
+    #[serde(default)]
+    pub harvest_passes: u32,
     /// Switch memory for aggregators, bytes.
     pub agg_mem_bytes: u64,
     /// Multicast groups the packet replication engine holds.
@@ -41,6 +50,11 @@ pub struct SwitchProfile {
     /// One-way propagation delay of a host link, microseconds.
     pub delay_us: f64,
 }
+
+/// Aggregator memory of the `tofino1` and `tofino2` profiles: the aggregators `p4/tna` holds,
+/// measured with the compiler (16384 aggregators of 32 int32 lanes, `sgnn_switch::tna`;
+/// 32768 need 16 stages of 12: `docs/tofino.md`, "Resources (measured)").
+pub const TOFINO1_AGG_MEM_BYTES: u64 = 16_384 * 32 * 4;
 
 /// The names [`SwitchProfile::named`] knows.
 pub const PROFILES: [&str; 3] = ["default", "tofino1", "tofino2"];
@@ -55,6 +69,7 @@ impl SwitchProfile {
                 ports: 32,
                 recirc_gbps: 100.0,
                 lanes_per_pass: 32,
+                harvest_passes: 0,
                 agg_mem_bytes: 10_000_000,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
@@ -65,7 +80,8 @@ impl SwitchProfile {
                 ports: 32,
                 recirc_gbps: 400.0,
                 lanes_per_pass: 32,
-                agg_mem_bytes: 10_000_000,
+                harvest_passes: 1,
+                agg_mem_bytes: TOFINO1_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
             },
@@ -75,7 +91,8 @@ impl SwitchProfile {
                 ports: 128,
                 recirc_gbps: 1_600.0,
                 lanes_per_pass: 32,
-                agg_mem_bytes: 20_000_000,
+                harvest_passes: 1,
+                agg_mem_bytes: TOFINO1_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
             },

@@ -1,10 +1,11 @@
 //! What the TNA program (`p4/tna`, Tofino) declares differently from the v1model one
 //! (`docs/tofino.md`, "Names and widths"): its sizes (`p4/tna/config.p4`), two registers 32
-//! bits wide, signed lanes, and a second events counter for egress. `sgnn-p4rt`'s
+//! bits wide, lanes in pairs (one register per two lanes), and a second events counter for
+//! egress. `sgnn-p4rt`'s
 //! `switchgnn_p4info_for(Arch::Tna)` applies these and nothing else.
 
 use crate::counters::EVENT_COUNTERS;
-use crate::{Counter, Unit};
+use crate::{Counter, Register, Unit};
 
 /// Aggregators of the TNA program.
 pub const AGGREGATORS: u32 = 16384;
@@ -22,3 +23,66 @@ pub const EGRESS_EVENTS: Counter = Counter {
     unit: Unit::Packets,
     size: EVENT_COUNTERS,
 };
+
+/// The struct type of [`AGG_PAIR`]'s cells in the TNA program (`p4/tna/headers.p4`): two
+/// signed 32-bit lanes, `first` and `second`.
+pub const LANE_PAIR_TYPE: &str = "lane_pair_t";
+/// The members of [`LANE_PAIR_TYPE`], lane `2k` then lane `2k + 1`.
+pub const LANE_PAIR_MEMBERS: [&str; 2] = ["first", "second"];
+/// Lane pairs: register `agg_pair_k` of the TNA program holds lanes `2k` and `2k + 1` of every
+/// aggregator, one stateful ALU adding both (`docs/tofino.md`, "Lane pairs"). The v1model
+/// program has `agg_value_0` .. `agg_value_31` instead, one lane each.
+pub const LANE_PAIRS: usize = crate::aggregation::LANES / 2;
+
+/// Bits of a [`LANE_PAIR_TYPE`] cell: two lanes of `sgnn_wire::LANE_BYTES` each.
+pub const LANE_PAIR_BITS: u32 = 2 * 8 * sgnn_wire::LANE_BYTES as u32;
+
+macro_rules! pairs {
+    ($($k:literal),*) => {
+        [$(Register {
+            name: concat!("agg_pair_", $k),
+            id: $k + 1,
+            bits: LANE_PAIR_BITS,
+            size: AGGREGATORS,
+        }),*]
+    };
+}
+
+/// `agg_pair_0` .. `agg_pair_15` (cells of [`LANE_PAIR_TYPE`], 64 bits): what the TNA program
+/// declares in place of the v1model program's [`crate::aggregation::AGG_VALUE`].
+pub const AGG_PAIR: [Register; LANE_PAIRS] =
+    pairs!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+
+/// Register `name`'s lanes, if it is one of [`AGG_PAIR`]: `(2k, 2k + 1)`.
+pub fn pair_lanes(name: &str) -> Option<(usize, usize)> {
+    let k: usize = name.strip_prefix("agg_pair_")?.parse().ok()?;
+    (k < LANE_PAIRS).then_some((2 * k, 2 * k + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pairs_cover_every_lane_once() {
+        let mut lanes: Vec<usize> = AGG_PAIR
+            .iter()
+            .flat_map(|r| {
+                let (a, b) = pair_lanes(r.name).unwrap();
+                [a, b]
+            })
+            .collect();
+        lanes.sort();
+        assert_eq!(lanes, (0..crate::aggregation::LANES).collect::<Vec<_>>());
+        assert_eq!(pair_lanes("agg_pair_16"), None);
+        assert_eq!(pair_lanes("agg_value_0"), None);
+    }
+
+    #[test]
+    fn the_tofino1_profile_holds_what_the_tna_program_declares() {
+        assert_eq!(
+            sgnn_plan::profile::TOFINO1_AGG_MEM_BYTES,
+            u64::from(AGGREGATORS) * (crate::aggregation::LANES * sgnn_wire::LANE_BYTES) as u64
+        );
+    }
+}

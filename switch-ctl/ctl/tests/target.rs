@@ -233,8 +233,9 @@ fn connect_switchgnn_picks_the_contract_of_the_switchs_architecture() {
         let mut t = P4RuntimeTarget::connect_switchgnn(&sw.addr(), DEVICE, 4)
             .unwrap_or_else(|e| panic!("{arch}: {e}"));
         // Operations are checked against the TNA contract's sizes, not v1model's (larger).
+        // (agg_count: the TNA program has no agg_value_* registers, its lanes are pairs.)
         let write = |index: u64| Op::WriteRegister {
-            register: "agg_value_0".into(),
+            register: "agg_count".into(),
             index,
             value: 1,
         };
@@ -242,7 +243,7 @@ fn connect_switchgnn_picks_the_contract_of_the_switchs_architecture() {
             .unwrap_or_else(|e| panic!("{arch}: {e}"));
         const { assert!(TNA_AGGREGATORS < AGGREGATORS) };
         let err = t.apply(&[write(u64::from(TNA_AGGREGATORS))]).unwrap_err();
-        assert!(err.to_string().contains("agg_value_0"), "{arch}: {err}");
+        assert!(err.to_string().contains("agg_count"), "{arch}: {err}");
     }
 
     tna.tables[0].match_fields[0].bitwidth = 17;

@@ -401,11 +401,33 @@ pub fn compare_schema(expected: &P4Info, info: &BfrtInfo) -> Vec<String> {
             crate::p4info::CellType::Bit(w) | crate::p4info::CellType::Int(w) => w,
             crate::p4info::CellType::Other => 0,
         };
+        let pair = matches!(
+            r.type_spec.as_ref().and_then(|t| t.type_spec.as_ref()),
+            Some(crate::proto::p4::config::v1::p4_data_type_spec::TypeSpec::Struct(n))
+                if n.name == sgnn_switch::tna::LANE_PAIR_TYPE
+        );
         match info.table(name) {
             Ok(bt) if bt.table_type != "Register" => out.push(format!(
                 "register `{name}` is a {} on the switch",
                 bt.table_type
             )),
+            // A lane pair: one data field per lane, `NAME.first` and `NAME.second`.
+            Ok(bt) if pair => {
+                let want: Vec<(String, u32)> = sgnn_switch::tna::LANE_PAIR_MEMBERS
+                    .iter()
+                    .map(|m| (format!("{name}.{m}"), sgnn_switch::tna::LANE_PAIR_BITS / 2))
+                    .collect();
+                let have: Vec<(String, u32)> = bt
+                    .data
+                    .iter()
+                    .map(|f| (f.name.clone(), f.ty.width()))
+                    .collect();
+                if have != want {
+                    out.push(format!(
+                        "register `{name}`: data fields {have:?} on the switch, expected {want:?}"
+                    ));
+                }
+            }
             Ok(bt) => match bt.data.first() {
                 Some(f) if f.ty.width() == want => {}
                 Some(f) => out.push(format!(

@@ -117,19 +117,24 @@ fn register(n: u32, name: &str, bitwidth: i32, size: u32) -> cfg::Register {
     }
 }
 
-/// A register of signed cells (`int<bitwidth>`).
-fn int_register(n: u32, name: &str, bitwidth: i32, size: u32) -> cfg::Register {
-    use cfg::p4_bitstring_like_type_spec::TypeSpec as B;
+/// A register of `lane_pair_t` cells (the TNA program's lane pairs).
+fn pair_register(n: u32, name: &str, size: u32) -> cfg::Register {
     use cfg::p4_data_type_spec::TypeSpec as D;
     cfg::Register {
         type_spec: Some(cfg::P4DataTypeSpec {
-            type_spec: Some(D::Bitstring(cfg::P4BitstringLikeTypeSpec {
-                type_spec: Some(B::Int(cfg::P4IntTypeSpec { bitwidth })),
-                ..Default::default()
+            type_spec: Some(D::Struct(cfg::P4NamedType {
+                name: sgnn_switch::tna::LANE_PAIR_TYPE.to_string(),
             })),
         }),
-        ..register(n, name, bitwidth, size)
+        ..register(n, name, 0, size)
     }
+}
+
+/// One of v1model's lane registers (`agg_value_*`).
+fn is_lane(name: &str) -> bool {
+    sgnn_switch::aggregation::AGG_VALUE
+        .iter()
+        .any(|l| l.name == name)
 }
 
 fn counter(n: u32, name: &str, unit: cfg::counter_spec::Unit, size: i64) -> cfg::Counter {
@@ -187,10 +192,6 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
             *r = match name.as_str() {
                 n if n == agg::SRC_SEEN.name => register(id, n, wide, tna::SEEN_CELLS),
                 n if n == block_sync::SYNC_DONE.name => register(id, n, wide, MAX_WORKERS),
-                // The lanes are declared signed: the stateful ALU's saturating add is signed.
-                n if agg::AGG_VALUE.iter().any(|l| l.name == n) => {
-                    int_register(id, n, w, tna::AGGREGATORS)
-                }
                 n if n.starts_with("agg_") => register(id, n, w, tna::AGGREGATORS),
                 _ => r.clone(),
             };
@@ -200,6 +201,22 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
                 pre.id = hashed_id(Prefix::Register, &format!("pipe.{name}"));
             }
         }
+        // The lanes are pairs (two signed 32-bit lanes per register and stateful ALU), in
+        // place of v1model's one register per lane.
+        let first = p
+            .registers
+            .iter()
+            .position(|r| is_lane(name_of(&r.preamble)))
+            .unwrap_or(p.registers.len());
+        p.registers.retain(|r| !is_lane(name_of(&r.preamble)));
+        let pairs = sgnn_switch::tna::AGG_PAIR.iter().map(|r| {
+            let mut c = pair_register(r.id, r.name, r.size);
+            if let Some(pre) = c.preamble.as_mut() {
+                pre.id = hashed_id(Prefix::Register, &format!("pipe.{}", r.name));
+            }
+            c
+        });
+        p.registers.splice(first..first, pairs);
         let ee = sgnn_switch::tna::EGRESS_EVENTS;
         p.counters
             .push(counter(ee.id, ee.name, Unit::Packets, ee.size as i64));

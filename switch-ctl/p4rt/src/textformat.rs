@@ -580,6 +580,15 @@ fn register(fields: &[Field]) -> Result<cfg::Register, TextError> {
                             spec.type_spec = Some(TypeSpec::Bitstring(bitstring_spec(msg(g)?)?))
                         }
                         "bool" => spec.type_spec = Some(TypeSpec::Bool(cfg::P4BoolType {})),
+                        "struct" => {
+                            let mut n = cfg::P4NamedType::default();
+                            for h in msg(g)? {
+                                if h.name == "name" {
+                                    n.name = string_of(h)?;
+                                }
+                            }
+                            spec.type_spec = Some(TypeSpec::Struct(n));
+                        }
                         _ => {}
                     }
                 }

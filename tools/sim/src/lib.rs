@@ -261,6 +261,11 @@ pub struct SimConfig {
     pub net: NetConfig,
     /// Bandwidth of the switch's recirculation path, bit/s.
     pub recirc_bps: u64,
+    /// Extra recirculation passes per aggregate the switch completes
+    /// (`SwitchProfile::harvest_passes`): 0 for the v1model semantics, 1 for the TNA program,
+    /// whose lane pairs emit the even lanes' sums in a harvest pass (one more when the
+    /// completing pass goes on to a next pass).
+    pub harvest_passes: u32,
 }
 
 /// Frames a run put on the host links beyond what the planner's traffic model counts: the
@@ -597,6 +602,7 @@ pub fn run_strategy_with(
             rate: Some(rc),
             timeout: opts.timeout,
             recirc_bps: cfg.recirc_bps,
+            harvest_passes: cfg.harvest_passes,
             loss: opts.loss,
             seed: plan.manifest.config.seed,
         };

@@ -49,6 +49,7 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
             ..NetConfig::default()
         },
         recirc_bps: 400 * GBPS,
+        harvest_passes: 0,
     };
     let opts = HostOptions {
         timeout: Some(20 * PS_PER_US),
@@ -142,6 +143,7 @@ fn rate_control_keeps_queues_shorter_than_no_rate_control() {
             ..NetConfig::default()
         },
         recirc_bps: 1_600 * GBPS,
+        harvest_passes: 0,
     };
     let opts = HostOptions::default();
     let cc = simulate(&p, Strategy::SwitchGnn, cfg, &opts);

@@ -165,6 +165,7 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
             ..NetConfig::default()
         },
         recirc_bps: 100_000_000_000,
+        harvest_passes: 0,
     };
     let runs: Vec<_> = [Strategy::HostBased, Strategy::SwitchGnn]
         .iter()

@@ -3,7 +3,7 @@
 //! single-process reference bit for bit, with and without loss, in both modes.
 
 use sgnn_sim::net::{NetConfig, PS_PER_US};
-use sgnn_sim::strategies::{RealConfig, RealExchange};
+use sgnn_sim::strategies::{RealConfig, RealExchange, SwitchCounters};
 use sgnn_sim::{run_app, Time, Topology};
 use sgnn_transport::engine::Mode;
 use sgnn_transport::rate::RateConfig;
@@ -12,6 +12,19 @@ mod common;
 use common::*;
 
 fn run(p: &sgnn_plan::Plan, mode: Mode, loss: f64, recirc_gbps: u64) -> (Option<Time>, u64, u64) {
+    let (t, values, drops, _) = run_with(p, mode, loss, recirc_gbps, 0);
+    (t, values, drops)
+}
+
+/// A run, with `harvest` extra passes per completed aggregate; also returns the switch's
+/// counters.
+fn run_with(
+    p: &sgnn_plan::Plan,
+    mode: Mode,
+    loss: f64,
+    recirc_gbps: u64,
+    harvest: u32,
+) -> (Option<Time>, u64, u64, SwitchCounters) {
     let cfg = RealConfig {
         mode,
         rate: Some(RateConfig {
@@ -21,6 +34,7 @@ fn run(p: &sgnn_plan::Plan, mode: Mode, loss: f64, recirc_gbps: u64) -> (Option<
         }),
         timeout: Some(200 * PS_PER_US),
         recirc_bps: recirc_gbps * GBPS,
+        harvest_passes: harvest,
         loss,
         seed: 7,
     };
@@ -31,7 +45,38 @@ fn run(p: &sgnn_plan::Plan, mode: Mode, loss: f64, recirc_gbps: u64) -> (Option<
     let values = app.verify().unwrap();
     let drops = app.switch().counters.drop_simulated;
     let _ = net;
-    (app.finish, values, drops)
+    let counters = app.switch_counters();
+    (app.finish, values, drops, counters)
+}
+
+/// A Tofino's lane pairs (docs/tofino.md, "Lane pairs"): every aggregate of several
+/// contributions costs a harvest pass on the recirculation port before its Result leaves. The
+/// sums stay exact; the passes are counted, one per such Result at least (two where the
+/// completing pass went on to a next pass); with a slow recirculation port the layer takes
+/// longer than the same run without them.
+#[test]
+fn harvest_passes_are_charged_on_the_recirculation_port() {
+    let p = plan(9, 4, 64 * 1024, 64);
+    let (t0, v0, _, c0) = run_with(&p, Mode::SwitchGnn, 0.0, 10, 0);
+    let (t1, v1, _, c1) = run_with(&p, Mode::SwitchGnn, 0.0, 10, 1);
+    let (t0, t1) = (t0.expect("completes"), t1.expect("completes"));
+    assert_eq!((v0, v1), (v1, p.graph.num_vertices() as u64 * 64));
+    assert_eq!(c0.harvest_passes, 0);
+    assert!(
+        c1.harvest_passes > 0 && c1.harvest_passes <= 2 * c1.results,
+        "{} harvest passes for {} results",
+        c1.harvest_passes,
+        c1.results
+    );
+    assert_eq!(c1.recirculations, c0.recirculations + c1.harvest_passes);
+    assert!(t1 > t0, "harvest passes cost time: {t1} vs {t0} ps");
+    eprintln!(
+        "{} results, {} harvest passes: {} -> {} us",
+        c1.results,
+        c1.harvest_passes,
+        t0 / PS_PER_US,
+        t1 / PS_PER_US
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ fn simulate(p: &Plan, s: Strategy, net: NetConfig) -> RunReport {
     let cfg = SimConfig {
         net,
         recirc_bps: 100 * GBPS,
+        harvest_passes: 0,
     };
     run_strategy(p, s, topo, cfg, &mut |_| {}).unwrap()
 }
@@ -205,6 +206,7 @@ fn an_aggregator_counts_until_its_last_recirculation_pass() {
         let cfg = SimConfig {
             net: sampled(500 * PS_PER_NS, None),
             recirc_bps: GBPS,
+            harvest_passes: 0,
         };
         let r = run_strategy(&p, s, topo, cfg, &mut |_| {}).unwrap();
         assert!(r.time.is_some(), "{}", s.name());

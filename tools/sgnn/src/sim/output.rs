@@ -48,10 +48,13 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
     );
     if let Some(p) = &profile {
         header.push_str(&format!(
-            "\nswitch profile {}: {} of aggregator memory, {} lanes per pass",
+            "\nswitch profile {}: {} of aggregator memory, {} lanes per pass, {} harvest pass{} \
+             per completed aggregate",
             p.name,
             fmt_mem(p.agg_mem_bytes),
-            p.lanes_per_pass
+            p.lanes_per_pass,
+            p.harvest_passes,
+            if p.harvest_passes == 1 { "" } else { "es" }
         ));
     }
     header.push_str(&format!(

@@ -179,6 +179,7 @@ pub(super) fn settings(a: &mut SimArgs) -> Result<Settings> {
             .map(|g| bps(g, "--recirc-gbps"))
             .transpose()?
             .unwrap_or(link_bps),
+        harvest_passes: profile.as_ref().map_or(0, |p| p.harvest_passes),
     };
     Ok(Settings {
         profile,

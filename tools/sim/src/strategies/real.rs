@@ -53,6 +53,10 @@ pub struct RealConfig {
     pub timeout: Option<Time>,
     /// The switch's recirculation port, bit/s.
     pub recirc_bps: u64,
+    /// Extra passes on the recirculation port before each Result of an aggregate with more
+    /// than one contribution ([`crate::SimConfig::harvest_passes`]; one more when the pass
+    /// that completed it also went on to a next pass).
+    pub harvest_passes: u32,
     /// The switch's drop simulator: the probability of dropping each SwitchGNN frame a host
     /// sends (the testbed's `--loss`).
     pub loss: f64,
@@ -104,6 +108,11 @@ fn kind_of(frame: &[u8]) -> (Kind, u32) {
         }
         Err(_) => (Kind::Test, 0),
     }
+}
+
+/// The contributions a Result frame sums (its `count`), 0 for anything else.
+fn contributions(frame: &[u8]) -> u16 {
+    sgnn_wire::FrameRepr::parse(frame).map_or(0, |(r, _)| r.sgnn.count)
 }
 
 /// Features of vertex `v`, lane `d`: a value in [-1, 1) from a hash of `(seed, v, d)`, so
@@ -373,13 +382,28 @@ impl<'p> RealExchange<'p> {
     }
 
     /// Hands what the switch emitted at `t` to the network.
-    fn emit(&mut self, t: Time, out: &mut Out) {
-        for e in self.emitted.drain(..) {
+    /// Sends what the switch emitted at `t`. With harvest passes (a TNA switch), the Result
+    /// of an aggregate of several contributions first takes them on the recirculation port:
+    /// `cfg.harvest_passes`, and one more when the completing pass also `went_on` to a next
+    /// pass (its mirror copy adds its lanes there, docs/tofino.md "Lane pairs").
+    fn emit(&mut self, t: Time, out: &mut Out, went_on: bool) {
+        let emitted = std::mem::take(&mut self.emitted);
+        for e in emitted {
             let (kind, block) = kind_of(&e.frame);
+            let mut at = t;
+            if kind == Kind::Result && self.cfg.harvest_passes > 0 && contributions(&e.frame) > 1 {
+                let passes = self.cfg.harvest_passes + u32::from(went_on);
+                let start = self.recirc_free.max(t);
+                self.counters.max_recirc_backlog =
+                    self.counters.max_recirc_backlog.max(start - t);
+                at = start + self.recirc_pass * Time::from(passes);
+                self.recirc_free = at;
+                self.counters.harvest_passes += u64::from(passes);
+            }
             let wire = wire_bytes(e.frame.len()) as u32;
             let slot = self.frames.put(e.frame);
             out.emits.push((
-                t,
+                at,
                 self.switch_node,
                 Pkt {
                     kind,
@@ -409,7 +433,7 @@ impl<'p> RealExchange<'p> {
         while self.recirc.front().is_some_and(|&(t, _)| t <= now) {
             let (t, r) = self.recirc.pop_front().expect("checked");
             let next = self.switch.recirculate(r, &mut self.emitted);
-            self.emit(t, out);
+            self.emit(t, out, next.is_some());
             if let Some(r) = next {
                 self.recirculate_later(t, r);
             }
@@ -420,7 +444,7 @@ impl<'p> RealExchange<'p> {
     fn finalize_counters(&mut self) {
         let c = &self.switch.counters;
         self.counters.contributions = c.aggregated;
-        self.counters.recirculations = c.recirculated;
+        self.counters.recirculations = c.recirculated + self.counters.harvest_passes;
         self.counters.results = c.results;
         self.counters.stale = c.drop_stale;
         self.counters.leaf_results = c.results;
@@ -517,7 +541,7 @@ impl App for RealExchange<'_> {
         let next = self
             .switch
             .ingress(pkt.src as u16, &frame, &mut self.emitted);
-        self.emit(now, out);
+        self.emit(now, out, next.is_some());
         if let Some(r) = next {
             self.recirculate_later(now, r);
         }

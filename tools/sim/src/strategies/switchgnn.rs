@@ -54,6 +54,8 @@ pub struct SwitchCounters {
     pub contributions: u64,
     /// Passes on the recirculation path.
     pub recirculations: u64,
+    /// Of them, harvest passes (a TNA switch's lane pairs: `SimConfig::harvest_passes`).
+    pub harvest_passes: u64,
     /// Results emitted.
     pub results: u64,
     /// Data frames of a block other than the current one (dropped by the switch).

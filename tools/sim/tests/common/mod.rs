@@ -49,6 +49,7 @@ pub fn sim_cfg() -> SimConfig {
     SimConfig {
         net: NetConfig::default(),
         recirc_bps: 100 * GBPS,
+        harvest_passes: 0,
     }
 }
 
