@@ -394,8 +394,7 @@ impl<'p> RealExchange<'p> {
             if kind == Kind::Result && self.cfg.harvest_passes > 0 && contributions(&e.frame) > 1 {
                 let passes = self.cfg.harvest_passes + u32::from(went_on);
                 let start = self.recirc_free.max(t);
-                self.counters.max_recirc_backlog =
-                    self.counters.max_recirc_backlog.max(start - t);
+                self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - t);
                 at = start + self.recirc_pass * Time::from(passes);
                 self.recirc_free = at;
                 self.counters.harvest_passes += u64::from(passes);
