@@ -884,6 +884,14 @@ impl<'a> Load<'a> {
         sizes.blocks(self.dests as u64).max(1)
     }
 
+    /// Recirculation passes per segment: the per-edge passes (`R`) and, on a switch with
+    /// harvest passes (the TNA program's lane pairs), `harvest_passes` per in-switch
+    /// destination. That counts a lone contribution too (which costs none on the switch): an
+    /// upper bound, fine for a cost model that only compares deliveries.
+    fn recirc_passes_for(&self, prof: &SwitchProfile) -> i64 {
+        self.passes + self.dests * i64::from(prof.harvest_passes)
+    }
+
     fn time(&self, prof: &SwitchProfile, sizes: Sizes) -> f64 {
         let blocks = self.blocks(sizes);
         if self.r_pairs > 0 && blocks > 1 {
@@ -892,7 +900,7 @@ impl<'a> Load<'a> {
         let seg = sizes.segments as f64;
         let up = *self.up.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
         let down = *self.down.iter().max().unwrap_or(&0) as f64 * seg * prof.data_frame_us();
-        let recirc = self.passes as f64 * seg * prof.pass_us();
+        let recirc = self.recirc_passes_for(prof) as f64 * seg * prof.pass_us();
         up.max(down).max(recirc) + barriers_us(blocks, prof) + prof.latency_us()
     }
 
@@ -907,11 +915,11 @@ impl<'a> Load<'a> {
             bound_us: t,
             uplink_us: (max_up * seg) as f64 * prof.data_frame_us(),
             downlink_us: (max_down * seg) as f64 * prof.data_frame_us(),
-            recirc_us: (self.passes as u64 * seg) as f64 * prof.pass_us(),
+            recirc_us: (self.recirc_passes_for(prof) as u64 * seg) as f64 * prof.pass_us(),
             barriers_us: barriers_us(blocks, prof),
             max_uplink_frames: max_up * seg,
             max_downlink_frames: max_down * seg,
-            recirc_passes: self.passes as u64 * seg,
+            recirc_passes: self.recirc_passes_for(prof) as u64 * seg,
             blocks,
             switch_destinations: self.dests as u64,
             multicast_groups: self.multicast_groups(),
@@ -1292,6 +1300,9 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
                 }
             }
         }
+        // Each aggregator completes once per segment; a TNA switch harvests it (an upper
+        // bound: a lone contribution costs none).
+        passes += block.aggregators.len() as u64 * seg * u64::from(prof.harvest_passes);
         let mut feeds: HashSet<(u32, u32)> = HashSet::new();
         for (row, slot) in block.aggregators.iter().enumerate() {
             let dst = plan.partition[slot.dst as usize];
@@ -1541,6 +1552,30 @@ mod tests {
         // vertex 0 has 3 cross edges (2 passes), 3 has 3 (2 passes), the rest 1 each.
         let r = load_of(&idx, &part, &Choice::uniform(3, Delivery::R));
         assert_eq!((r.0, r.1, r.2), (vec![3, 2, 1], vec![3, 2, 1], 4));
+    }
+
+    /// A TNA switch's harvest passes (`harvest_passes`, docs/tofino.md "Lane pairs") add one
+    /// pass per in-switch destination to the recirculation the model charges, and nothing
+    /// where nothing is summed in the switch.
+    #[test]
+    fn harvest_passes_count_one_pass_per_in_switch_destination() {
+        let (g, part) = small();
+        let idx = PairIndex::of(&g, &part, 3);
+        let mut tofino = prof();
+        tofino.harvest_passes = 1;
+        for (d, dests) in [
+            (Delivery::H, 0),
+            (Delivery::M, 0),
+            (Delivery::A, 6),
+            (Delivery::R, 6),
+        ] {
+            let c = Choice::uniform(3, d);
+            let plain = evaluate(&idx, &part, &c, &prof(), BIG).prediction;
+            let t = evaluate(&idx, &part, &c, &tofino, BIG).prediction;
+            assert_eq!(t.switch_destinations, dests, "{d:?}");
+            assert_eq!(t.recirc_passes, plain.recirc_passes + dests, "{d:?}");
+            assert!(t.time_us >= plain.time_us, "{d:?}");
+        }
     }
 
     #[test]
