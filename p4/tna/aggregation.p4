@@ -222,6 +222,11 @@ control AggLookup(inout headers_t hdr, inout ig_metadata_t meta) {
         if (meta.more == 1 && hdr.sgnn.resend == 0 && hdr.sgnn.pass != 255) {
             meta.next_pass = 1;
         }
+        // A lone contribution (expected 1) completes its aggregator on arrival (agg_count's
+        // fresh action reads this).
+        if (meta.expected <= 1) {
+            meta.done_now = 1;
+        }
     }
 }
 

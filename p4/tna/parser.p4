@@ -57,6 +57,7 @@ parser SgnnIngressParser(packet_in pkt,
         meta.seen_bad = 0;
         meta.recirc_next = 0;
         meta.bs_report = 0;
+        meta.done_now = 0;
         meta.fwd_hit = 0;
         meta.worker_hit = 0;
         meta.sim_every = 0;
