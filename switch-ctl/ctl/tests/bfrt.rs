@@ -111,6 +111,17 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .write_register("agg_count", TNA_AGGREGATORS as u64, 1)
         .unwrap_err();
     assert!(matches!(e, TargetError::InvalidArgument(_)), "{e}");
+    // A lane pair (two lanes per cell) is refused by name, as P4Runtime refuses it, rather
+    // than read or written through its first lane only.
+    for e in [
+        t.write_register("agg_pair_0", 0, 1).unwrap_err(),
+        t.read_register("agg_pair_15", 0).unwrap_err(),
+    ] {
+        assert!(
+            matches!(&e, TargetError::InvalidArgument(m) if m.contains("agg_pair_")),
+            "{e}"
+        );
+    }
 
     // Counters (never written: zero), in both gresses.
     assert_eq!(t.read_counters("events").unwrap().len(), 32);

@@ -313,6 +313,15 @@ impl BfrtTarget {
     /// The contract's register or counter `name` as its BfRt table, with the index key field.
     fn cells_table(&self, name: &str, register: bool) -> Result<(&Table, &Field), TargetError> {
         let t = self.table(name)?;
+        // One value per cell, as P4Runtime's registers: the TNA program's lane pairs
+        // (`lane_pair_t`, two data fields) are not read or written (docs/tofino.md).
+        if register && t.data.len() != 1 {
+            return Err(TargetError::InvalidArgument(format!(
+                "register `{name}` does not hold bit<W> or int<W> cells (its cells have {} \
+                 fields)",
+                t.data.len()
+            )));
+        }
         let key = t
             .key(if register {
                 "$REGISTER_INDEX"
