@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::Channel;
 
-use super::convert::{check_range, op_to_update};
+use super::convert::{check_plain_cells, check_range, op_to_update};
 use super::{Code, CounterValue, Match, Op, Replica, TableEntry, Target, TargetError};
 use sgnn_p4rt::bfrt::{decode, encode, BfrtError, BfrtInfo, Field, FieldType, Table};
 use sgnn_p4rt::p4info::P4InfoIndex;
@@ -313,15 +313,6 @@ impl BfrtTarget {
     /// The contract's register or counter `name` as its BfRt table, with the index key field.
     fn cells_table(&self, name: &str, register: bool) -> Result<(&Table, &Field), TargetError> {
         let t = self.table(name)?;
-        // One value per cell, as P4Runtime's registers: the TNA program's lane pairs
-        // (`lane_pair_t`, two data fields) are not read or written (docs/tofino.md).
-        if register && t.data.len() != 1 {
-            return Err(TargetError::InvalidArgument(format!(
-                "register `{name}` does not hold bit<W> or int<W> cells (its cells have {} \
-                 fields)",
-                t.data.len()
-            )));
-        }
         let key = t
             .key(if register {
                 "$REGISTER_INDEX"
@@ -818,6 +809,7 @@ impl Target for BfrtTarget {
         range: Range<u64>,
     ) -> Result<Vec<u128>, TargetError> {
         let info = self.index.register(register)?;
+        check_plain_cells(info)?;
         check_range("register", register, &range, info.size)?;
         let (t, _) = self.cells_table(register, true)?;
         let id = t.data.first().map_or(0, |f| f.id);

@@ -324,6 +324,22 @@ pub fn check_range(
     Ok(())
 }
 
+/// Refuses a register whose cells are not one `bit<W>` or `int<W>` value (the TNA program's
+/// lane pairs, `lane_pair_t`): the control plane reads and writes numbers, over every backend.
+pub fn check_plain_cells(r: &RegisterInfo) -> Result<(), TargetError> {
+    match r.cell {
+        CellType::Bit(_) | CellType::Int(_) => Ok(()),
+        CellType::Other => Err(not_plain(r)),
+    }
+}
+
+fn not_plain(r: &RegisterInfo) -> TargetError {
+    invalid(format!(
+        "register `{}` does not hold bit<W> or int<W> cells",
+        r.name
+    ))
+}
+
 /// A register cell write to P4Runtime's form.
 pub fn register_entry_to_p4(
     ix: &P4InfoIndex,
@@ -352,12 +368,7 @@ pub fn register_entry_to_p4(
             let signed = ((value << shift) as i128) >> shift;
             encode_int(signed, w).map_err(|e| invalid(format!("{}: {e}", what())))?
         }
-        CellType::Other => {
-            return Err(invalid(format!(
-                "register `{}` does not hold bit<W> or int<W> cells",
-                r.name
-            )))
-        }
+        CellType::Other => return Err(not_plain(r)),
     };
     Ok(p4::RegisterEntry {
         register_id: r.id,
@@ -387,10 +398,7 @@ pub fn register_value_from_p4(
         CellType::Int(w) => decode_int(bytes, w)
             .map(|v| v as u128 & low_mask(w))
             .map_err(|e| foreign(format!("the switch returned {}: {e}", what()))),
-        CellType::Other => Err(invalid(format!(
-            "register `{}` does not hold bit<W> or int<W> cells",
-            r.name
-        ))),
+        CellType::Other => Err(not_plain(r)),
     }
 }
 
