@@ -7,7 +7,7 @@
 //! | name | link | ports | recirculation | memory | multicast groups | source |
 //! |---|---|---|---|---|---|---|
 //! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | the simulator's defaults |
-//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TOFINO1_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
+//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TNA_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
 //! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 2 MiB | 65,536 | memory: the same `p4/tna` on Tofino 2 (a 32768-aggregator build fits there too, `docs/tofino.md`); ports and rates: public Tofino 2 figures (12.8 Tbit/s, 128 x 100G) |
 //!
 //! The Tofino profiles charge one harvest pass per aggregate completed (`harvest_passes`), what
@@ -54,7 +54,7 @@ pub struct SwitchProfile {
 /// Aggregator memory of the `tofino1` and `tofino2` profiles: the aggregators `p4/tna` holds,
 /// measured with the compiler (16384 aggregators of 32 int32 lanes, `sgnn_switch::tna`;
 /// 32768 need 16 stages of 12: `docs/tofino.md`, "Resources (measured)").
-pub const TOFINO1_AGG_MEM_BYTES: u64 = 16_384 * 32 * 4;
+pub const TNA_AGG_MEM_BYTES: u64 = 16_384 * (sgnn_wire::LANES * sgnn_wire::LANE_BYTES) as u64;
 
 /// The names [`SwitchProfile::named`] knows.
 pub const PROFILES: [&str; 3] = ["default", "tofino1", "tofino2"];
@@ -81,7 +81,7 @@ impl SwitchProfile {
                 recirc_gbps: 400.0,
                 lanes_per_pass: 32,
                 harvest_passes: 1,
-                agg_mem_bytes: TOFINO1_AGG_MEM_BYTES,
+                agg_mem_bytes: TNA_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
             },
@@ -92,7 +92,7 @@ impl SwitchProfile {
                 recirc_gbps: 1_600.0,
                 lanes_per_pass: 32,
                 harvest_passes: 1,
-                agg_mem_bytes: TOFINO1_AGG_MEM_BYTES,
+                agg_mem_bytes: TNA_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
                 delay_us: 2.0,
             },

@@ -53,35 +53,14 @@ macro_rules! pairs {
 pub const AGG_PAIR: [Register; LANE_PAIRS] =
     pairs!(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 
-/// Register `name`'s lanes, if it is one of [`AGG_PAIR`]: `(2k, 2k + 1)`.
-pub fn pair_lanes(name: &str) -> Option<(usize, usize)> {
-    let k: usize = name.strip_prefix("agg_pair_")?.parse().ok()?;
-    (k < LANE_PAIRS).then_some((2 * k, 2 * k + 1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_pairs_cover_every_lane_once() {
-        let mut lanes: Vec<usize> = AGG_PAIR
-            .iter()
-            .flat_map(|r| {
-                let (a, b) = pair_lanes(r.name).unwrap();
-                [a, b]
-            })
-            .collect();
-        lanes.sort();
-        assert_eq!(lanes, (0..crate::aggregation::LANES).collect::<Vec<_>>());
-        assert_eq!(pair_lanes("agg_pair_16"), None);
-        assert_eq!(pair_lanes("agg_value_0"), None);
-    }
-
-    #[test]
-    fn the_tofino1_profile_holds_what_the_tna_program_declares() {
+    fn the_tofino_profiles_hold_what_the_tna_program_declares() {
         assert_eq!(
-            sgnn_plan::profile::TOFINO1_AGG_MEM_BYTES,
+            sgnn_plan::profile::TNA_AGG_MEM_BYTES,
             u64::from(AGGREGATORS) * (crate::aggregation::LANES * sgnn_wire::LANE_BYTES) as u64
         );
     }
