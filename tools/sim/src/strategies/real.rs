@@ -91,8 +91,9 @@ impl Frames {
     }
 }
 
-/// The simulator's [`Kind`] of a frame (for flow hashing and the reports), and its block.
-fn kind_of(frame: &[u8]) -> (Kind, u32) {
+/// The simulator's [`Kind`] of a frame (for flow hashing and the reports), its block, and its
+/// count (the contributions a Result sums).
+fn kind_of(frame: &[u8]) -> (Kind, u32, u16) {
     match sgnn_wire::FrameRepr::parse(frame) {
         Ok((r, _)) => {
             let k = match r.sgnn.packet_type {
@@ -104,15 +105,10 @@ fn kind_of(frame: &[u8]) -> (Kind, u32) {
                 PacketType::Ack => Kind::Ack,
                 PacketType::Bypass => Kind::Raw,
             };
-            (k, r.sgnn.block_id as u32)
+            (k, r.sgnn.block_id as u32, r.sgnn.count)
         }
-        Err(_) => (Kind::Test, 0),
+        Err(_) => (Kind::Test, 0, 0),
     }
-}
-
-/// The contributions a Result frame sums (its `count`), 0 for anything else.
-fn contributions(frame: &[u8]) -> u16 {
-    sgnn_wire::FrameRepr::parse(frame).map_or(0, |(r, _)| r.sgnn.count)
 }
 
 /// Features of vertex `v`, lane `d`: a value in [-1, 1) from a hash of `(seed, v, d)`, so
@@ -387,16 +383,15 @@ impl<'p> RealExchange<'p> {
     /// `cfg.harvest_passes`, and one more when the completing pass also `went_on` to a next
     /// pass (its mirror copy adds its lanes there, docs/tofino.md "Lane pairs").
     fn emit(&mut self, t: Time, out: &mut Out, went_on: bool) {
-        let emitted = std::mem::take(&mut self.emitted);
-        for e in emitted {
-            let (kind, block) = kind_of(&e.frame);
+        // Taken and put back so the loop can use the recirculation port while the buffer
+        // keeps its capacity.
+        let mut emitted = std::mem::take(&mut self.emitted);
+        for e in emitted.drain(..) {
+            let (kind, block, count) = kind_of(&e.frame);
             let mut at = t;
-            if kind == Kind::Result && self.cfg.harvest_passes > 0 && contributions(&e.frame) > 1 {
+            if kind == Kind::Result && self.cfg.harvest_passes > 0 && count > 1 {
                 let passes = self.cfg.harvest_passes + u32::from(went_on);
-                let start = self.recirc_free.max(t);
-                self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - t);
-                at = start + self.recirc_pass * Time::from(passes);
-                self.recirc_free = at;
+                at = self.occupy_recirc(t, passes);
                 self.counters.harvest_passes += u64::from(passes);
             }
             let wire = wire_bytes(e.frame.len()) as u32;
@@ -417,13 +412,20 @@ impl<'p> RealExchange<'p> {
                 },
             ));
         }
+        self.emitted = emitted;
+    }
+
+    /// Books `passes` pass times on the recirculation port from `now` (after what it already
+    /// carries); returns when they end.
+    fn occupy_recirc(&mut self, now: Time, passes: u32) -> Time {
+        let start = self.recirc_free.max(now);
+        self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
+        self.recirc_free = start + self.recirc_pass * Time::from(passes);
+        self.recirc_free
     }
 
     fn recirculate_later(&mut self, now: Time, r: Recirculation) {
-        let start = self.recirc_free.max(now);
-        self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
-        let done = start + self.recirc_pass;
-        self.recirc_free = done;
+        let done = self.occupy_recirc(now, 1);
         self.recirc.push_back((done, r));
     }
 
@@ -479,7 +481,7 @@ impl App for RealExchange<'_> {
         }
         self.service(w, now);
         let (_, frame) = self.engines[w].poll_transmit(Self::ns(now))?;
-        let (kind, block) = kind_of(&frame);
+        let (kind, block, _) = kind_of(&frame);
         let wire = wire_bytes(frame.len()) as u32;
         if kind == Kind::Ack {
             self.acks.uplink[w] += wire as u64;
