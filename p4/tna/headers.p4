@@ -148,7 +148,6 @@ struct ig_metadata_t {
     bit<1>  idx_ok;         // an aggregate pass whose index is in range
     bit<1>  seen_bad;       // its src_seen cell is out of range
     bit<1>  recirc_next;    // the packet itself goes round as the next pass
-    bit<3>  lane_op;        // LANE_*
 
     /* The pass's copy for its next pass (mirror). */
     bit<1>  mirror_next;

@@ -107,7 +107,7 @@ control SgnnIngress(inout headers_t hdr,
 
     /* What a frame is, from every check at once: one lookup where v1model has a chain of
      * ifs, in the same order (the first entry that matches decides), so the stateful ALUs
-     * it gates can start two stages into the pipeline. Keys: Ethernet and IPv4 (ipv4 rules,
+     * it gates start in stage 4 (docs/tofino.md, "Design"). Keys: Ethernet and IPv4 (ipv4 rules,
      * total_len not short), protocol, the drop simulator (its every-n-th tick and
      * drop_prob - random, 0 unless dropped), CheckFrame's SwitchGNN rules, the type, and
      * for host Data: round and block against the switch's (0 when current), pass, resend. */
@@ -196,8 +196,8 @@ control SgnnIngress(inout headers_t hdr,
         hdr.bridge.result = 0;
         hdr.bridge.agg_idx = 0;
         check_frame.apply(hdr, meta);
-        // The inputs of the verdict, each computed from the parser's fields alone, so all
-        // are ready one stage after the first (docs/tofino.md, "Making it fit").
+        // The inputs of the verdict, each computed from the parser's fields, switch_config
+        // and the block registers, ready by stage 2 (docs/tofino.md, "Design").
         drop_simulator.apply(hdr, meta);
         stale_by();
         block_sync_prep.apply(hdr, meta);
