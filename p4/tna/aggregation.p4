@@ -10,7 +10,9 @@
  *   agg_tag[idx]     (aggregate)               tag fresh?      } not wait for src_seen
  *   agg_gen[idx]     (accepted aggregate)      -> GEN_SAME / GEN_FRESH / GEN_LATE
  *   agg_count[idx]   -> OP_ADD / OP_COMPLETE / OP_BYPASS / OP_TAKE (not for GEN_LATE)
- *   agg_value_0..31[idx] (4 per stage)      -> add, emit the sum and clear, take, clear
+ *   agg_pair_0..15[idx] (4 per stage)       -> set, add, add and emit the odd lanes, take
+ *                                              the even lanes and clear (PAIR, below)
+ *   outcome, beside the pairs               -> Result, harvest pass, Bypass, next pass
  * agg_ecn and agg_state are updated in egress (the ingress stages are full), from the
  * bridge header.
  *
@@ -27,12 +29,9 @@
  *   older generation arriving after the newer one completed is late here too, where v1model
  *   would start the freed aggregator again for it; either way it never lands in a newer
  *   generation's sum.
- * - A pass that completes an aggregate while its source feeds more aggregators (more = 1)
- *   cannot both put the sums in the packet and keep the original values for the next
- *   pass. It keeps the sums in the aggregator, goes on as the next pass, and its mirror
- *   copy (NEXT_PASS_SESSION, to RECIRC_PORT) comes back as a PASS_HARVEST pass that reads
- *   the sums out (OP_TAKE), clears the aggregator and leaves as the Result: one extra pass
- *   per such aggregate.
+ * - Lanes are pairs, and a stateful ALU outputs one lane: a completed aggregate's even
+ *   lanes leave in a harvest pass, and a completing pass with a next pass leaves its lanes
+ *   to its mirror copy (PASS_FINISH) to add; see PAIR below.
  * - A pass that leaves to a host (Bypass, replicas) while its source has more passes
  *   sends its mirror copy round as the next pass (v1model: an I2E clone).
  * - Lanes saturate as v1model's (|+| on int<32>); whether a lane saturated is not known
