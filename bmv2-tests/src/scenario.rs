@@ -369,7 +369,7 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
         .agg_table
         .iter()
         .filter(|(k, a)| k.0 == 0 && matches!(a, AggAction::Aggregate(_)))
-        .map(|(&k, _)| k)
+        .map(|(k, _)| k)
         .collect();
     rows.sort_unstable();
     let pull = |key: (u16, u32, u8), round: u16, what: &str| {

@@ -241,7 +241,7 @@ impl Pipeline {
             Some(n) if n == aggregation::AGG_TABLE.name => t
                 .agg_table
                 .iter()
-                .map(|(&(block_id, src_id, pass), &a)| {
+                .map(|((block_id, src_id, pass), &a)| {
                     TypedEntry::Agg(
                         AggKey {
                             block_id,

@@ -86,11 +86,85 @@ pub struct Replica {
 /// The multicast group block-advance goes to.
 pub const ADVANCE_GROUP: u16 = sgnn_switch::block_sync::ADVANCE_GROUP;
 
+/// `agg_table`'s key: (block, source, pass).
+pub type AggTableKey = (u16, u32, u8);
+
+/// `agg_table`: an exact-match map (block, source, pass) -> action, held as one map per block.
+///
+/// The pipeline looks entries up one block at a time (a block's exchange ends before the next
+/// starts), so keeping each block's entries together keeps its lookups within a fraction of
+/// the table: with every block in one map a large plan's lookups each touched a random cache
+/// line of the whole table (the simulator's speed case spent a tenth of its time there). To
+/// its users it is the one map of the switch's table: same keys, same entries, same length.
+#[derive(Debug, Clone, Default)]
+pub struct AggTable {
+    /// Per block id, that block's entries keyed by (source, pass).
+    blocks: Vec<FastMap<(u32, u8), AggAction>>,
+    len: usize,
+}
+
+impl AggTable {
+    /// The entry of `k`.
+    pub fn get(&self, k: &AggTableKey) -> Option<&AggAction> {
+        self.blocks.get(k.0 as usize)?.get(&(k.1, k.2))
+    }
+
+    /// Whether `k` has an entry.
+    pub fn contains_key(&self, k: &AggTableKey) -> bool {
+        self.get(k).is_some()
+    }
+
+    /// Sets `k`'s entry; returns the one it replaced.
+    pub fn insert(&mut self, k: AggTableKey, a: AggAction) -> Option<AggAction> {
+        let b = k.0 as usize;
+        if self.blocks.len() <= b {
+            self.blocks.resize_with(b + 1, FastMap::default);
+        }
+        let old = self.blocks[b].insert((k.1, k.2), a);
+        self.len += old.is_none() as usize;
+        old
+    }
+
+    /// Removes `k`'s entry; returns it.
+    pub fn remove(&mut self, k: &AggTableKey) -> Option<AggAction> {
+        let old = self.blocks.get_mut(k.0 as usize)?.remove(&(k.1, k.2));
+        self.len -= old.is_some() as usize;
+        old
+    }
+
+    /// Entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Every entry, block by block (in no order within a block).
+    pub fn iter(&self) -> impl Iterator<Item = (AggTableKey, &AggAction)> + '_ {
+        self.blocks.iter().enumerate().flat_map(|(b, m)| {
+            m.iter()
+                .map(move |(&(src, pass), a)| ((b as u16, src, pass), a))
+        })
+    }
+}
+
+impl PartialEq for AggTable {
+    /// Equal when they hold the same entries (however their blocks were allocated).
+    fn eq(&self, o: &AggTable) -> bool {
+        self.len == o.len && self.iter().all(|(k, a)| o.get(&k) == Some(a))
+    }
+}
+
+impl Eq for AggTable {}
+
 /// All tables of the pipeline.
 #[derive(Debug, Clone, Default)]
 pub struct Tables {
     /// `agg_table`: (block, source, pass) -> action.
-    pub agg_table: FastMap<(u16, u32, u8), AggAction>,
+    pub agg_table: AggTable,
     /// `worker_table`: worker id -> egress port.
     pub worker_table: FastMap<u16, PortId>,
     /// `worker_addr` (egress): worker id -> addresses.
@@ -162,5 +236,50 @@ impl Tables {
         for (k, a) in sgnn_switch::aggregation::block_entries(plan, b, groups) {
             self.agg_table.insert((k.block_id, k.src_id, k.pass), a);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deliver(dst_id: u32) -> AggAction {
+        AggAction::Deliver {
+            dst_id,
+            dst_worker: 1,
+            more: false,
+            seen_base: 0,
+        }
+    }
+
+    #[test]
+    fn the_agg_table_behaves_as_one_map_of_every_block() {
+        let mut t = AggTable::default();
+        assert!(t.is_empty() && t.get(&(3, 1, 0)).is_none());
+        assert_eq!(t.insert((3, 1, 0), deliver(10)), None);
+        assert_eq!(t.insert((0, 1, 0), deliver(11)), None);
+        assert_eq!(t.insert((3, 1, 1), deliver(12)), None);
+        // Replacing an entry keeps the length.
+        assert_eq!(t.insert((3, 1, 0), deliver(13)), Some(deliver(10)));
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.get(&(3, 1, 0)), Some(&deliver(13)));
+        assert!(t.contains_key(&(0, 1, 0)) && !t.contains_key(&(1, 1, 0)));
+        // Unknown blocks, sources and passes are misses, not panics.
+        assert!(t.get(&(u16::MAX, 1, 0)).is_none() && t.remove(&(9, 9, 9)).is_none());
+        let mut keys: Vec<AggTableKey> = t.iter().map(|(k, _)| k).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [(0, 1, 0), (3, 1, 0), (3, 1, 1)]);
+        // Equal to a table with the same entries however its blocks were allocated.
+        let mut u = AggTable::default();
+        for (k, &a) in t.iter() {
+            u.insert(k, a);
+        }
+        u.insert((7, 0, 0), deliver(1));
+        assert_ne!(t, u);
+        assert_eq!(u.remove(&(7, 0, 0)), Some(deliver(1)));
+        assert_eq!(t, u);
+        assert_eq!(t.remove(&(3, 1, 1)), Some(deliver(12)));
+        assert_eq!(t.len(), 2);
+        assert_ne!(t, u);
     }
 }
