@@ -120,7 +120,8 @@ pub struct Stats {
     pub results_used: u64,
     /// Results for a cell already complete (late or duplicate): ignored.
     pub results_ignored: u64,
-    /// Raw contributions stored in the cache.
+    /// Raw contributions taken: stored in the cache (SwitchGNN), or summed into their
+    /// consumers and marked received (the baseline).
     pub raw_cached: u64,
     /// Raw contributions already in the cache (duplicates): ignored.
     pub raw_duplicate: u64,

@@ -111,14 +111,15 @@ impl Engine {
                 heard(&(0..self.view.workers).filter(|&o| o != w).collect::<Vec<_>>())
             ),
             Phase::Host(hs) => {
-                let cur = self.cur.as_ref().expect("round running");
+                let segs = self.cur.as_ref().expect("round running").segs as usize;
                 let mut owners: Vec<u16> = self
                     .view
                     .host_based
                     .needs
                     .iter()
-                    .filter(|n| (0..cur.segs).any(|g| !cur.raw.contains_key(&(n.vertex, g))))
-                    .map(|n| n.worker)
+                    .enumerate()
+                    .filter(|&(i, _)| hs.received[i * segs..(i + 1) * segs].contains(&false))
+                    .map(|(_, n)| n.worker)
                     .collect();
                 owners.sort_unstable();
                 owners.dedup();

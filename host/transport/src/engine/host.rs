@@ -16,6 +16,10 @@ pub(super) struct HostState {
     pub(super) cursor: usize,
     /// `needs index * segs + g` still missing.
     pub(super) missing: usize,
+    /// Per `needs index * segs + g`: received. The values themselves are summed into their
+    /// consumers on arrival and not kept (a round's received features were most of a
+    /// baseline worker's memory).
+    pub(super) received: Vec<bool>,
     pub(super) fetch_at: u64,
     pub(super) fetch_backoff: u64,
 }
@@ -27,6 +31,7 @@ impl Engine {
         self.phase = Phase::Host(HostState {
             cursor: 0,
             missing,
+            received: vec![false; missing],
             fetch_at: now + self.cfg.fetch_timeout_ns,
             fetch_backoff: self.cfg.fetch_timeout_ns,
         });
@@ -78,12 +83,26 @@ impl Engine {
             self.stats.unexpected += 1;
             return;
         };
-        let consumers = &view.host_based.consumers[&src];
-        if cur.raw.contains_key(&(src, g)) {
+        let Ok(need) = view
+            .host_based
+            .needs
+            .binary_search_by_key(&src, |n| n.vertex)
+        else {
+            self.stats.unexpected += 1;
+            return;
+        };
+        // Past the exchange (the round's barrier) every segment it needed has arrived.
+        let Phase::Host(hs) = &mut self.phase else {
+            self.stats.raw_duplicate += 1;
+            return;
+        };
+        let k = need * segs + g as usize;
+        if hs.received[k] {
             self.stats.raw_duplicate += 1;
             return;
         }
-        cur.raw.insert((src, g), *lanes);
+        hs.received[k] = true;
+        let consumers = &view.host_based.consumers[&src];
         self.stats.raw_cached += 1;
         let sg = segs;
         let mut sat = 0;

@@ -454,13 +454,16 @@ impl Engine {
 
     fn fetch_missing_host(&mut self, now: u64, view: &WorkerView) {
         let Some(cur) = self.cur.as_ref() else { return };
+        let Phase::Host(hs) = &self.phase else { return };
         let s = cur.segs;
         let wanted: Vec<(u32, u16, u16)> = view
             .host_based
             .needs
             .iter()
             .flat_map(|need| (0..s).map(move |g| (need.vertex, g, need.worker)))
-            .filter(|&(v, g, _)| !cur.raw.contains_key(&(v, g)))
+            .zip(&hs.received)
+            .filter(|&(_, &got)| !got)
+            .map(|(w, _)| w)
             .take(self.cfg.recovery_window.max(1))
             .collect();
         self.stats.fetch_timeouts += 1;
