@@ -338,8 +338,13 @@ impl<'p> RealExchange<'p> {
         Ok(compared)
     }
 
+    /// The engines' clock (ns) at simulated time `now` (ps), rounded up: an engine paces
+    /// in whole ns, and a frame whose pacing deadline falls within the current ns is due now,
+    /// as the core's own pacing (in ps) already says. Rounded down, about every second frame
+    /// at line rate found its engine "not yet ready" by under a nanosecond and cost a wake-up
+    /// event and a second poll.
     fn ns(now: Time) -> u64 {
-        now / PS_PER_NS
+        now.div_ceil(PS_PER_NS)
     }
 
     /// Runs worker `w`'s due timeouts and collects its sums and errors. Its next timeout is
