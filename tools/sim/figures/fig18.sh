@@ -9,7 +9,10 @@
 #
 # Environment: SGNN, SCALE (default 13), RECIRC (Gbit/s, default 12800), MEMS (paper MB,
 # default "10 25 50 75 100"), WORKERS (default "64 128"), DATASET (reddit, products or yelp:
-# the R-MAT stand-in of figures/lib.sh, memory scaled by its vertex count; default reddit).
+# the R-MAT stand-in of figures/lib.sh, memory scaled by its vertex count; default reddit),
+# STRATEGIES (default host_based,switchgnn, the paper's figure; add switchgnn_auto for the
+# capacity-aware plan: on Reddit from 50 MB up its blocks need more src_seen cells than the
+# switch has, and `sgnn sim` refuses the point, which stops the script).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${1:-eval/fig18}
@@ -17,6 +20,7 @@ SCALE=${SCALE:-13}
 RECIRC=${RECIRC:-12800}
 MEMS=${MEMS:-"10 25 50 75 100"}
 WORKERS=${WORKERS:-"64 128"}
+STRATEGIES=${STRATEGIES:-host_based,switchgnn}
 . tools/sim/figures/lib.sh
 DATASET=${DATASET:-reddit}
 dataset_params "$DATASET" "$SCALE"
@@ -29,7 +33,7 @@ for w in $WORKERS; do
         echo "== $w workers, paper ${m} MB -> ${mem} B"
         "$SGNN" sim --graph "$DS_GRAPH" --workers "$w" \
             --switch-mem "${mem}B" --feature-dim "$DS_DIM" --buffer 10GB --recirc-gbps "$RECIRC" \
-            --strategies host_based,switchgnn --plots none --out "$OUT/w$w-mem-$m"
+            --strategies "$STRATEGIES" --plots none --out "$OUT/w$w-mem-$m"
         runs_columns "$OUT/w$w-mem-$m/runs.csv" "$w,$m,$mem," strategy total_bytes \
             time_per_layer_us >> "$OUT/fig18.csv"
     done

@@ -30,6 +30,18 @@ pub enum SimError {
         /// The first vertex whose sums differ.
         vertex: u32,
     },
+    /// A plan the software switch cannot hold (what `switch-ctl load` refuses too): run, its
+    /// contributions past the switch's registers would be dropped and recovered by the hosts
+    /// as if lost.
+    #[error("block {block} has {cells} (source, segment) pairs but the switch's src_seen holds {have} (SEEN_CELLS): `switch-ctl load` refuses this plan; re-plan so blocks have fewer sources (less --switch-mem, or for --aggregate plans fewer partials per block)")]
+    SeenCells {
+        /// Block.
+        block: usize,
+        /// Cells it needs: sources times segments.
+        cells: u64,
+        /// Cells of `src_seen`.
+        have: u64,
+    },
     /// A delivery could not be lowered into a plan the switch and the daemons run.
     #[error("{0}")]
     Lowering(String),

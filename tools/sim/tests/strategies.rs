@@ -345,3 +345,28 @@ fn every_name_parses_and_unknown_names_list_them_all() {
     }
     assert!(err.contains("emma (approximate)"), "{err}");
 }
+
+#[test]
+fn a_plan_the_switch_cannot_hold_is_refused_not_run() {
+    // The software switch's src_seen holds SEEN_CELLS (source, segment) pairs per block; a
+    // block needing more would have its last sources dropped as bad indexes and recovered by
+    // the hosts as if lost (what an `--aggregate auto` plan with many partials per block did).
+    let mut p = plan_with(10, base_config(4, 64 * 128 * 2, 64));
+    let most = p.blocks.iter().map(|b| b.sources.len()).max().unwrap() as u64;
+    assert!(most > 1);
+    let seen = softswitch::pipeline::SEEN_CELLS as u64;
+    p.manifest.segments = (seen / most + 1) as _;
+    let star = || Topology::star(4, 100 * GBPS, DELAY);
+    let err = run_strategy(&p, Strategy::SwitchGnn, star(), sim_cfg(), &mut |_| {}).unwrap_err();
+    assert!(
+        err.contains("src_seen holds 262144") && err.contains("`switch-ctl load` refuses"),
+        "{err}"
+    );
+    // The baseline's switch only forwards: the blocks do not concern it.
+    let e = run_strategy(&p, Strategy::HostBased, star(), sim_cfg(), &mut |_| {});
+    assert!(
+        !e.as_ref().is_err_and(|e| e.contains("src_seen")),
+        "{:?}",
+        e.err()
+    );
+}
