@@ -253,14 +253,10 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
     @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
     @name(".agg_gen")   @id(50) Register<bit<16>, bit<32>>(AGGREGATORS) agg_gen;
-    /* Loss recovery (docs/host.md, "Loss recovery", "On a Tofino"): declared for the
-     * contract; the v1model program and the software switch implement it. agg_ids is the
-     * contributor digest (one SALU beside agg_count: v = v + src_id, or src_id when fresh);
-     * seq_next and seq_gap are the per-worker sequence check (two SALUs in the stage of
-     * src_seen, keyed by worker). */
+    /* Loss recovery (docs/host.md, "Loss recovery", "On a Tofino"): agg_ids, the
+     * contributor digest, is declared for the contract and not yet used here; seq_next and
+     * seq_gap, the per-worker seq check, are in switchgnn.p4 and recovery.p4. */
     @name(".agg_ids")   @id(51) Register<bit<32>, bit<32>>(AGGREGATORS) agg_ids;
-    @name(".seq_next")  @id(52) Register<bit<32>, bit<32>>(MAX_WORKERS) seq_next;
-    @name(".seq_gap")   @id(53) Register<bit<32>, bit<32>>(MAX_WORKERS) seq_gap;
 
     /* src_seen: a first-pass copy is a duplicate when its cell holds its block's mark. */
     RegisterAction<bit<32>, bit<32>, bit<1>>(src_seen) take_seen = {
