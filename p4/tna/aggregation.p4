@@ -253,14 +253,10 @@ control Aggregation(inout headers_t hdr,
     @name(".agg_tag")   @id(35) Register<bit<32>, bit<32>>(AGGREGATORS) agg_tag;
     @name(".src_seen")  @id(49) Register<bit<32>, bit<32>>(SEEN_CELLS)  src_seen;
     @name(".agg_gen")   @id(50) Register<bit<16>, bit<32>>(AGGREGATORS) agg_gen;
-    /* Loss recovery (docs/host.md, "Loss recovery", "On a Tofino"): declared for the
-     * contract; the v1model program and the software switch implement it. agg_ids is the
-     * contributor digest (one SALU beside agg_count: v = v + src_id, or src_id when fresh);
-     * seq_next and seq_gap are the per-worker sequence check (two SALUs in the stage of
-     * src_seen, keyed by worker). */
+    /* Loss recovery (docs/host.md, "Loss recovery", "On a Tofino"): agg_ids, the
+     * contributor digest (ids_table, beside agg_count); seq_next and seq_gap, the
+     * per-worker seq check, are in switchgnn.p4 and recovery.p4. */
     @name(".agg_ids")   @id(51) Register<bit<32>, bit<32>>(AGGREGATORS) agg_ids;
-    @name(".seq_next")  @id(52) Register<bit<32>, bit<32>>(MAX_WORKERS) seq_next;
-    @name(".seq_gap")   @id(53) Register<bit<32>, bit<32>>(MAX_WORKERS) seq_gap;
 
     /* src_seen: a first-pass copy is a duplicate when its cell holds its block's mark. */
     RegisterAction<bit<32>, bit<32>, bit<1>>(src_seen) take_seen = {
@@ -395,6 +391,48 @@ control Aggregation(inout headers_t hdr,
             (1, 0, _, _, 1): op_resend();
             (1, 0, GEN_FRESH, _, _): op_fresh();
             (1, 0, _, _, _): op_add();
+        }
+        const default_action = NoAction();
+        size = 6;
+    }
+
+    /* agg_ids: the sum of the src_ids of the contributions an aggregator holds (v1model's
+     * digest), one stateful ALU beside agg_count, keyed as agg_count's table: the same stage
+     * cannot know agg_count's answer, so the digest is not cleared when the aggregate
+     * completes (v1model clears it unless a numbered frame completed it) but restarts with
+     * the next fresh contribution, and a contribution to a bypassed aggregator adds to it
+     * (v1model: a bypassed aggregator's digest is 0). Nothing in the data plane reads it yet
+     * (a pull would, recovery's third slice); the control plane may. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(agg_ids) ids_add = {
+        void apply(inout bit<32> v) { v = v + hdr.sgnn.src_id; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(agg_ids) ids_set = {
+        void apply(inout bit<32> v) { v = hdr.sgnn.src_id; }
+    };
+    RegisterAction<bit<32>, bit<32>, bit<32>>(agg_ids) ids_clear = {
+        void apply(inout bit<32> v) { v = 0; }
+    };
+    @hidden action digest_add()   { ids_add.execute(meta.agg_idx); }
+    @hidden action digest_set()   { ids_set.execute(meta.agg_idx); }
+    @hidden action digest_clear() { ids_clear.execute(meta.agg_idx); }
+    @stage(6) @hidden table ids_table {
+        key = {
+            meta.idx_ok:     exact;
+            meta.duplicate:  exact;
+            meta.gen_op:     ternary;
+            meta.pass_kind:  ternary;
+            hdr.sgnn.resend: ternary;
+        }
+        actions = { digest_add; digest_set; digest_clear; NoAction; }
+        // As count_table's: a harvest pass and PASS_FINISH (whose source's completing pass
+        // added its id) add nothing; a RESEND releases the aggregator.
+        const entries = {
+            (1, 0, GEN_LATE, _, _): NoAction();
+            (1, 0, _, PASS_HARVEST, _): NoAction();
+            (1, 0, _, PASS_FINISH, _): NoAction();
+            (1, 0, _, _, 1): digest_clear();
+            (1, 0, GEN_FRESH, _, _): digest_set();
+            (1, 0, _, _, _): digest_add();
         }
         const default_action = NoAction();
         size = 6;
@@ -634,6 +672,7 @@ control Aggregation(inout headers_t hdr,
         }
         if (meta.seen_bad == 0) {
             count_table.apply();
+            ids_table.apply();
         }
         pair_0.apply();
         pair_1.apply();

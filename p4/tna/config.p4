@@ -55,6 +55,8 @@ const bit<4> PASS_HARVEST = 1;   // read out an aggregate's `first` lanes and fr
 const bit<4> PASS_ADVANCE = 2;   // a BlockDone that completed its block: advance
 const bit<4> PASS_FINISH  = 3;   // the mirror copy of a pass that completed an aggregate
                                  // with a next pass: adds its lanes, then PASS_HARVEST
+const bit<4> PASS_NACK    = 4;   // a NACK's second pass (recovery.p4): adds the gap count
+                                 // back into seq_next, then leaves to the worker
 
 /* ---- the verdict on a frame (switchgnn.p4's verdict table) ---- */
 const bit<3> V_DROP       = 0;   // dropped; the table's action set the event
@@ -62,6 +64,8 @@ const bit<3> V_FORWARD    = 1;   // not SwitchGNN: routed by ipv4_forward
 const bit<3> V_AGGREGATE  = 2;   // Data the aggregation takes
 const bit<3> V_BLOCK_DONE = 3;   // a BlockDone (or the switch's advance pass)
 const bit<3> V_PASS_ON    = 4;   // Ack, FetchReq, Bypass: routed (a probe answered)
+const bit<3> V_SEQ_PROBE  = 5;   // a worker's tail probe: seq_next checked, becomes a NACK
+const bit<3> V_SEQ_NACK   = 6;   // a NACK's second pass (PASS_NACK)
 
 /* ---- what a pass does to an aggregator (agg_count's answer) ---- */
 const bit<3> OP_ADD      = 0;    // contribution added, aggregate incomplete

@@ -159,6 +159,15 @@ struct ig_metadata_t {
     bit<1>  mirror_ecn;
     bit<1>  mirror_resend;
 
+    /* Loss recovery (recovery.p4): the seq check's operands and answers. */
+    bit<32> seq_x;          // n << 16: a numbered Data frame's n (dst_id's), a probe's (src_id's)
+    bit<32> seq_out;        // seq_next's answer: (old next ^ n) << 16 | old gaps on a gap,
+                            // else 0; a second pass: the new next << 16 | gaps
+    bit<32> seq_range;      // the gap found: old next ++ the last number the frame vouches
+                            // for (n for Data, n - 1 for a probe)
+    bit<32> seq_prev;       // seq_gap's answer: the gap before (or the last gap, repeated)
+    bit<16> seq_delta;      // old gaps + 1: what the NACK's second pass adds back
+
     /* Block sync. */
     bit<16> sync_round;
     bit<16> sync_block;

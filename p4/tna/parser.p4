@@ -62,6 +62,7 @@ parser SgnnIngressParser(packet_in pkt,
         meta.worker_hit = 0;
         meta.sim_every = 0;
         meta.sim_below = 0;
+        meta.seq_out = 0;
         transition parse_ethernet;
     }
 

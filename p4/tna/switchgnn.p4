@@ -22,6 +22,7 @@
 #include "drop_simulator.p4"
 #include "aggregation.p4"
 #include "block_sync.p4"
+#include "recovery.p4"
 #include "ecn.p4"
 
 control SgnnIngress(inout headers_t hdr,
@@ -43,7 +44,70 @@ control SgnnIngress(inout headers_t hdr,
     BlockSyncPrep() block_sync_prep;
     WorkerPort() worker_port;
     PortWorker() port_worker;
+    SeqOperands() seq_operands;
+    Recovery() recovery;
     IngressCounters() counters;
+
+    /* The seq check (recovery.p4): per worker, next << 16 | gaps (v1model: gaps << 16 |
+     * next), read and written by the verdict's actions, so a numbered Data frame is checked
+     * before the duplicate check and the aggregators (stage 4), and the frame that reveals a
+     * gap reaches none of them. With s = next - n as a signed 16-bit number and D the 32-bit
+     * difference v - (n << 16) taken as signed, D = s * 2^16 + gaps whatever gaps holds: D < 0
+     * iff s < 0, and D - 2^16 < 0 (the compiler's `lss.uus ... -65536`: the sign of the
+     * 32-bit sum, wrapping) iff s <= 0 and s != -2^15. So a Data frame is in order (s == 0),
+     * the frame after a gap (-2^15 < s < 0: 0 < n - next < SEQ_WINDOW) or late (otherwise,
+     * including n - next == 2^15, as seq_step; read as exact arithmetic, the second test
+     * would take that one as a gap). */
+    @name(".seq_next") @id(52) Register<bit<32>, bit<32>>(MAX_WORKERS) seq_next;
+    RegisterAction<bit<32>, bit<32>, bit<32>>(seq_next) seq_data = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = 0;
+            if ((int<32>)(v - meta.seq_x) < 0 && (int<32>)(v - meta.seq_x) < 32s0x10000) {
+                // A gap: next = n + 1, gaps cleared until the NACK's second pass.
+                rv = v ^ meta.seq_x;
+                v = meta.seq_x + 32w0x10000;
+            } else if ((int<32>)(v - meta.seq_x) < 32s0x10000) {
+                // In order: next + 1.
+                v = v + 32w0x10000;
+            }
+        }
+    };
+    /* A probe (n: the number of the worker's next frame): frames next ..= n - 1 missing iff
+     * next is behind n (s < 0). */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(seq_next) seq_probe = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            rv = 0;
+            if ((int<32>)(v - meta.seq_x) < 0) {
+                rv = v ^ meta.seq_x;
+                v = meta.seq_x;
+            }
+        }
+    };
+    /* A NACK's second pass: the gaps back, one higher (the first pass put old gaps + 1 in
+     * segment); next and gaps out, for the NACK's segment and count. */
+    RegisterAction<bit<32>, bit<32>, bit<32>>(seq_next) seq_add = {
+        void apply(inout bit<32> v, out bit<32> rv) {
+            v = v + (bit<32>)hdr.sgnn.segment;
+            rv = v;
+        }
+    };
+    /* The answers go to metadata through the action data bus, not by a move from the
+     * header, so these fields stay out of the header's PHV containers (docs/tofino.md). */
+    @hidden action seq_check() {
+        meta.verdict = V_AGGREGATE;
+        meta.seq_out = seq_data.execute((bit<32>)hdr.sgnn.worker_id);
+    }
+    @hidden action seq_probed() {
+        meta.verdict = V_SEQ_PROBE;
+        EVENT(EV_SEQ_PROBED);
+        meta.seq_out = seq_probe.execute((bit<32>)hdr.sgnn.worker_id);
+    }
+    @hidden action seq_second_pass() {
+        meta.verdict = V_SEQ_NACK;
+        bit<32> held = seq_add.execute((bit<32>)hdr.sgnn.worker_id);
+        hdr.sgnn.count = held[15:0];
+        hdr.sgnn.segment = held[31:16];
+    }
 
     /* round ^ sync_round and block_id ^ sync_block: 0 when a frame is for the switch's
      * current block (the verdict table matches them against 0). */
@@ -129,33 +193,56 @@ control SgnnIngress(inout headers_t hdr,
             meta.block_x: ternary;
             hdr.sgnn.pass: ternary;
             hdr.sgnn.resend: ternary;
+            meta.pass_kind: ternary;
+            meta.port_known: ternary;
+            meta.worker_x: ternary;
+            hdr.sgnn.worker_id: ternary;
+            hdr.sgnn.dst_id: ternary;
         }
-        actions = { drop_for; go; }
+        actions = { drop_for; go; seq_check; seq_probed; seq_second_pass; }
 #define IPV4_OK true, ETHERTYPE_IPV4, true, 4, 5, 0
 #define SGNN_KEPT IPV4_OK, IP_PROTO_SWITCHGNN, 0, 0
+        // port_known, worker_x, worker_id: from the worker's own port, a known worker.
+#define OWN_PORT 1, 0
+#define IN_RANGE 0 &&& ~((bit<16>)MAX_WORKERS - 1)
         const entries = {
-            (SGNN_KEPT, 0, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _): drop_for(EV_DROP_UNEXPECTED);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _): drop_for(EV_DROP_STALE);
-            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _): go(V_BLOCK_DONE);
-            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 0, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
+            // A numbered first pass from its worker's port: the seq check (recovery.p4).
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, 0, _, OWN_PORT, _, SEQ_VALID &&& SEQ_VALID):
+                seq_check();
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_STALE);
+            // A NACK's second pass (a Data frame's or a probe's).
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, PASS_NACK, _, _, _, _): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_ACK, 0, _, _, _, _, PASS_NACK, _, _, _, _): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _, _, _, _, _, _): go(V_BLOCK_DONE);
+            // A tail probe: from its worker's port, a known worker; answered (recovery.p4).
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, IN_RANGE, SEQ_PROBE):
+                seq_probed();
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, _, SEQ_PROBE):
+                drop_for(EV_DROP_UNKNOWN_WORKER);
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, SEQ_PROBE):
+                drop_for(EV_DROP_WRONG_PORT);
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
             // Only a host's frame gets here: the drop simulator took it.
-            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
                 drop_for(EV_DROP_SIMULATED);
-            (IPV4_OK, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
-            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
+            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
                 drop_for(EV_DROP_MALFORMED);
         }
+#undef IN_RANGE
+#undef OWN_PORT
 #undef SGNN_KEPT
 #undef IPV4_OK
         const default_action = drop_for(EV_DROP_NOT_IPV4);
-        size = 16;
+        size = 24;
     }
 
     Random<bit<32>>() rng;
@@ -168,12 +255,16 @@ control SgnnIngress(inout headers_t hdr,
         if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_DATA) {
             agg_lookup.apply(hdr, meta);
         }
+        seq_operands.apply(hdr, meta);
         current_block.apply(hdr, meta);
         port_worker.apply(meta, ig_intr_md);
-        // A BlockDone's answer (a stale worker's BlockAdvance) goes to its worker; a Data
-        // frame's dst_worker is agg_table's.
-        if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_BLOCK_DONE) {
-            meta.dst_worker = hdr.sgnn.worker_id;
+        // A BlockDone's answer (a stale worker's BlockAdvance) and a NACK go to the worker
+        // the frame names; a Data frame's dst_worker is agg_table's.
+        if (hdr.sgnn.isValid()) {
+            if (hdr.sgnn.pkt_type == TYPE_BLOCK_DONE || hdr.sgnn.pkt_type == TYPE_ACK
+                || meta.pass_kind == PASS_NACK) {
+                meta.dst_worker = hdr.sgnn.worker_id;
+            }
         }
         // Nothing leaves unless a control below sends it.
         ig_dprsr_md.drop_ctl = 1;
@@ -182,6 +273,7 @@ control SgnnIngress(inout headers_t hdr,
         meta.count_event = 0;
         meta.to_worker = 0;
         meta.to_recirc = 0;
+        meta.seq_out = 0;
         hdr.bridge_kind.setValid();
         hdr.bridge_kind.kind = EG_BRIDGED;
         hdr.bridge.setValid();
@@ -206,7 +298,7 @@ control SgnnIngress(inout headers_t hdr,
         // change dst_worker) so it is ready for out_port.
         worker_port.apply(meta, ig_tm_md, ig_dprsr_md);
 
-        if (meta.verdict == V_AGGREGATE) {
+        if (meta.verdict == V_AGGREGATE && meta.seq_out[31:16] == 0) {
             aggregation.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
         } else if (meta.verdict == V_BLOCK_DONE) {
             block_sync.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
@@ -217,6 +309,12 @@ control SgnnIngress(inout headers_t hdr,
                 hdr.sgnn.round = meta.sync_round;
                 hdr.sgnn.block_id = meta.sync_block;
             }
+        } else {
+            // The seq check's second half (recovery.p4), for a numbered Data frame that
+            // revealed a gap (seq_next answered: it becomes the NACK and touches no
+            // aggregator, so its retransmission is its first copy), a tail probe and a NACK's
+            // second pass; its tables match nothing else.
+            recovery.apply(hdr, meta);
         }
         // The lookups of where a packet may go run beside the decisions above; the last
         // decision picks one.
