@@ -10,16 +10,17 @@
  * where the low half cannot change their sign), and a gap takes two passes:
  *
  *   pass 1 (SgnnIngress's verdict, stage 3, then this control): the seq check. In order:
- *     next + 1. A gap: seq_next = (n + 1) << 16 (gaps cleared); its answer
- *     (old next ^ n) << 16 | old gaps tells the NACK the gap's first number and the old
- *     count; seq_gap takes the gap (old next ++ n) and answers the gap before. The frame,
- *     rewritten into the NACK's fields (count = old gaps + 1), goes round as PASS_NACK.
- *   pass 2 (PASS_NACK): seq_next += count, which puts the gaps back one higher, and answers
+ *     next + 1, and the frame goes on to Aggregation. A gap: seq_next = (n + 1) << 16 (gaps
+ *     cleared); its answer (old next ^ n) << 16 | old gaps tells the NACK the gap's first
+ *     number and the old count; seq_gap takes the gap (old next ++ n) and answers the gap
+ *     before. The frame (its type, lanes and IPv4 header kept) carries src_id = the gap,
+ *     dst_id = the gap before and segment = old gaps + 1 round as PASS_NACK.
+ *   pass 2 (PASS_NACK): seq_next += segment, which puts the gaps back one higher, and answers
  *     next << 16 | gaps: the NACK's segment and count. The frame leaves as the NACK (an Ack
- *     with RESEND) to the worker's port.
+ *     with RESEND, no lanes) to the worker's port.
  * A tail probe takes the same two passes: pass 1 checks (a gap: seq_next = n << 16, the gap
  * old next ..= n - 1), pass 2 adds its count (0 when nothing was missing) and reads next and
- * gaps for the answer.
+ * gaps for the answer (and, when nothing was missing, seq_gap again for src_id).
  *
  * The additions commute, so a second gap of the same worker whose first pass comes between
  * the two passes of the first (its first pass sees gaps 0 and adds 1) still leaves the count
