@@ -268,4 +268,63 @@ control Recovery(inout headers_t hdr, inout ig_metadata_t meta) {
     }
 }
 
+/* A pull (a FetchReq to the switch's own address, naming a row of agg_table and a segment):
+ * answered PULL_GONE, a Result with RESEND, count 0 and zero lanes, to the row's worker, who
+ * then completes the cell from its sources' raw values. v1model answers with what the
+ * aggregator holds (docs/tofino.md, "Loss recovery": reading the aggregator takes a register
+ * action on agg_count and on each lane pair that they do not have free, and two passes). */
+control Pull(inout headers_t hdr, inout ig_metadata_t meta) {
+    @hidden action answer_gone() {
+        EVENT(EV_PULLED);
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_RESULT;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = 0;
+        hdr.sgnn.resend = 1;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = meta.dst_worker;
+        hdr.sgnn.src_id = PULL_GONE;
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.count = 0;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.reserved = 0;
+        hdr.lanes.setValid();
+        hdr.lanes.v0 = 0; hdr.lanes.v1 = 0; hdr.lanes.v2 = 0; hdr.lanes.v3 = 0;
+        hdr.lanes.v4 = 0; hdr.lanes.v5 = 0; hdr.lanes.v6 = 0; hdr.lanes.v7 = 0;
+        hdr.lanes.v8 = 0; hdr.lanes.v9 = 0; hdr.lanes.v10 = 0; hdr.lanes.v11 = 0;
+        hdr.lanes.v12 = 0; hdr.lanes.v13 = 0; hdr.lanes.v14 = 0; hdr.lanes.v15 = 0;
+        hdr.lanes.v16 = 0; hdr.lanes.v17 = 0; hdr.lanes.v18 = 0; hdr.lanes.v19 = 0;
+        hdr.lanes.v20 = 0; hdr.lanes.v21 = 0; hdr.lanes.v22 = 0; hdr.lanes.v23 = 0;
+        hdr.lanes.v24 = 0; hdr.lanes.v25 = 0; hdr.lanes.v26 = 0; hdr.lanes.v27 = 0;
+        hdr.lanes.v28 = 0; hdr.lanes.v29 = 0; hdr.lanes.v30 = 0; hdr.lanes.v31 = 0;
+        hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_LANES_LEN;
+        hdr.bridge.originated = 1;
+        meta.to_worker = 1;
+    }
+    @hidden action refuse_pull(bit<32> event) {
+        EVENT(event);
+    }
+    /* As v1model: no row, no answer (drop_no_entry); a row that delivers or replicates has
+     * no aggregator (drop_unexpected); an index beyond the aggregators, drop_bad_index. */
+    @hidden table pull_table {
+        key = {
+            meta.run_kind: ternary;
+            meta.agg_idx:  ternary;
+        }
+        actions = { answer_gone; refuse_pull; @defaultonly NoAction; }
+        const entries = {
+            (0, _): refuse_pull(EV_DROP_NO_ENTRY);
+            (1, 0 &&& ~(AGGREGATORS - 1)): answer_gone();
+            (1, _): refuse_pull(EV_DROP_BAD_INDEX);
+            (_, _): refuse_pull(EV_DROP_UNEXPECTED);
+        }
+        const default_action = NoAction();
+        size = 4;
+    }
+    apply {
+        pull_table.apply();
+    }
+}
+
 #endif
