@@ -175,7 +175,10 @@ control SgnnIngress(inout headers_t hdr,
      * it gates start in stage 4 (docs/tofino.md, "Design"). Keys: Ethernet and IPv4 (ipv4 rules,
      * total_len not short), protocol, the drop simulator (its every-n-th tick and
      * drop_prob - random, 0 unless dropped), CheckFrame's SwitchGNN rules, the type, and
-     * for host Data: round and block against the switch's (0 when current), pass, resend. */
+     * for host Data: round and block against the switch's (0 when current), pass, resend;
+     * for loss recovery (recovery.p4): the pass kind (a NACK's second pass), the worker on
+     * the ingress port, dst_id (SEQ_VALID, SEQ_PROBE) and whether a FetchReq is a pull. The
+     * seq check's actions run seq_next here. */
     @stage(3) @hidden table verdict {
         key = {
             hdr.ethernet.isValid(): ternary;
