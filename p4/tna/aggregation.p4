@@ -10,6 +10,7 @@
  *   agg_tag[idx]     (aggregate)               tag fresh?      } not wait for src_seen
  *   agg_gen[idx]     (accepted aggregate)      -> GEN_SAME / GEN_FRESH / GEN_LATE
  *   agg_count[idx]   -> OP_ADD / OP_COMPLETE / OP_BYPASS / OP_TAKE (not for GEN_LATE)
+ *   agg_ids[idx]     (beside agg_count)      the contributor digest (loss recovery)
  *   agg_pair_0..15[idx] (4 per stage)       -> set, add, add and emit the odd lanes, take
  *                                              the even lanes and clear (PAIR, below)
  *   outcome, beside the pairs               -> Result, harvest pass, Bypass, next pass

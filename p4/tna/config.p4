@@ -66,6 +66,7 @@ const bit<3> V_BLOCK_DONE = 3;   // a BlockDone (or the switch's advance pass)
 const bit<3> V_PASS_ON    = 4;   // Ack, FetchReq, Bypass: routed (a probe answered)
 const bit<3> V_SEQ_PROBE  = 5;   // a worker's tail probe: seq_next checked, becomes a NACK
 const bit<3> V_SEQ_NACK   = 6;   // a NACK's second pass (PASS_NACK)
+const bit<3> V_PULL       = 7;   // a pull: a FetchReq to the switch's own address
 
 /* ---- what a pass does to an aggregator (agg_count's answer) ---- */
 const bit<3> OP_ADD      = 0;    // contribution added, aggregate incomplete

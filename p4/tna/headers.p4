@@ -166,6 +166,7 @@ struct ig_metadata_t {
     bit<32> seq_range;      // the gap found: old next ++ the last number the frame vouches
                             // for (n for Data, n - 1 for a probe)
     bit<32> seq_prev;       // seq_gap's answer: the gap before (or the last gap, repeated)
+    bit<32> pull_x;         // dst_addr ^ switch_ip: 0 for a FetchReq to the switch (a pull)
     bit<16> seq_delta;      // old gaps + 1: what the NACK's second pass adds back
 
     /* Block sync. */

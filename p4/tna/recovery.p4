@@ -10,16 +10,17 @@
  * where the low half cannot change their sign), and a gap takes two passes:
  *
  *   pass 1 (SgnnIngress's verdict, stage 3, then this control): the seq check. In order:
- *     next + 1. A gap: seq_next = (n + 1) << 16 (gaps cleared); its answer
- *     (old next ^ n) << 16 | old gaps tells the NACK the gap's first number and the old
- *     count; seq_gap takes the gap (old next ++ n) and answers the gap before. The frame,
- *     rewritten into the NACK's fields (count = old gaps + 1), goes round as PASS_NACK.
- *   pass 2 (PASS_NACK): seq_next += count, which puts the gaps back one higher, and answers
+ *     next + 1, and the frame goes on to Aggregation. A gap: seq_next = (n + 1) << 16 (gaps
+ *     cleared); its answer (old next ^ n) << 16 | old gaps tells the NACK the gap's first
+ *     number and the old count; seq_gap takes the gap (old next ++ n) and answers the gap
+ *     before. The frame (its type, lanes and IPv4 header kept) carries src_id = the gap,
+ *     dst_id = the gap before and segment = old gaps + 1 round as PASS_NACK.
+ *   pass 2 (PASS_NACK): seq_next += segment, which puts the gaps back one higher, and answers
  *     next << 16 | gaps: the NACK's segment and count. The frame leaves as the NACK (an Ack
- *     with RESEND) to the worker's port.
+ *     with RESEND, no lanes) to the worker's port.
  * A tail probe takes the same two passes: pass 1 checks (a gap: seq_next = n << 16, the gap
  * old next ..= n - 1), pass 2 adds its count (0 when nothing was missing) and reads next and
- * gaps for the answer.
+ * gaps for the answer (and, when nothing was missing, seq_gap again for src_id).
  *
  * The additions commute, so a second gap of the same worker whose first pass comes between
  * the two passes of the first (its first pass sees gaps 0 and adds 1) still leaves the count
@@ -264,6 +265,65 @@ control Recovery(inout headers_t hdr, inout ig_metadata_t meta) {
         prev_table.apply();
         last_table.apply();
         nack_frame.apply();
+    }
+}
+
+/* A pull (a FetchReq to the switch's own address, naming a row of agg_table and a segment):
+ * answered PULL_GONE, a Result with RESEND, count 0 and zero lanes, to the row's worker, who
+ * then completes the cell from its sources' raw values. v1model answers with what the
+ * aggregator holds (docs/tofino.md, "Loss recovery": reading the aggregator takes a register
+ * action on agg_count and on each lane pair that they do not have free, and two passes). */
+control Pull(inout headers_t hdr, inout ig_metadata_t meta) {
+    @hidden action answer_gone() {
+        EVENT(EV_PULLED);
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_RESULT;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = 0;
+        hdr.sgnn.resend = 1;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = meta.dst_worker;
+        hdr.sgnn.src_id = PULL_GONE;
+        hdr.sgnn.dst_id = meta.out_dst_id;
+        hdr.sgnn.count = 0;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.reserved = 0;
+        hdr.lanes.setValid();
+        hdr.lanes.v0 = 0; hdr.lanes.v1 = 0; hdr.lanes.v2 = 0; hdr.lanes.v3 = 0;
+        hdr.lanes.v4 = 0; hdr.lanes.v5 = 0; hdr.lanes.v6 = 0; hdr.lanes.v7 = 0;
+        hdr.lanes.v8 = 0; hdr.lanes.v9 = 0; hdr.lanes.v10 = 0; hdr.lanes.v11 = 0;
+        hdr.lanes.v12 = 0; hdr.lanes.v13 = 0; hdr.lanes.v14 = 0; hdr.lanes.v15 = 0;
+        hdr.lanes.v16 = 0; hdr.lanes.v17 = 0; hdr.lanes.v18 = 0; hdr.lanes.v19 = 0;
+        hdr.lanes.v20 = 0; hdr.lanes.v21 = 0; hdr.lanes.v22 = 0; hdr.lanes.v23 = 0;
+        hdr.lanes.v24 = 0; hdr.lanes.v25 = 0; hdr.lanes.v26 = 0; hdr.lanes.v27 = 0;
+        hdr.lanes.v28 = 0; hdr.lanes.v29 = 0; hdr.lanes.v30 = 0; hdr.lanes.v31 = 0;
+        hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_LANES_LEN;
+        hdr.bridge.originated = 1;
+        meta.to_worker = 1;
+    }
+    @hidden action refuse_pull(bit<32> event) {
+        EVENT(event);
+    }
+    /* As v1model: no row, no answer (drop_no_entry); a row that delivers or replicates has
+     * no aggregator (drop_unexpected); an index beyond the aggregators, drop_bad_index. */
+    @hidden table pull_table {
+        key = {
+            meta.run_kind: ternary;
+            meta.agg_idx:  ternary;
+        }
+        actions = { answer_gone; refuse_pull; @defaultonly NoAction; }
+        const entries = {
+            (0, _): refuse_pull(EV_DROP_NO_ENTRY);
+            (1, 0 &&& ~(AGGREGATORS - 1)): answer_gone();
+            (1, _): refuse_pull(EV_DROP_BAD_INDEX);
+            (_, _): refuse_pull(EV_DROP_UNEXPECTED);
+        }
+        const default_action = NoAction();
+        size = 4;
+    }
+    apply {
+        pull_table.apply();
     }
 }
 

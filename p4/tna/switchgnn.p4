@@ -46,6 +46,7 @@ control SgnnIngress(inout headers_t hdr,
     PortWorker() port_worker;
     SeqOperands() seq_operands;
     Recovery() recovery;
+    Pull() pull;
     IngressCounters() counters;
 
     /* The seq check (recovery.p4): per worker, next << 16 | gaps (v1model: gaps << 16 |
@@ -174,7 +175,10 @@ control SgnnIngress(inout headers_t hdr,
      * it gates start in stage 4 (docs/tofino.md, "Design"). Keys: Ethernet and IPv4 (ipv4 rules,
      * total_len not short), protocol, the drop simulator (its every-n-th tick and
      * drop_prob - random, 0 unless dropped), CheckFrame's SwitchGNN rules, the type, and
-     * for host Data: round and block against the switch's (0 when current), pass, resend. */
+     * for host Data: round and block against the switch's (0 when current), pass, resend;
+     * for loss recovery (recovery.p4): the pass kind (a NACK's second pass), the worker on
+     * the ingress port, dst_id (SEQ_VALID, SEQ_PROBE) and whether a FetchReq is a pull. The
+     * seq check's actions run seq_next here. */
     @stage(3) @hidden table verdict {
         key = {
             hdr.ethernet.isValid(): ternary;
@@ -198,6 +202,7 @@ control SgnnIngress(inout headers_t hdr,
             meta.worker_x: ternary;
             hdr.sgnn.worker_id: ternary;
             hdr.sgnn.dst_id: ternary;
+            meta.pull_x: ternary;
         }
         actions = { drop_for; go; seq_check; seq_probed; seq_second_pass; }
 #define IPV4_OK true, ETHERTYPE_IPV4, true, 4, 5, 0
@@ -206,35 +211,39 @@ control SgnnIngress(inout headers_t hdr,
 #define OWN_PORT 1, 0
 #define IN_RANGE 0 &&& ~((bit<16>)MAX_WORKERS - 1)
         const entries = {
-            (SGNN_KEPT, 0, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
+            (SGNN_KEPT, 0, _, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
             // A numbered first pass from its worker's port: the seq check (recovery.p4).
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, 0, _, OWN_PORT, _, SEQ_VALID &&& SEQ_VALID):
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, 0, _, OWN_PORT, _, SEQ_VALID &&& SEQ_VALID, _):
                 seq_check();
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_STALE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _, _, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1, _, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_STALE);
             // A NACK's second pass (a Data frame's or a probe's).
-            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, PASS_NACK, _, _, _, _): seq_second_pass();
-            (SGNN_KEPT, 1, TYPE_ACK, 0, _, _, _, _, PASS_NACK, _, _, _, _): seq_second_pass();
-            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _, _, _, _, _, _): go(V_BLOCK_DONE);
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, PASS_NACK, _, _, _, _, _): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_ACK, 0, _, _, _, _, PASS_NACK, _, _, _, _, _): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, _, _, _, _, _, _): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _, _, _, _, _, _, _): go(V_BLOCK_DONE);
             // A tail probe: from its worker's port, a known worker; answered (recovery.p4).
-            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, IN_RANGE, SEQ_PROBE):
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, IN_RANGE, SEQ_PROBE, _):
                 seq_probed();
-            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, _, SEQ_PROBE):
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, _, SEQ_PROBE, _):
                 drop_for(EV_DROP_UNKNOWN_WORKER);
-            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, SEQ_PROBE):
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, SEQ_PROBE, _):
                 drop_for(EV_DROP_WRONG_PORT);
-            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            // A pull (recovery.p4's Pull): for the switch's current block, else stale.
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, 0, 0, _, _, _, _, _, _, _, 0): go(V_PULL);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, 0):
+                drop_for(EV_DROP_STALE);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, _, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
             // Only a host's frame gets here: the drop simulator took it.
-            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
                 drop_for(EV_DROP_SIMULATED);
-            (IPV4_OK, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
-            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
+            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
                 drop_for(EV_DROP_MALFORMED);
         }
 #undef IN_RANGE
@@ -242,7 +251,13 @@ control SgnnIngress(inout headers_t hdr,
 #undef SGNN_KEPT
 #undef IPV4_OK
         const default_action = drop_for(EV_DROP_NOT_IPV4);
-        size = 24;
+        size = 26;
+    }
+
+    /* dst_addr ^ switch_ip, through the hash unit (no field copied out of a header). */
+    Hash<bit<32>>(HashAlgorithm_t.XOR32) pull_hash;
+    @hidden action pull_of() {
+        meta.pull_x = pull_hash.get({hdr.ipv4.dst_addr, meta.cfg.switch_ip});
     }
 
     Random<bit<32>>() rng;
@@ -252,9 +267,12 @@ control SgnnIngress(inout headers_t hdr,
         draw();
         switch_config.apply(meta);
         aggregation_tags.apply(hdr, meta);
-        if (hdr.sgnn.isValid() && hdr.sgnn.pkt_type == TYPE_DATA) {
-            agg_lookup.apply(hdr, meta);
+        if (hdr.sgnn.isValid()) {
+            if (hdr.sgnn.pkt_type == TYPE_DATA || hdr.sgnn.pkt_type == TYPE_FETCH_REQ) {
+                agg_lookup.apply(hdr, meta);
+            }
         }
+        pull_of();
         seq_operands.apply(hdr, meta);
         current_block.apply(hdr, meta);
         port_worker.apply(meta, ig_intr_md);
@@ -302,6 +320,8 @@ control SgnnIngress(inout headers_t hdr,
             aggregation.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
         } else if (meta.verdict == V_BLOCK_DONE) {
             block_sync.apply(hdr, meta, ig_tm_md, ig_dprsr_md);
+        } else if (meta.verdict == V_PULL) {
+            pull.apply(hdr, meta);
         } else if (meta.verdict == V_PASS_ON) {
             // A daemon's start-up probe learns the plan tag and the switch's block.
             if (hdr.sgnn.pkt_type == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
