@@ -295,6 +295,18 @@ impl AggAction {
     }
 }
 
+/// The first block of `plan` whose (source, segment) pairs, one `src_seen` cell each,
+/// exceed `have` cells, as `(block, cells)`: a switch given such a plan would drop its last
+/// sources as bad indexes. `switch-ctl load` and the simulator refuse it.
+pub fn block_over_seen_cells(plan: &Plan, have: u64) -> Option<(usize, u64)> {
+    let segments = u64::from(plan.manifest.segments);
+    plan.blocks
+        .iter()
+        .map(|b| b.sources.len() as u64 * segments)
+        .enumerate()
+        .find(|&(_, cells)| cells > have)
+}
+
 /// The `agg_table` entries of block `b` of `plan` (`groups`: [`Plan::replica_groups`]). A
 /// replicated source's pass 0 is `replicate(group)`; its aggregators follow from pass 1.
 /// What `switch-ctl load` installs and what the software switch holds after it.

@@ -206,15 +206,12 @@ pub fn program_for(
             ),
         });
     }
-    for (b, block) in plan.blocks.iter().enumerate() {
-        let cells = block.sources.len() as u64 * segments;
-        if cells > sizes.seen_cells {
-            return Err(ProgramError::SeenCells {
-                block: b,
-                cells,
-                have: sizes.seen_cells,
-            });
-        }
+    if let Some((block, cells)) = aggregation::block_over_seen_cells(plan, sizes.seen_cells) {
+        return Err(ProgramError::SeenCells {
+            block,
+            cells,
+            have: sizes.seen_cells,
+        });
     }
     let settings = Settings {
         workers: workers as u16,

@@ -160,20 +160,15 @@ impl<'p> RealExchange<'p> {
                 ip: sgnn_wire::addressing::worker_ip(w),
             })
             .collect();
-        // The switch's src_seen has one cell per (source, segment) of a block, as the P4
-        // program's; a plan needing more would see its last sources dropped as bad indexes.
-        let have = softswitch::pipeline::SEEN_CELLS as u64;
-        let segs = plan.manifest.segments as u64;
-        // (The baseline's switch only forwards: its plan's blocks do not matter.)
-        if let Some((block, cells)) = plan
-            .blocks
-            .iter()
-            .filter(|_| cfg.mode == Mode::SwitchGnn)
-            .map(|b| b.sources.len() as u64 * segs)
-            .enumerate()
-            .find(|&(_, cells)| cells > have)
-        {
-            return Err(SimError::SeenCells { block, cells, have });
+        // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block, as the
+        // P4 program's. (The baseline's switch only forwards: its plan's blocks do not matter.)
+        if cfg.mode == Mode::SwitchGnn {
+            let have = u64::from(sgnn_switch::aggregation::SEEN_CELLS);
+            if let Some((block, cells)) =
+                sgnn_switch::aggregation::block_over_seen_cells(plan, have)
+            {
+                return Err(SimError::SeenCells { block, cells, have });
+            }
         }
         let mut tables = Tables::from_plan(plan, &ports);
         for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
