@@ -336,7 +336,8 @@ pub fn loss_recovery_paths() -> Scenario {
 /// frame that reveals it becomes the NACK), a late frame and a late duplicate, tail probes (a
 /// new gap, the last gap repeated, one from another worker's port), retransmissions, pulls of
 /// empty, partial, complete-and-kept and released aggregates, a pull of no row and one of
-/// another round, and a first copy for a kept aggregate.
+/// another round, a first copy for a kept aggregate, and the clean probes that end in the
+/// all-sent notice.
 pub fn numbered_frames_nacks_and_pulls() -> Scenario {
     use sgnn_wire::recovery::{SEQ_PROBE, SEQ_VALID};
     let plan = plan_for("rmat:scale=7,edge_factor=6,seed=9", 3, 1 << 20, 32, 256);
@@ -352,17 +353,22 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
             what: format!("{what}: src {src} seg {seg} number {n}"),
         }
     };
-    let tail_probe = |port: u16, w: u16, next: u16| {
+    let tail_probe_of = |port: u16, w: u16, next: u16, known: u16, block: u16| {
         let mut s = Repr::new(PacketType::Ack);
         s.worker_id = w;
         s.dst_id = SEQ_PROBE;
         s.src_id = next as u32;
+        s.count = known;
+        s.block_id = block;
         Step {
             port,
             frame: frame(w, s, None),
-            what: format!("tail probe of worker {w} (next {next}) on port {port}"),
+            what: format!(
+                "tail probe of worker {w} (next {next}, {known} NACKs known, block {block}) on port {port}"
+            ),
         }
     };
+    let tail_probe = |port: u16, w: u16, next: u16| tail_probe_of(port, w, next, 0, 0);
     // The rows of block 0 by their agg_table key, sorted (the table is a map).
     let tables = Tables::from_plan(&plan, &worker_ports(plan.workers()));
     let mut rows: Vec<(u16, u32, u8)> = tables
@@ -451,6 +457,18 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
     steps.push(pull(pulled[0], 0, "released"));
     steps.push(pull((0, 99_999, 0), 0, "no such row"));
     steps.push(pull(pulled[1], 3, "another round"));
+    // All sent: worker 0 took numbers up to n and heard of 2 NACKs. A probe that knows only
+    // one is not clean; one for another block is not counted; worker 1 probes twice (counted
+    // once); worker 2's clean probe completes the count and becomes the all-sent notice to
+    // every worker; a probe after it is answered as any.
+    steps.push(tail_probe_of(0, 0, n + 1, 1, 0));
+    steps.push(tail_probe_of(0, 0, n + 1, 2, 1));
+    steps.push(tail_probe_of(0, 0, n + 1, 2, 0));
+    let next_of = |w: usize| frames[w].len() as u16;
+    steps.push(tail_probe_of(1, 1, next_of(1), 0, 0));
+    steps.push(tail_probe_of(1, 1, next_of(1), 0, 0));
+    steps.push(tail_probe_of(2, 2, next_of(2), 0, 0));
+    steps.push(tail_probe_of(2, 2, next_of(2), 0, 0));
     steps.extend(block_done_all(&plan, 0, 0));
     Scenario {
         name: "numbered_frames_nacks_and_pulls",

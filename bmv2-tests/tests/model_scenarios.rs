@@ -70,9 +70,10 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
             }
             "numbered_frames_nacks_and_pulls" => {
                 // The gap at #3 and the probe's gap at #5; two probes answered, the third on
-                // the wrong port.
+                // the wrong port; then seven probes of the all-sent steps.
                 assert_eq!(c.nacked, 2, "{c:?}");
-                assert_eq!(c.seq_probed, 2, "{c:?}");
+                assert_eq!(c.seq_probed, 9, "{c:?}");
+                assert_eq!(c.all_sent, 1, "{c:?}");
                 assert_eq!(c.drop_wrong_port, 1, "{c:?}");
                 // #1 again, #2's retransmission, the first copy for a kept aggregate.
                 assert_eq!(c.drop_duplicate, 3, "{c:?}");
@@ -113,13 +114,27 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                     .map(|(r, _)| (r.sgnn.src_id, r.sgnn.count, r.sgnn.segment))
                     .collect();
                 assert_eq!(
-                    nacks,
-                    vec![
+                    nacks[..3],
+                    [
                         (2 << 16 | 3, 1, 4),
                         (5 << 16 | 5, 2, 6),
                         (5 << 16 | 5, 2, 6)
                     ]
                 );
+                // Of the seven all-sent probes, worker 2's first becomes the notice; the
+                // other six are answered to their workers.
+                assert_eq!(nacks.len(), 3 + 6, "{nacks:?}");
+                let notices: Vec<u16> = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .filter(|(r, _)| {
+                        r.sgnn.packet_type == sgnn_wire::PacketType::Ack
+                            && r.sgnn.dst_id == sgnn_wire::recovery::SEND_DONE
+                            && !r.sgnn.flags.resend
+                    })
+                    .map(|(r, _)| r.sgnn.worker_id)
+                    .collect();
+                assert_eq!(notices, [0, 1, 2], "one all-sent notice per worker");
             }
             "forwarding_and_malformed" => {
                 // Ack, FetchReq, Bypass, plain UDP and the start-up probe.

@@ -35,9 +35,11 @@ const bit<32> ALL_NEIGHBOURS        = 0xffffffff;
  * low 16 bits (SEQ_VALID); the switch checks the order and keeps the aggregates such frames
  * complete (AGG_DONE) for pulls. */
 const bit<32> SEQ_VALID             = 0x80000000;
-/* dst_id of a daemon's tail probe (an Ack to the switch; src_id: its next number). */
+/* dst_id of a daemon's tail probe (an Ack to the switch; src_id: its next number, count: the
+ * NACKs it has received). */
 const bit<32> SEQ_PROBE             = 0xfffffffd;
-/* dst_id of a daemon's send-done notice to a peer (an Ack forwarded by IP like any). */
+/* dst_id of the switch's all-sent notice (an Ack to every worker through the advance group,
+ * once per block, when every worker's tail probe of the block was clean: recovery.p4). */
 const bit<32> SEND_DONE             = 0xfffffffc;
 /* src_id of a pull's answer when another generation holds the aggregator or a RESEND
  * released it (count 0): the receiver fetches the sources raw. */
@@ -111,5 +113,6 @@ const bit<32> EV_BYPASSED_LATE        = 27;   // a contribution for an older gen
 const bit<32> EV_NACKED               = 28;   // a gap in a worker's sequenced Data: a NACK
 const bit<32> EV_SEQ_PROBED           = 29;   // a tail probe answered
 const bit<32> EV_PULLED               = 30;   // a pull (FetchReq to the switch) answered
+const bit<32> EV_ALL_SENT             = 31;   // an all-sent notice multicast (recovery.p4)
 
 #endif

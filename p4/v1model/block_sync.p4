@@ -110,14 +110,16 @@ control BlockSync(inout headers_t hdr,
 }
 
 /* A block-advance replica: addressed to worker egress_rid, whose sync_done entry it
- * clears (see the top of this file). */
+ * clears (see the top of this file). An all-sent replica (recovery.p4) is addressed the
+ * same way and clears nothing. */
 control BlockSyncEgress(inout headers_t hdr,
                         inout metadata_t meta,
                         inout standard_metadata_t sm) {
     apply {
         meta.dst_worker = sm.egress_rid;
         hdr.sgnn.worker_id = sm.egress_rid;
-        if ((bit<32>)sm.egress_rid < MAX_WORKERS) {
+        // An all-sent notice (recovery.p4) takes the same group and leaves sync_done alone.
+        if (hdr.sgnn.pkt_type == TYPE_BLOCK_ADVANCE && (bit<32>)sm.egress_rid < MAX_WORKERS) {
             sync_done.write((bit<32>)sm.egress_rid, 0);
         }
     }

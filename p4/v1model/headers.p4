@@ -76,6 +76,7 @@ struct metadata_t {
     bit<32> nack_prev;
     bit<16> nack_gaps;
     bit<16> nack_next;
+    bit<1>  all_sent;       // a clean tail probe completed the block's count: all-sent
 
     /* Worker addresses (egress worker_addr). */
     bit<48> worker_mac;

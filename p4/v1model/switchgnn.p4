@@ -94,7 +94,7 @@ control SgnnIngress(inout headers_t hdr,
                             // A sequenced first pass: in order, late, or the frame after a
                             // gap, which becomes the NACK (recovery.p4).
                             bool nack;
-                            recovery.apply(hdr, meta, 0, nack);
+                            recovery.apply(hdr, meta, sm, 0, nack);
                             if (nack) {
                                 accepted = false;
                             }
@@ -108,7 +108,8 @@ control SgnnIngress(inout headers_t hdr,
                         block_sync.apply(hdr, meta, sm);
                     }
                 } else if (t == TYPE_ACK && hdr.sgnn.dst_id == SEQ_PROBE) {
-                    // A tail probe, answered with a NACK frame (recovery.p4).
+                    // A tail probe, answered with a NACK frame, or the all-sent notice to
+                    // every worker (recovery.p4).
                     if (!own_port) {
                         events.count(EV_DROP_WRONG_PORT);
                     } else if ((bit<32>)hdr.sgnn.worker_id >= MAX_WORKERS) {
@@ -116,7 +117,7 @@ control SgnnIngress(inout headers_t hdr,
                     } else {
                         events.count(EV_SEQ_PROBED);
                         bool answered;
-                        recovery.apply(hdr, meta, 1, answered);
+                        recovery.apply(hdr, meta, sm, 1, answered);
                     }
                 } else if (t == TYPE_FETCH_REQ && hdr.ipv4.dst_addr == meta.cfg.switch_ip) {
                     // A pull: the row's aggregator answers (aggregation.p4).

@@ -4,7 +4,7 @@
 use crate::forwarding::PORTS;
 use crate::{Counter, Unit};
 
-/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses the first 31).
+/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses all 32).
 pub const EVENT_COUNTERS: u32 = 32;
 
 /// `events`: one packet count per [`Event`].
@@ -127,6 +127,9 @@ events! {
     /// Pulls answered: a receiver's FetchReq to the switch, answered with what the aggregator
     /// holds for its row (the kept Result, a partial with its contributor digest, or nothing).
     Pulled = "pulled",
+    /// All-sent notices multicast: every worker's clean tail probe of a block was counted
+    /// (`recovery::sent_step`).
+    AllSent = "all_sent",
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ pub const ACTIONS: [&Action; 9] = [
 
 /// Every register of the program, in `@id` order (ids 41-47 were settings registers in an
 /// early draft and are not reused).
-pub const REGISTERS: [&Register; 46] = {
+pub const REGISTERS: [&Register; 48] = {
     let l = &aggregation::AGG_VALUE;
     [
         &l[0],
@@ -202,6 +202,8 @@ pub const REGISTERS: [&Register; 46] = {
         &aggregation::AGG_IDS,
         &recovery::SEQ_NEXT,
         &recovery::SEQ_GAP,
+        &recovery::SENT_DONE,
+        &recovery::SENT_COUNT,
     ]
 };
 

@@ -24,7 +24,23 @@
 //! number of gaps found in this worker's frames so far (mod 2^16), `segment` the number the
 //! switch expects next. Two ranges per NACK let a worker recover from a lost NACK with the next
 //! one; the count tells it when two in a row were lost.
+//!
+//! **All sent.** A tail probe carries in `count` the NACKs its worker has received. It is
+//! *clean* ([`probe_clean`]) when it finds nothing missing (the switch already expects the
+//! number it carries) and the worker knows every NACK the switch sent it: then every Data
+//! frame the worker sent arrived, or was NACKed and resent under a later number. A
+//! daemon probes once it has nothing left to send in the block (at the block's start when
+//! it sends nothing in it). The first clean probe of each worker for the current round and
+//! block is counted ([`SENT_DONE`], [`SENT_COUNT`], [`sent_step`]); the one that counts the
+//! last worker is not answered to its worker alone but becomes the
+//! all-sent notice, multicast to every worker through the advance group
+//! ([`crate::block_sync::ADVANCE_GROUP`]): an Ack with `dst_id`
+//! [`sgnn_wire::recovery::SEND_DONE`], the round and block, `worker_id` the replica's worker.
+//! A receiver holding it knows every contribution of the block reached the switch, so a
+//! Result it still misses was lost on the way down and is pulled at once. One notice per
+//! worker per block, where each worker used to tell each worker it feeds (W^2 frames).
 
+use crate::block_sync::tag;
 use crate::config::MAX_WORKERS;
 use crate::Register;
 
@@ -44,6 +60,93 @@ pub const SEQ_GAP: Register = Register {
     bits: 32,
     size: MAX_WORKERS,
 };
+
+/// `sent_done`: per worker, the mark ([`sent_mark`]) of the round and block whose clean tail
+/// probe from it was counted.
+pub const SENT_DONE: Register = Register {
+    name: "sent_done",
+    id: 54,
+    bits: 32,
+    size: MAX_WORKERS,
+};
+
+/// `sent_count`: `key << 16 | left`: the workers whose clean probe has not been counted yet
+/// in the block whose key ([`sent_key`]) is `key`. It counts down, so that a Tofino's
+/// stateful ALU can tell the last one from its own output (`left` reaching 0) without a third
+/// comparison.
+pub const SENT_COUNT: Register = Register {
+    name: "sent_count",
+    id: 55,
+    bits: 32,
+    size: 1,
+};
+
+/// What a `sent_done` cell holds once worker's clean probe of `round`, `block` counted:
+/// `!(round << 16 | block)`, so the cells' initial 0 is no block's mark (round and block
+/// 65535 both would be: a run never gets there).
+pub const fn sent_mark(round: u16, block: u16) -> u32 {
+    !tag(round, block)
+}
+
+/// The key `sent_count` keeps its count under: the block, with the round's low bit in bit
+/// 15, so that it differs from the key of the block before (within a round the block differs;
+/// from a round's last block to the next round's block 0 the round's bit does, unless the
+/// round has exactly 32,769 blocks). A count left by a block whose notice never went (its
+/// last probe came after the block advanced) does not carry over.
+pub const fn sent_key(round: u16, block: u16) -> u16 {
+    block ^ ((round & 1) << 15)
+}
+
+/// What a clean tail probe of the current block does to the count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SentOutcome {
+    /// The worker's clean probe was counted already: answered as any probe.
+    Again,
+    /// Counted; workers are still missing: answered as any probe.
+    Counted,
+    /// Counted, and every worker's is now: the probe becomes the all-sent notice.
+    AllSent,
+}
+
+/// One access to `sent_done[w]` and `sent_count` for a clean tail probe of `round`, `block`
+/// (the switch's current block) on a switch configured for `workers` workers: the cells' new
+/// values and the outcome. The P4 programs and the software switch compute exactly this.
+pub fn sent_step(
+    done: u32,
+    count: u32,
+    round: u16,
+    block: u16,
+    workers: u16,
+) -> (u32, u32, SentOutcome) {
+    let mark = sent_mark(round, block);
+    if done == mark {
+        return (done, count, SentOutcome::Again);
+    }
+    let key = sent_key(round, block);
+    // The block's first count starts from `workers`: a cell of another key, or of this key
+    // with none left (the cells' initial 0 is key 0 with none left).
+    let held = count as u16;
+    let left = if (count >> 16) as u16 == key && held != 0 {
+        held - 1
+    } else {
+        workers.wrapping_sub(1)
+    };
+    let outcome = if left == 0 {
+        SentOutcome::AllSent
+    } else {
+        SentOutcome::Counted
+    };
+    (mark, (u32::from(key) << 16) | u32::from(left), outcome)
+}
+
+/// Whether a tail probe carrying `n` (the number the worker's next frame takes) and
+/// `gaps_known` (the NACKs the worker has received, its `count` field) is clean, given what
+/// [`seq_step`] made of it: no new gap, the switch expects `n`, and the worker knows every
+/// NACK the switch sent it. Without the last, a probe after a lost NACK would count although
+/// the frames that NACK named are not resent yet.
+pub fn probe_clean(n: u16, gaps_known: u16, outcome: SeqOutcome) -> bool {
+    matches!(outcome, SeqOutcome::Nack(k) if !k.new_gap && k.next == n && k.gaps == gaps_known)
+}
 
 /// What a seq check or a tail probe found, and the NACK frame's fields if it answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,5 +264,41 @@ mod tests {
         let (n, _, o) = seq_step(0xfffe, 0, 1, false);
         assert_eq!(n as u16, 2);
         assert!(matches!(o, SeqOutcome::Nack(k) if k.range == pack_range(0xfffe, 1)));
+    }
+
+    #[test]
+    fn clean_probes_count_once_per_worker_and_the_last_is_all_sent() {
+        // Probes: clean only with no new gap and the switch expecting the probe's number.
+        let (_, _, o) = seq_step(5, 0, 5, true);
+        assert!(probe_clean(5, 0, o));
+        let (_, _, o) = seq_step(5, 0, 7, true);
+        assert!(!probe_clean(7, 0, o), "5 and 6 missing");
+        let (_, _, o) = seq_step(9, 0, 7, true);
+        assert!(!probe_clean(7, 0, o), "a stale probe: the worker sent more since");
+        // The switch NACKed a gap the worker never heard of (the NACK was lost).
+        let (_, _, o) = seq_step((1 << 16) | 5, 0, 5, true);
+        assert!(!probe_clean(5, 0, o));
+        assert!(probe_clean(5, 1, o));
+        // Three workers in round 2, block 4; the cells start at 0.
+        let (mut done, mut count) = ([0u32; 3], 0u32);
+        let mut step = |w: usize, count: &mut u32| {
+            let (d, c, o) = sent_step(done[w], *count, 2, 4, 3);
+            done[w] = d;
+            *count = c;
+            o
+        };
+        assert_eq!(step(0, &mut count), SentOutcome::Counted);
+        assert_eq!(step(0, &mut count), SentOutcome::Again);
+        assert_eq!(step(2, &mut count), SentOutcome::Counted);
+        assert_eq!(step(1, &mut count), SentOutcome::AllSent);
+        assert_eq!(count, u32::from(sent_key(2, 4)) << 16);
+        // The next block starts afresh whatever the last one left; so does the next round's
+        // block 0 after a round of one block.
+        let (_, c, o) = sent_step(done[0], (u32::from(sent_key(2, 4)) << 16) | 1, 2, 5, 3);
+        assert_eq!((c & 0xffff, o), (2, SentOutcome::Counted));
+        assert_ne!(sent_key(2, 0), sent_key(3, 0));
+        assert_ne!(sent_mark(0, 0), 0, "the cells' initial value is no block's mark");
+        // One worker: its clean probe is the notice at once.
+        assert_eq!(sent_step(0, 0, 0, 0, 1).2, SentOutcome::AllSent);
     }
 }

@@ -16,6 +16,16 @@ pub const SEEN_CELLS: u32 = 65536;
 /// Width of `src_seen` and `sync_done` cells (a Tofino register is 8, 16 or 32 bits wide).
 pub const WIDE_REGISTER_BITS: u32 = 32;
 
+/// Registers of the v1model program the TNA program does not declare (`docs/tofino.md`, "Loss
+/// recovery"): the all-sent count ([`crate::recovery::SENT_DONE`],
+/// [`crate::recovery::SENT_COUNT`]). Counting clean probes needs the probe's second pass to
+/// compare the worker's known NACK count with `seq_next`, which put a second PHV operand on
+/// `seq_next`'s stateful ALU and pushed the chain to 14 stages of Tofino 1's 12 (measured
+/// 2026-11-27). A Tofino never sends the all-sent notice; its daemons fall back to the fetch
+/// timeout for a lost Result, as before the notice existed.
+pub const V1MODEL_ONLY_REGISTERS: [&Register; 2] =
+    [&crate::recovery::SENT_DONE, &crate::recovery::SENT_COUNT];
+
 /// `egress_events`: a Tofino counter belongs to one gress, so egress counts its events here.
 pub const EGRESS_EVENTS: Counter = Counter {
     name: "egress_events",

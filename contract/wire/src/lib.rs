@@ -49,13 +49,15 @@ pub mod recovery {
     /// as older senders send) gets neither.
     pub const SEQ_VALID: u32 = 1 << 31;
     /// `dst_id` of a daemon's tail probe: an Ack to the switch carrying in `src_id` the
-    /// number its next Data frame will take. The switch answers with a NACK frame (below)
-    /// that says which of this worker's frames it is missing, if any.
+    /// number its next Data frame will take and in `count` the NACKs it has received (mod
+    /// 2^16). The switch answers with a NACK frame (below) that says which of this worker's
+    /// frames it is missing, if any, and counts a clean probe towards [`SEND_DONE`].
     pub const SEQ_PROBE: u32 = u32::MAX - 2;
-    /// `dst_id` of a daemon's send-done notice: an Ack to a peer (forwarded by IP), sent once
-    /// the switch has taken every Data frame this worker sends in the block. A receiver that
-    /// holds every feeder's notice knows each Result it still misses was lost, and pulls it
-    /// at once instead of waiting for a timeout.
+    /// `dst_id` of the switch's all-sent notice: an Ack from the switch to every worker (the
+    /// advance multicast group), sent once per block when every worker's tail probe found
+    /// nothing missing (`sgnn_switch::recovery`). A receiver holding it knows each Result it
+    /// still misses was lost on the way down, and pulls it at once instead of waiting for a
+    /// timeout.
     pub const SEND_DONE: u32 = u32::MAX - 3;
     /// `src_id` of a pull's answer (a Result with RESEND and `count` 0) when another
     /// generation of the same round and block holds the aggregator, or a RESEND released it:

@@ -128,14 +128,14 @@ const HELP: &[(&str, &str)] = &[
     ),
     ("cells_by_result", "Cells completed by a switch Result"),
     ("cells_by_raw", "Cells completed from raw contributions"),
-    ("acks_sent", "Acks sent (tail probes and send-done notices)"),
+    ("acks_sent", "Acks sent (tail probes)"),
     (
         "acks_used",
-        "Tail-probe answers and send-done notices acted on",
+        "Tail-probe answers and all-sent notices acted on",
     ),
     ("nacks", "NACK frames received from the switch"),
     ("tail_probes", "Tail probes sent to the switch"),
-    ("send_done_sent", "Send-done notices sent to peers"),
+    ("all_sent", "All-sent notices received from the switch"),
     ("pulls", "Pulls of a missing Result sent to the switch"),
     (
         "pulled_results",

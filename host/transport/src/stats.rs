@@ -136,18 +136,19 @@ pub struct Stats {
     pub cells_by_result: u64,
     /// Cells completed from raw contributions.
     pub cells_by_raw: u64,
-    /// Acks sent: tail probes to the switch and send-done notices to peers.
+    /// Acks sent: tail probes to the switch.
     pub acks_sent: u64,
     /// Acks received that this worker acted on: the switch's answers to its tail probes and
-    /// peers' send-done notices.
+    /// its all-sent notices.
     pub acks_used: u64,
     /// NACK frames received from the switch (a Data frame that revealed a gap in this
     /// worker's numbers, or a tail probe's answer naming one).
     pub nacks: u64,
     /// Tail probes sent (after a block's last Data frame, and again on the resend timeout).
     pub tail_probes: u64,
-    /// Send-done notices sent to peers (the switch held every Data frame of the block).
-    pub send_done_sent: u64,
+    /// All-sent notices received from the switch (once per block: every worker's tail probe
+    /// found nothing missing).
+    pub all_sent: u64,
     /// Pulls sent to the switch (a FetchReq asking an aggregator for a missing Result).
     pub pulls: u64,
     /// Pull answers carrying the complete aggregate (its Result had been lost).
@@ -156,10 +157,10 @@ pub struct Stats {
     pub pulled_partials: u64,
     /// Pull answers saying the aggregate is gone (the cell is completed from raw values).
     pub pulled_gone: u64,
-    /// Cells given up on their aggregate although every feeder's send-done notice had come
-    /// (the switch holds all their frames, yet the partial sum stopped growing): 0 unless a
-    /// contribution was lost where recovery cannot see it (the switch lost state).
-    pub given_up_after_send_done: u64,
+    /// Cells given up on their aggregate although the all-sent notice had come (the switch
+    /// holds every frame, yet the partial sum stopped growing): 0 unless a contribution was
+    /// lost where recovery cannot see it (the switch lost state).
+    pub given_up_after_all_sent: u64,
     /// Frames for an earlier block or round: ignored.
     pub stale: u64,
     /// Frames for the next round received before it started: buffered and replayed.

@@ -77,12 +77,6 @@ pub struct BlockView {
     pub sources: Vec<SourceEntry>,
     /// Passes of those sources, flat.
     pub passes: Vec<PassEntry>,
-    /// Workers this worker's sources feed in this block (destinations' owners and replica
-    /// targets), ascending: whom its send-done notice goes to.
-    pub consumers: Vec<u16>,
-    /// Workers owning a source of this worker's destinations or a vertex replicated to it in
-    /// this block, ascending: whose send-done notices it waits for.
-    pub feeders: Vec<u16>,
     /// Destinations this worker receives.
     pub dests: Vec<DestEntry>,
     /// Sources of those destinations, flat.
@@ -271,8 +265,6 @@ impl WorkerView {
                 }
             }
             let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
-            let mut consumers: Vec<u16> = Vec::new();
-            let mut feeders: Vec<u16> = Vec::new();
             for (i, &src) in block.sources.iter().enumerate() {
                 let owner = plan.owner(src).ok_or_else(|| {
                     TransportError::Plan(format!(
@@ -294,7 +286,6 @@ impl WorkerView {
                 let pass_offset = !plan.replicas(src).is_empty() as u8;
                 if owner == worker {
                     let start = bv.passes.len() as u32;
-                    consumers.extend(plan.replicas(src).iter().map(|&w| w as u16));
                     for &row in passes {
                         let slot = block.aggregators.get(row as usize).ok_or_else(|| {
                             TransportError::Plan(format!(
@@ -302,7 +293,6 @@ impl WorkerView {
                                 block.aggregators.len()
                             ))
                         })?;
-                        consumers.push(part[slot.dst as usize] as u16);
                         bv.passes.push(PassEntry {
                             dst: slot.dst,
                             dst_worker: part[slot.dst as usize] as u16,
@@ -328,7 +318,6 @@ impl WorkerView {
                         vertex: src,
                         worker: owner as u16,
                     });
-                    feeders.push(owner as u16);
                 }
                 for (p, &row) in passes.iter().enumerate() {
                     if let Some(&d) = row_dest.get(&row) {
@@ -351,7 +340,6 @@ impl WorkerView {
                                 ))
                             })?;
                         }
-                        feeders.push(owner as u16);
                         per_dest[d as usize].push(RemoteSource {
                             vertex: src,
                             worker: owner as u16,
@@ -373,13 +361,6 @@ impl WorkerView {
                 e.src_start = bv.dest_sources.len() as u32;
                 bv.dest_sources.extend(srcs);
             }
-            for v in [&mut consumers, &mut feeders] {
-                v.sort_unstable();
-                v.dedup();
-                v.retain(|&w| w as u32 != worker);
-            }
-            bv.consumers = consumers;
-            bv.feeders = feeders;
             blocks.push(bv);
         }
 

@@ -558,26 +558,22 @@ fn lossless_run_is_exact_and_uses_the_switch_only() {
     let p = small_plan();
     assert!(p.blocks.len() >= 2, "the test wants several blocks");
     let chan = QUIET;
-    // Per round and block: a tail probe from each worker that sends in it, and a send-done
-    // notice to each worker it feeds; nothing else beyond the Data, Results and BlockDone.
-    let (mut probes_per_round, mut notices_per_round) = (0u64, 0u64);
-    for w in 0..p.workers() {
-        let v = WorkerView::new(&p, w, None).unwrap();
-        for b in &v.blocks {
-            probes_per_round += !b.sources.is_empty() as u64;
-            notices_per_round += b.consumers.len() as u64;
-        }
-    }
+    // Per round and block: a tail probe from every worker (at its block's start if it sends
+    // nothing in it) and one all-sent notice to every worker; nothing else beyond the Data,
+    // Results and BlockDone.
+    let blocks = p.blocks.len() as u64;
+    let workers = p.workers() as u64;
     assert!(
         p.manifest.segments >= 2,
         "the test wants several segments per vertex"
     );
     let (stats, sim) = run_and_check(p, quick_cfg(), chan, 64, 3);
-    assert_eq!(total(&stats, |s| s.tail_probes), 3 * probes_per_round);
-    assert_eq!(total(&stats, |s| s.send_done_sent), 3 * notices_per_round);
+    assert_eq!(total(&stats, |s| s.tail_probes), 3 * blocks * workers);
+    assert_eq!(total(&stats, |s| s.all_sent), 3 * blocks * workers);
+    assert_eq!(sim.sw.counters.all_sent, 3 * blocks);
     assert_eq!(
         total(&stats, |s| s.acks_sent),
-        total(&stats, |s| s.tail_probes + s.send_done_sent)
+        total(&stats, |s| s.tail_probes)
     );
     assert_eq!(total(&stats, |s| s.nacks + s.pulls), 0);
     for s in &stats {
@@ -1012,7 +1008,7 @@ fn lost_nacks_before_a_probe_answer_lose_no_contribution() {
             seed,
         };
         let (stats, sim) = run_and_check(small_plan(), quick_cfg(), chan, 64, 3);
-        let given_up = total(&stats, |s| s.given_up_after_send_done);
+        let given_up = total(&stats, |s| s.given_up_after_all_sent);
         let nacks = total(&stats, |s| s.nacks);
         assert!(nacks > 100, "seed {seed}: the channel should cost NACKs");
         assert_eq!(given_up, 0, "seed {seed}");

@@ -166,8 +166,9 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
 /// The control-plane objects of the SwitchGNN program for `arch`. This is the one place where
 /// the TNA program's objects differ from the v1model program's (`docs/tofino.md`, "Names and
 /// widths"): `src_seen` and `sync_done` are 32 bits wide, the counter `egress_events` exists,
-/// the sizes are those of `p4/tna/config.p4`, and the architecture is `tna`. The control plane
-/// programs either through the same names.
+/// the all-sent registers do not (`sgnn_switch::tna::V1MODEL_ONLY_REGISTERS`), the sizes are
+/// those of `p4/tna/config.p4`, and the architecture is `tna`. The control plane programs
+/// either through the same names.
 pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
     let mut p = v1model_p4info();
     if arch == Arch::Tna {
@@ -180,6 +181,12 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
                 t.size = sgnn_switch::tna::AGG_TABLE_SIZE as i64;
             }
         }
+        p.registers.retain(|r| {
+            let n = name_of(&r.preamble);
+            !sgnn_switch::tna::V1MODEL_ONLY_REGISTERS
+                .iter()
+                .any(|o| o.name == n)
+        });
         for r in &mut p.registers {
             let name = name_of(&r.preamble).to_string();
             let id = id_of(&r.preamble) & 0x00ff_ffff;

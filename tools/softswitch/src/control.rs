@@ -342,7 +342,7 @@ impl Pipeline {
         }
         use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_IDS, AGG_STATE, AGG_TAG, SRC_SEEN};
         use block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_DONE, SYNC_ROUND};
-        use recovery::{SEQ_GAP, SEQ_NEXT};
+        use recovery::{SENT_COUNT, SENT_DONE, SEQ_GAP, SEQ_NEXT};
         let is = |other: &sgnn_switch::Register| reg.name == other.name;
         Ok(if is(&AGG_COUNT) {
             r.agg_count[at(r.agg_count.len())?] as u128
@@ -373,6 +373,10 @@ impl Pipeline {
             r.seq_next[at(r.seq_next.len())?] as u128
         } else if is(&SEQ_GAP) {
             r.seq_gap[at(r.seq_gap.len())?] as u128
+        } else if is(&SENT_DONE) {
+            r.sent_done[at(r.sent_done.len())?] as u128
+        } else if is(&SENT_COUNT) {
+            (at(1)?, r.sent_count as u128).1
         } else {
             return Err(unknown_register(name));
         })
@@ -400,7 +404,7 @@ impl Pipeline {
         }
         use aggregation::{AGG_COUNT, AGG_ECN, AGG_GEN, AGG_IDS, AGG_STATE, AGG_TAG, SRC_SEEN};
         use block_sync::{SYNC_BLOCK, SYNC_COUNT, SYNC_DONE, SYNC_ROUND};
-        use recovery::{SEQ_GAP, SEQ_NEXT};
+        use recovery::{SENT_COUNT, SENT_DONE, SEQ_GAP, SEQ_NEXT};
         let is = |other: &sgnn_switch::Register| reg.name == other.name;
         if is(&AGG_COUNT) {
             r.agg_count[index] = v as u16
@@ -444,6 +448,10 @@ impl Pipeline {
             r.seq_next[index] = v as u32
         } else if is(&SEQ_GAP) {
             r.seq_gap[index] = v as u32
+        } else if is(&SENT_DONE) {
+            r.sent_done[index] = v as u32
+        } else if is(&SENT_COUNT) {
+            r.sent_count = v as u32
         } else {
             return Err(unknown_register(name));
         }

@@ -29,7 +29,8 @@
 //! Loss recovery (docs/host.md, "Loss recovery"; `sgnn_switch::recovery`): a sequenced Data
 //! frame (`SEQ_VALID` in `dst_id`) from its worker's port is checked against `seq_next` before
 //! `agg_table`; a gap turns it into a NACK to its worker. A tail probe (Ack, `dst_id`
-//! `SEQ_PROBE`) is answered with a NACK frame. An aggregate a sequenced frame completes is kept
+//! `SEQ_PROBE`) is answered with a NACK frame, except the clean probe that completes the
+//! block's count, which becomes the all-sent notice to every worker. An aggregate a sequenced frame completes is kept
 //! (state DONE, sum, count and contributor digest `agg_ids`) until its aggregator is reused,
 //! and a pull (a FetchReq to the switch's own address) is answered from the aggregator: the
 //! kept Result, a partial sum with its count and digest, or nothing.
@@ -41,8 +42,8 @@ use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHG
 
 use sgnn_switch::block_sync::tag;
 use sgnn_switch::counters::Event;
-use sgnn_switch::recovery::{seq_step, Nack, SeqOutcome};
-use sgnn_wire::recovery::{seq_of, PULL_GONE, SEQ_PROBE};
+use sgnn_switch::recovery::{probe_clean, sent_step, seq_step, Nack, SentOutcome, SeqOutcome};
+use sgnn_wire::recovery::{seq_of, PULL_GONE, SEND_DONE, SEQ_PROBE};
 
 use crate::tables::{AggAction, PortId, Tables, ADVANCE_GROUP};
 
@@ -130,6 +131,11 @@ pub struct Registers {
     pub seq_next: Vec<u32>,
     /// `seq_gap`: per worker, the last gap NACKed, `lo << 16 | hi`.
     pub seq_gap: Vec<u32>,
+    /// `sent_done`: per worker, the mark of the round and block whose clean tail probe was
+    /// counted (`sgnn_switch::recovery::sent_step`).
+    pub sent_done: Vec<u32>,
+    /// `sent_count`: `key << 16 | count` of clean tail probes counted.
+    pub sent_count: u32,
     /// `sync_round`, `sync_block`: the block being exchanged.
     pub sync_round: u16,
     /// Current block.
@@ -218,6 +224,9 @@ pub struct Counters {
     pub seq_probed: u64,
     /// Pulls answered.
     pub pulled: u64,
+    /// All-sent notices multicast (every worker's clean tail probe of a block counted).
+    #[serde(default)]
+    pub all_sent: u64,
 }
 
 impl Counters {
@@ -259,6 +268,7 @@ impl Counters {
             Event::Nacked => self.nacked,
             Event::SeqProbed => self.seq_probed,
             Event::Pulled => self.pulled,
+            Event::AllSent => self.all_sent,
         }
     }
 
@@ -384,6 +394,8 @@ impl Pipeline {
             agg_ids: vec![0; n],
             seq_next: vec![0; MAX_WORKERS],
             seq_gap: vec![0; MAX_WORKERS],
+            sent_done: vec![0; MAX_WORKERS],
+            sent_count: 0,
             sync_round: 0,
             sync_block: 0,
             sync_done: vec![false; config.workers as usize],
@@ -923,8 +935,48 @@ impl Pipeline {
             return;
         }
         self.counters.seq_probed += 1;
-        if let SeqOutcome::Nack(k) = self.seq_access(s.worker_id, s.src_id as u16, true) {
+        let n = s.src_id as u16;
+        let o = self.seq_access(s.worker_id, n, true);
+        let current = (s.round, s.block_id) == (self.regs.sync_round, self.regs.sync_block);
+        if current && probe_clean(n, s.count, o) {
+            let w = s.worker_id as usize;
+            let (done, count, sent) = sent_step(
+                self.regs.sent_done[w],
+                self.regs.sent_count,
+                s.round,
+                s.block_id,
+                self.config.workers,
+            );
+            self.regs.sent_done[w] = done;
+            self.regs.sent_count = count;
+            if sent == SentOutcome::AllSent {
+                self.all_sent(&repr, out);
+                return;
+            }
+        }
+        if let SeqOutcome::Nack(k) = o {
             self.send_nack(&repr, k, out);
+        }
+    }
+
+    /// The probe that completed the count becomes the all-sent notice: one replica per
+    /// worker of the advance group, rewritten in egress for worker `rid`
+    /// (`sgnn_switch::recovery`, "All sent").
+    fn all_sent(&mut self, cause: &FrameRepr, out: &mut Vec<Emitted>) {
+        self.counters.all_sent += 1;
+        let replicas = self
+            .tables
+            .multicast_groups
+            .get(&ADVANCE_GROUP)
+            .cloned()
+            .unwrap_or_default();
+        for r in replicas {
+            let mut a = Repr::new(PacketType::Ack);
+            a.worker_id = r.rid;
+            a.dst_id = SEND_DONE;
+            a.round = cause.sgnn.round;
+            a.block_id = cause.sgnn.block_id;
+            self.egress_to_worker(r.port, r.rid, a, None, cause.ip.dscp, out);
         }
     }
 

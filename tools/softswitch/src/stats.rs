@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(got.to_string(), want.to_string());
         assert!(got
             .to_string()
-            .starts_with(r#"{"aggregated":0,"block_advance":2,"#));
+            .starts_with(r#"{"aggregated":0,"all_sent":0,"block_advance":2,"#));
         assert!(got.to_string().contains(
             r#""port_rx":{"1":{"bytes":300,"packets":3}},"port_tx":{"0":{"bytes":256,"packets":4}},"port_tx_failed":{"5":{"bytes":64,"packets":1}},"#
         ));

@@ -2,7 +2,7 @@
 //! sends its sources in the planned order, reports BlockDone once every cell and replicated
 //! segment of it is in, and moves on when the switch advances it. The per-block state
 //! (cells and their reception state, the log of numbered transmissions, the tail probe,
-//! peers' send-done notices, timers) lives here.
+//! the switch's all-sent notice, timers) lives here.
 
 use sgnn_wire::recovery::SEQ_VALID;
 use sgnn_wire::PacketType;
@@ -59,19 +59,16 @@ pub(super) struct BlockState {
     /// While a tail probe is unanswered: when to send it again.
     pub(super) probe_at: Option<u64>,
     pub(super) probe_backoff: u64,
-    /// The send-done notice went to this block's consumers.
-    pub(super) send_done_sent: bool,
-    /// Which workers said the switch holds every Data frame they send in this block.
-    pub(super) send_done: Vec<bool>,
-    /// Feeders (`BlockView::feeders`) whose send-done notice has not come.
-    pub(super) feeders_left: usize,
+    /// The switch's all-sent notice came: it holds every Data frame every worker sends in
+    /// this block.
+    pub(super) all_sent: bool,
 }
 
 impl BlockState {
-    /// A cell or replica came in: the fetch timer restarts, shorter once every feeder said
-    /// the switch holds all its frames (what is still missing then was lost on its way here).
+    /// A cell or replica came in: the fetch timer restarts, shorter once the switch said it
+    /// holds every worker's frames (what is still missing then was lost on its way here).
     pub(super) fn progressed(&mut self, now: u64, fetch_timeout: u64) {
-        let t = if self.feeders_left == 0 {
+        let t = if self.all_sent {
             fetch_timeout / 2
         } else {
             fetch_timeout
@@ -184,13 +181,15 @@ impl Engine {
             tail_dirty: false,
             probe_at: None,
             probe_backoff: self.cfg.resend_timeout_ns,
-            send_done_sent: false,
-            send_done: vec![false; self.view.workers as usize],
-            feeders_left: block.feeders.len(),
+            all_sent: false,
         });
-        // A worker with nothing to send in this block has nothing the switch could miss.
+        // A worker with nothing to send in this block probes at once: the switch counts
+        // every worker's clean probe before it says all is sent.
         if block.sources.is_empty() {
-            self.send_done_notices();
+            if let Phase::Block(bs) = &mut self.phase {
+                bs.tail_dirty = true;
+            }
+            self.send_tail_probe(now, false);
         }
         // Raw copies cached in earlier blocks of this round may already complete cells.
         let ready: Vec<usize> = match &self.phase {

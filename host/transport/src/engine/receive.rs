@@ -1,6 +1,6 @@
 //! The receive path: what a frame does once parsed and counted, by packet type (probe
 //! answers, hellos, NACKs, Results and pull answers, raw contributions and replicas,
-//! send-done notices, fetch requests, BlockAdvance) and by how its round and block relate to
+//! the switch's all-sent notice, fetch requests, BlockAdvance) and by how its round and block relate to
 //! where this worker is (current, next, stale); and how a block's cells complete.
 
 use std::collections::hash_map::Entry;
@@ -161,7 +161,7 @@ impl Engine {
                     self.on_raw(now, s, l)
                 }
             }
-            PacketType::Ack if s.dst_id == SEND_DONE => self.on_send_done(now, s),
+            PacketType::Ack if s.dst_id == SEND_DONE => self.on_all_sent(now),
             PacketType::Ack => self.stats.unexpected += 1,
             PacketType::FetchReq => self.serve_fetch(s),
             PacketType::BlockAdvance => self.on_advance(now),

@@ -6,16 +6,18 @@
 //!   worker); the block's log maps each number to the frame it carried. The switch turns the
 //!   frame that reveals a gap into a NACK naming the gap, and exactly those frames are sent
 //!   again ([`Engine::on_nack`]). After the block's last numbered frame a tail probe asks the
-//!   switch which of them it misses (again on the resend timeout while unanswered); once it
-//!   holds every one, the send-done notice goes to the workers this one feeds.
-//! - Receiver: a cell still incomplete after the fetch timeout, or shortly after every
-//!   feeder's send-done notice came (its Result was lost, not a contribution), is pulled from
+//!   switch which of them it misses (again on the resend timeout while unanswered). A worker
+//!   with nothing to send in a block probes at its start. The switch counts each worker's
+//!   first clean probe (nothing missing) of the block, and the last one becomes the all-sent
+//!   notice to every worker (`sgnn_switch::recovery`, "All sent").
+//! - Receiver: a cell still incomplete after the fetch timeout, or shortly after the
+//!   all-sent notice came (its Result was lost, not a contribution), is pulled from
 //!   the switch's aggregator; an aggregate that is gone, or stops growing, completes from raw
 //!   values fetched from their owners. BlockDone is repeated until the switch advances.
 //! - The baseline's fetch timer and final barrier, and answering peers' fetches.
 
 use sgnn_wire::addressing::worker_ip;
-use sgnn_wire::recovery::{unpack_range, PULL_GONE, SEND_DONE, SEQ_PROBE, SEQ_VALID};
+use sgnn_wire::recovery::{unpack_range, PULL_GONE, SEQ_PROBE, SEQ_VALID};
 use sgnn_wire::sgnn::{Packet, Repr};
 use sgnn_wire::{PacketType, ALL_NEIGHBOURS, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN};
 
@@ -53,8 +55,7 @@ impl Engine {
         // While this worker still makes first transmissions its peers most likely do too:
         // what is missing is probably not lost yet; unless every feeder said the switch holds
         // all its frames.
-        let sending =
-            self.data_pending() && !matches!(&self.phase, Phase::Block(bs) if bs.feeders_left == 0);
+        let sending = self.data_pending() && !matches!(&self.phase, Phase::Block(bs) if bs.all_sent);
         if sending {
             if let Phase::Block(bs) = &mut self.phase {
                 bs.fetch_at = bs.fetch_at.max(now + self.cfg.fetch_timeout_ns);
@@ -146,9 +147,9 @@ impl Engine {
     }
 
     /// Asks the switch which of this worker's numbered frames it misses (an Ack to the switch
-    /// with `dst_id` `SEQ_PROBE` and the next number in `src_id`); `again`: the last probe went
-    /// unanswered.
-    fn send_tail_probe(&mut self, now: u64, again: bool) {
+    /// with `dst_id` `SEQ_PROBE`, the next number in `src_id` and the NACKs known in
+    /// `count`); `again`: the last probe went unanswered.
+    pub(super) fn send_tail_probe(&mut self, now: u64, again: bool) {
         let max = self.cfg.max_backoff_ns;
         let Phase::Block(bs) = &mut self.phase else {
             return;
@@ -164,6 +165,9 @@ impl Engine {
         let mut h = self.header(PacketType::Ack, b, 0);
         h.dst_id = SEQ_PROBE;
         h.src_id = self.seq as u32;
+        // The NACKs this worker knows of: the switch counts the probe clean only if it sent
+        // no other (a lost NACK's gap is not resent yet).
+        h.count = self.nacks_known;
         self.stats.tail_probes += 1;
         self.stats.acks_sent += 1;
         self.emit(TrafficClass::Recovery, self.cfg.switch_ip, h, None);
@@ -213,7 +217,6 @@ impl Engine {
             if clean && bs.tail_dirty {
                 bs.tail_dirty = false;
                 bs.probe_at = None;
-                self.send_done_notices();
             }
         }
     }
@@ -257,47 +260,27 @@ impl Engine {
         }
     }
 
-    /// Tells the workers this one feeds in the block that the switch holds every Data frame
-    /// it sends in it (once per block).
-    pub(super) fn send_done_notices(&mut self) {
-        let Phase::Block(bs) = &mut self.phase else {
-            return;
-        };
-        if bs.send_done_sent {
-            return;
-        }
-        bs.send_done_sent = true;
-        let b = bs.b;
-        let view = self.view.clone();
-        for &w in &view.blocks[b].consumers {
-            let mut h = self.header(PacketType::Ack, b, 0);
-            h.dst_id = SEND_DONE;
-            self.stats.send_done_sent += 1;
-            self.stats.acks_sent += 1;
-            self.emit(TrafficClass::Result, worker_ip(w), h, None);
-        }
-    }
-
-    /// A feeder's send-done notice: once every feeder's came, a cell still incomplete lacks
-    /// a lost Result (or replica), not a contribution: pull it soon, not after the timeout.
-    pub(super) fn on_send_done(&mut self, now: u64, s: &Repr) {
-        let view = self.view.clone();
+    /// The switch's all-sent notice for the running block: every worker's clean tail probe
+    /// was counted, so the switch holds every contribution of the block and a cell still
+    /// incomplete lacks a lost Result (or replica): pull it soon, not after the timeout. The
+    /// notice answers this worker's own probe too (its clean probe was among those counted).
+    pub(super) fn on_all_sent(&mut self, now: u64) {
+        let sends_left = self.sends_left();
         let Phase::Block(bs) = &mut self.phase else {
             self.stats.stale += 1;
             return;
         };
-        let w = s.worker_id;
-        if view.blocks[bs.b].feeders.binary_search(&w).is_err() {
-            self.stats.unexpected += 1;
-            return;
-        }
-        if std::mem::replace(&mut bs.send_done[w as usize], true) {
+        if std::mem::replace(&mut bs.all_sent, true) {
             self.stats.stale += 1;
             return;
         }
         self.stats.acks_used += 1;
-        bs.feeders_left -= 1;
-        if bs.feeders_left == 0 && bs.incomplete > 0 {
+        self.stats.all_sent += 1;
+        if !sends_left {
+            bs.tail_dirty = false;
+            bs.probe_at = None;
+        }
+        if bs.incomplete > 0 {
             bs.fetch_at = bs.fetch_at.min(now + self.cfg.fetch_timeout_ns / 2);
             bs.fetch_backoff = self.cfg.fetch_timeout_ns;
         }
@@ -305,13 +288,13 @@ impl Engine {
 
     /// A pull's answer with less than the whole aggregate: `src_id` `PULL_GONE` (the aggregate
     /// is gone), or a partial sum with its count. A gone aggregate, or one that stopped
-    /// growing (over three pulls once every feeder is done, or over nine: a feeder whose
-    /// notice was lost may still be resending), completes from its sources' raw values.
+    /// growing (over three pulls once the all-sent notice came, or over nine: without it a
+    /// feeder may still be resending), completes from its sources' raw values.
     pub(super) fn on_pull_partial(&mut self, _now: u64, k: usize, s: &Repr) {
         let Phase::Block(bs) = &mut self.phase else {
             return;
         };
-        let feeders_done = bs.feeders_left == 0;
+        let feeders_done = bs.all_sent;
         let c = &mut bs.cells[k];
         if c.done || c.raw {
             self.stats.results_ignored += 1;
@@ -331,7 +314,7 @@ impl Engine {
             if (feeders_done && c.stuck >= 2) || c.stuck >= 8 {
                 c.raw = true;
                 if feeders_done {
-                    self.stats.given_up_after_send_done += 1;
+                    self.stats.given_up_after_all_sent += 1;
                 }
             }
         }
