@@ -1262,8 +1262,8 @@ pub fn search(
 /// The paper's plan (every pair `R`, multi-level blocks), predicted block by block: each block
 /// takes as long as its busiest link or its recirculation, then a barrier; the last block ends
 /// with the BlockDone / BlockAdvance exchange. A link carries its data frames and the daemons'
-/// control frames of loss recovery (per block, each sending worker's tail probe and the
-/// switch's answer, and a send-done notice from each worker to each worker it feeds).
+/// control frames of loss recovery (per block, every worker's tail probe and the switch's
+/// answer, and the all-sent notice to every worker).
 pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     let m = plan.workers() as usize;
     let seg = plan.manifest.segments as u64;
@@ -1274,7 +1274,6 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     let (mut up, mut down) = (vec![0u64; m], vec![0u64; m]);
     let (mut ack_up, mut ack_down) = (vec![0u64; m], vec![0u64; m]);
     let mut dests: HashSet<u32> = HashSet::new();
-    let mut owners: Vec<Vec<u32>> = Vec::new();
     let link_us = |frames: &[u64], acks: &[u64]| -> f64 {
         frames
             .iter()
@@ -1286,40 +1285,25 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
         for v in [&mut up, &mut down, &mut ack_up, &mut ack_down] {
             v.iter_mut().for_each(|x| *x = 0);
         }
-        owners.clear();
-        owners.resize(block.aggregators.len(), Vec::new());
         let mut passes = 0u64;
         for (i, &u) in block.sources.iter().enumerate() {
             let q = plan.owner(u).unwrap_or(0);
             up[q as usize] += seg;
             passes += (block.passes(i).len() as u64).saturating_sub(1) * seg;
-            for &row in block.passes(i) {
-                let o = &mut owners[row as usize];
-                if !o.contains(&q) {
-                    o.push(q);
-                }
-            }
         }
         // Each aggregator completes once per segment; a TNA switch harvests it (an upper
         // bound: a lone contribution costs none).
         passes += block.aggregators.len() as u64 * seg * u64::from(prof.harvest_passes);
-        let mut feeds: HashSet<(u32, u32)> = HashSet::new();
-        for (row, slot) in block.aggregators.iter().enumerate() {
+        for slot in &block.aggregators {
             let dst = plan.partition[slot.dst as usize];
             down[dst as usize] += seg;
             dests.insert(slot.dst);
-            for &q in owners[row].iter().filter(|&&q| q != dst) {
-                feeds.insert((q, dst));
-            }
         }
-        // The tail probe and its answer, per sending worker; a notice per (feeder, consumer).
-        for (q, _) in up.iter().enumerate().filter(|(_, &f)| f > 0) {
+        // Every worker's tail probe, and its answer or the all-sent notice (an upper bound:
+        // the last prober gets the notice only).
+        for q in 0..m {
             ack_up[q] += 1;
-            ack_down[q] += 1;
-        }
-        for &(q, dst) in &feeds {
-            ack_up[q as usize] += 1;
-            ack_down[dst as usize] += 1;
+            ack_down[q] += 2;
         }
         let (mu, md) = (
             *up.iter().max().unwrap_or(&0),

@@ -22,10 +22,11 @@
 //!   block synchronisation, which the last block pays too.
 //!
 //! The daemons' control frames of loss recovery are replayed too (docs/host.md, "Loss
-//! recovery"): after its last vector of a block each sending worker sends a tail probe, which
-//! the switch answers, and then a send-done notice to every worker it feeds (one control
-//! frame each: the sender's uplink carries the probe and its notices after its data, its
-//! downlink the answer, each receiver's downlink its notices).
+//! recovery"): after its last vector of a block (at the block's start if it sends none) each
+//! worker sends a tail probe, which the switch answers to it; the last probe to arrive is
+//! answered instead by the all-sent notice to every worker (one control frame each: every
+//! uplink carries its probe after its data, every downlink an answer and the notice, the
+//! last prober's the notice only).
 //!
 //! Cost: O(V log V + D log D) for V vectors sent and D vectors delivered. The packet-level
 //! simulator runs the daemons and the switch's pipeline on the same schedule frame by frame
@@ -81,11 +82,11 @@ impl Tables {
         let mut ready = vec![0f64; rows];
         // What each worker's downlink carries in the current block: (availability at the
         // switch, time on the link) of every vector and control frame; when each downlink is
-        // free; the workers each worker feeds in the current block (its send-done notices).
+        // free; when each worker's tail probe reaches the switch.
         let mut down: Vec<Vec<(f64, f64)>> = vec![Vec::new(); m];
-        let mut consumers: Vec<Vec<u32>> = vec![Vec::new(); m];
+        let mut probe_in = vec![0f64; m];
         // When each worker's last vector of the block is out (its BlockDone waits for that,
-        // not for its probe and notices).
+        // not for its probe).
         let mut data_out = vec![0f64; m];
         let mut down_free = vec![0f64; m];
         // When each worker's uplink is free, and when the block starts (its BlockAdvance).
@@ -96,32 +97,6 @@ impl Tables {
         let mut arrivals: Vec<(f64, u32, usize)> = Vec::new();
         let ctl = prof.control_frame_us();
         for b in 0..self.blocks.max(1) {
-            // The workers each worker feeds in this block: its sums' owners and its
-            // replicas' targets.
-            for (q, c) in consumers.iter_mut().enumerate() {
-                c.clear();
-                for s in self.sends(q, b) {
-                    let v = s.vertex as usize;
-                    let rows: &[u32] = if s.partial {
-                        std::slice::from_ref(&self.row_of[v])
-                    } else {
-                        &self.r_rows[self.r_off[v]..self.r_off[v + 1]]
-                    };
-                    let owners = rows
-                        .iter()
-                        .map(|&r| part[self.row_dst[r as usize] as usize]);
-                    let replicas = if s.partial {
-                        &[][..]
-                    } else {
-                        &self.mcast[self.mcast_off[v]..self.mcast_off[v + 1]]
-                    };
-                    for w in owners.chain(replicas.iter().copied()) {
-                        if w as usize != q && !c.contains(&w) {
-                            c.push(w);
-                        }
-                    }
-                }
-            }
             arrivals.clear();
             for (q, free) in up_free.iter_mut().enumerate() {
                 let t0 = free.max(start);
@@ -131,16 +106,20 @@ impl Tables {
                 }
                 *free = t0 + sends.len() as f64 * vec_us;
                 data_out[q] = *free;
-                if !sends.is_empty() {
-                    // The tail probe after the last vector, its answer, then the notices.
-                    let probe_in = *free + ctl + delay;
-                    down[q].push((probe_in, ctl));
-                    let notices_in = probe_in + ctl + 2.0 * delay + ctl;
-                    for &c in &consumers[q] {
-                        down[c as usize].push((notices_in, ctl));
-                    }
-                    *free += (1 + consumers[q].len()) as f64 * ctl;
+                // The tail probe after the last vector (at the start if none).
+                probe_in[q] = *free + ctl + delay;
+                *free += ctl;
+            }
+            // Each probe is answered to its worker, but the last one to arrive, which becomes
+            // the all-sent notice to every worker.
+            let last = (0..m)
+                .max_by(|&a, &b| probe_in[a].total_cmp(&probe_in[b]))
+                .unwrap_or(0);
+            for (q, d) in down.iter_mut().enumerate() {
+                if q != last {
+                    d.push((probe_in[q], ctl));
                 }
+                d.push((probe_in[last], ctl));
             }
             // Arrival order matters only to the recirculation queue.
             arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -308,9 +287,9 @@ mod tests {
         let prof = free_recirculation();
         let (n, vec, d) = (16u32, prof.data_frame_us(), prof.delay_us);
         let (replay, bound) = replay_of(n, Delivery::R, &prof);
-        // Every sum waits for the last of the n raw vectors, then all n go down (the worker's
-        // probe answer and its feeders' send-done notices reach the switch later and follow
-        // them), then the block's BlockDone goes up and its BlockAdvance down.
+        // Every sum waits for the last of the n raw vectors, then all n go down (the probe
+        // answers and the all-sent notice come later and follow them), then the block's
+        // BlockDone goes up and its BlockAdvance down.
         let last_arrival = (n - 1) as f64 * vec + vec + d;
         let want = last_arrival + n as f64 * vec + d + prof.sync_us();
         assert!((replay - want).abs() < 1e-6, "replay {replay} want {want}");
@@ -328,7 +307,7 @@ mod tests {
     fn partials_complete_as_they_arrive_and_meet_the_bound() {
         let prof = free_recirculation();
         let (replay, bound) = replay_of(16, Delivery::A, &prof);
-        // The probe and the send-done notices follow a worker's last partial: off the path.
+        // The probes and the all-sent notice follow a worker's last partial: off the path.
         assert!(
             (replay - bound).abs() < 1e-6,
             "replay {replay} bound {bound}"

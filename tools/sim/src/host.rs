@@ -84,7 +84,7 @@ pub struct HostCounters {
     pub retransmissions: u64,
     /// Tail probes sent again because the switch did not answer in time (the real code).
     pub resend_timeouts: u64,
-    /// Acks sent (tail probes to the switch, send-done notices to peers).
+    /// Acks sent (tail probes to the switch).
     pub acks: u64,
     /// Pulls of a missing Result sent to the switch (the real code; FetchReq frames answered
     /// by the switch, not a peer).

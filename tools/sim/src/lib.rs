@@ -269,8 +269,8 @@ pub struct SimConfig {
 }
 
 /// Frames a run put on the host links beyond what the planner's traffic model counts: the
-/// daemons' Acks (per block, each sending worker's tail probe and the switch's answer, and a
-/// send-done notice to each worker it feeds; under loss also the switch's NACKs; docs/host.md,
+/// daemons' Acks (per block, every worker's tail probe, the switch's answer and its all-sent
+/// notice to every worker; under loss also the switch's NACKs; docs/host.md,
 /// "Loss recovery"). Lossless runs of the real code carry exactly the model's bytes plus
 /// these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -279,7 +279,8 @@ pub struct Overhead {
     pub uplink: Vec<u64>,
     /// Wire bytes each host received of them.
     pub downlink: Vec<u64>,
-    /// Frames.
+    /// Frames on host links: each sent (a tail probe) and each received (an answer, a
+    /// NACK, the all-sent notice) counts once.
     pub frames: u64,
 }
 

@@ -63,7 +63,7 @@ fn exact_strategies_put_the_traffic_models_bytes_on_every_link() {
             );
             assert_eq!(
                 r.links.iter().map(|l| l.stats.frames).sum::<u64>(),
-                model.frames + 2 * o.frames,
+                model.frames + o.frames,
                 "{} frames",
                 s.name()
             );

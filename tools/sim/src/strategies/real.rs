@@ -1,6 +1,6 @@
 //! [`RealExchange`]: the real code in simulated time. Every worker is `sgnn-transport`'s
 //! sans-IO [`Engine`] (the daemon's protocol: block sequencing, pacing and rate control,
-//! NACKs and retransmission, tail probes, send-done notices, pulls and fetches, BlockDone
+//! NACKs and retransmission, tail probes, the all-sent notice, pulls and fetches, BlockDone
 //! and implicit advance, or the host-based baseline), and the
 //! switch is the software switch's [`Pipeline`] (the P4 program's model: tables, registers,
 //! recirculation, block synchronisation, the drop simulator), loaded with the plan as
@@ -143,7 +143,7 @@ pub struct RealExchange<'p> {
     /// Switch counters as the simulator reports them.
     pub counters: SwitchCounters,
     /// The daemons' and the switch's Acks (beyond the planner's traffic model: tail probes,
-    /// their answers and NACKs, send-done notices): per host, wire bytes up and down, and
+    /// their answers and NACKs, all-sent notices): per host, wire bytes up and down, and
     /// frames sent by hosts.
     pub acks: crate::Overhead,
     active_peak: u64,
@@ -529,6 +529,7 @@ impl App for RealExchange<'_> {
         let w = host as usize;
         if pkt.kind == Kind::Ack {
             self.acks.downlink[w] += pkt.wire as u64;
+            self.acks.frames += 1;
         }
         let mut frame = self.frames.take(pkt.a);
         if pkt.ecn {
