@@ -553,11 +553,11 @@ fn the_tna_program_declares_what_the_v1model_program_declares() {
     let mut diffs = Vec::new();
     for r in sgnn_switch::tna::V1MODEL_ONLY_REGISTERS {
         let n = format!("register {}", r.name);
-        if a.get(&n).is_none() || b.get(&n).is_some() {
+        if !a.contains_key(&n) || b.contains_key(&n) {
             diffs.push(format!(
                 "{n}: listed as v1model only, but v1model has it: {}, TNA has it: {}",
-                a.get(&n).is_some(),
-                b.get(&n).is_some()
+                a.contains_key(&n),
+                b.contains_key(&n)
             ));
         }
     }

@@ -274,7 +274,10 @@ mod tests {
         let (_, _, o) = seq_step(5, 0, 7, true);
         assert!(!probe_clean(7, 0, o), "5 and 6 missing");
         let (_, _, o) = seq_step(9, 0, 7, true);
-        assert!(!probe_clean(7, 0, o), "a stale probe: the worker sent more since");
+        assert!(
+            !probe_clean(7, 0, o),
+            "a stale probe: the worker sent more since"
+        );
         // The switch NACKed a gap the worker never heard of (the NACK was lost).
         let (_, _, o) = seq_step((1 << 16) | 5, 0, 5, true);
         assert!(!probe_clean(5, 0, o));
@@ -297,7 +300,11 @@ mod tests {
         let (_, c, o) = sent_step(done[0], (u32::from(sent_key(2, 4)) << 16) | 1, 2, 5, 3);
         assert_eq!((c & 0xffff, o), (2, SentOutcome::Counted));
         assert_ne!(sent_key(2, 0), sent_key(3, 0));
-        assert_ne!(sent_mark(0, 0), 0, "the cells' initial value is no block's mark");
+        assert_ne!(
+            sent_mark(0, 0),
+            0,
+            "the cells' initial value is no block's mark"
+        );
         // One worker: its clean probe is the notice at once.
         assert_eq!(sent_step(0, 0, 0, 0, 1).2, SentOutcome::AllSent);
     }

@@ -308,7 +308,11 @@ fn an_answer_that_names_a_gap_resends_and_probes_again() {
     e.handle_frame(6, &nack(w, pack_range(n - 2, n - 1), 0, 1, n + 1));
     drain(&mut e, 6);
     e.handle_timeout(6 + PROBE_NS).unwrap();
-    assert_eq!(probes(&drain(&mut e, 6 + PROBE_NS)).len(), 1, "probed again");
+    assert_eq!(
+        probes(&drain(&mut e, 6 + PROBE_NS)).len(),
+        1,
+        "probed again"
+    );
 }
 
 /// A worker of the plan that receives aggregates in block 0, its round started.

@@ -55,7 +55,8 @@ impl Engine {
         // While this worker still makes first transmissions its peers most likely do too:
         // what is missing is probably not lost yet; unless every feeder said the switch holds
         // all its frames.
-        let sending = self.data_pending() && !matches!(&self.phase, Phase::Block(bs) if bs.all_sent);
+        let sending =
+            self.data_pending() && !matches!(&self.phase, Phase::Block(bs) if bs.all_sent);
         if sending {
             if let Phase::Block(bs) = &mut self.phase {
                 bs.fetch_at = bs.fetch_at.max(now + self.cfg.fetch_timeout_ns);
