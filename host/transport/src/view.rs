@@ -70,6 +70,66 @@ pub struct RemoteSource {
     pub worker: u16,
 }
 
+/// Lists keyed by vertex id, as three arrays: the keys ascending, offsets, and the values of
+/// every key in turn. It answers what a `HashMap<u32, Vec<u32>>` would, in about 4 bytes per
+/// value and 8 per key, where the map took a heap allocation and a slot per key: a worker's
+/// view holds one per block, and the simulator 128 views at once (docs/benchmarks.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MultiIndex {
+    keys: Vec<u32>,
+    off: Vec<u32>,
+    vals: Vec<u32>,
+}
+
+impl MultiIndex {
+    /// The index of `(key, value)` pairs; a key's values keep their order in `pairs`.
+    pub fn from_pairs(mut pairs: Vec<(u32, u32)>) -> MultiIndex {
+        pairs.sort_by_key(|p| p.0);
+        let mut m = MultiIndex {
+            keys: Vec::new(),
+            off: Vec::new(),
+            vals: Vec::with_capacity(pairs.len()),
+        };
+        for (k, v) in pairs {
+            if m.keys.last() != Some(&k) {
+                m.keys.push(k);
+                m.off.push(m.vals.len() as u32);
+            }
+            m.vals.push(v);
+        }
+        m.off.push(m.vals.len() as u32);
+        m.keys.shrink_to_fit();
+        m.off.shrink_to_fit();
+        m
+    }
+
+    /// The values of `key`, if it has any.
+    pub fn get(&self, key: u32) -> Option<&[u32]> {
+        let i = self.keys.binary_search(&key).ok()?;
+        Some(&self.vals[self.off[i] as usize..self.off[i + 1] as usize])
+    }
+
+    /// Whether `key` has values.
+    pub fn contains_key(&self, key: u32) -> bool {
+        self.keys.binary_search(&key).is_ok()
+    }
+
+    /// The keys, ascending.
+    pub fn keys(&self) -> &[u32] {
+        &self.keys
+    }
+
+    /// Keys.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
 /// One block from this worker's side.
 #[derive(Debug, Clone, Default)]
 pub struct BlockView {
@@ -84,7 +144,7 @@ pub struct BlockView {
     /// Destination vertex -> index into `dests`.
     pub dest_index: HashMap<u32, u32>,
     /// Source vertex -> indexes into `dests` it feeds (who can use a raw copy of it).
-    pub feeds: HashMap<u32, Vec<u32>>,
+    pub feeds: MultiIndex,
     /// Source vertex -> index into `sources`.
     pub source_index: HashMap<u32, u32>,
     /// Remote vertices the switch replicates to this worker in this block (a delivery
@@ -116,8 +176,9 @@ pub struct HostBasedView {
     pub sends: Vec<(u32, u16)>,
     /// Remote vertices this worker needs, with their owners, sorted by vertex.
     pub needs: Vec<RemoteSource>,
-    /// Remote vertex -> local indexes of its neighbours here.
-    pub consumers: HashMap<u32, Vec<u32>>,
+    /// Remote vertex -> local indexes of its neighbours here (its keys are `needs`'
+    /// vertices, in the same order).
+    pub consumers: MultiIndex,
 }
 
 /// Everything one worker needs from a plan.
@@ -207,7 +268,7 @@ impl WorkerView {
         let mut local_nbrs = Vec::new();
         let mut degree = Vec::with_capacity(local_vertices.len());
         local_ptr.push(0u32);
-        let mut hb_needs: HashMap<u32, Vec<u32>> = HashMap::new();
+        let mut hb_pairs: Vec<(u32, u32)> = Vec::new();
         let mut hb_sends = Vec::new();
         for (i, &v) in local_vertices.iter().enumerate() {
             let nb = plan.graph.neighbors(v);
@@ -218,7 +279,7 @@ impl WorkerView {
                 if pu == worker {
                     local_nbrs.push(local_index[&u]);
                 } else {
-                    hb_needs.entry(u).or_default().push(i as u32);
+                    hb_pairs.push((u, i as u32));
                     targets.push(pu as u16);
                 }
             }
@@ -227,14 +288,15 @@ impl WorkerView {
             hb_sends.extend(targets.into_iter().map(|t| (i as u32, t)));
             local_ptr.push(local_nbrs.len() as u32);
         }
-        let mut needs: Vec<RemoteSource> = hb_needs
+        let hb_needs = MultiIndex::from_pairs(hb_pairs);
+        let needs: Vec<RemoteSource> = hb_needs
             .keys()
+            .iter()
             .map(|&u| RemoteSource {
                 vertex: u,
                 worker: part[u as usize] as u16,
             })
             .collect();
-        needs.sort_unstable_by_key(|r| r.vertex);
         let host_based = HostBasedView {
             sends: hb_sends,
             needs,
@@ -265,6 +327,7 @@ impl WorkerView {
                 }
             }
             let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
+            let mut feeds: Vec<(u32, u32)> = Vec::new();
             for (i, &src) in block.sources.iter().enumerate() {
                 let owner = plan.owner(src).ok_or_else(|| {
                     TransportError::Plan(format!(
@@ -308,7 +371,7 @@ impl WorkerView {
                     });
                 }
                 if plan.replicas(src).contains(&worker) {
-                    if !host_based.consumers.contains_key(&src) {
+                    if !host_based.consumers.contains_key(src) {
                         return Err(TransportError::Plan(format!(
                             "block {b}: vertex {src} is replicated to worker {worker}, which holds none of its neighbours; run `switch-ctl plan --verify`"
                         )));
@@ -344,7 +407,7 @@ impl WorkerView {
                             vertex: src,
                             worker: owner as u16,
                         });
-                        bv.feeds.entry(src).or_default().push(d);
+                        feeds.push((src, d));
                     }
                 }
             }
@@ -361,6 +424,9 @@ impl WorkerView {
                 e.src_start = bv.dest_sources.len() as u32;
                 bv.dest_sources.extend(srcs);
             }
+            bv.dest_sources.shrink_to_fit();
+            bv.passes.shrink_to_fit();
+            bv.feeds = MultiIndex::from_pairs(feeds);
             blocks.push(bv);
         }
 
@@ -527,4 +593,31 @@ fn check_schedule(
         return Err(mismatch("receives.npy"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_multi_index_answers_as_a_map_of_lists() {
+        let pairs = vec![(7, 1), (3, 9), (7, 2), (5, 0), (3, 8), (7, 0)];
+        let m = MultiIndex::from_pairs(pairs.clone());
+        let mut want: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (k, v) in pairs {
+            want.entry(k).or_default().push(v);
+        }
+        assert_eq!(m.len(), want.len());
+        assert_eq!(m.keys(), [3, 5, 7]);
+        for (k, vs) in &want {
+            assert_eq!(m.get(*k), Some(vs.as_slice()), "key {k}: values in their order");
+            assert!(m.contains_key(*k));
+        }
+        for k in [0, 4, 6, 8, u32::MAX] {
+            assert_eq!(m.get(k), None);
+            assert!(!m.contains_key(k));
+        }
+        assert!(MultiIndex::from_pairs(Vec::new()).is_empty());
+        assert_eq!(MultiIndex::default().get(1), None);
+    }
 }

@@ -102,7 +102,7 @@ impl Engine {
             return;
         }
         hs.received[k] = true;
-        let consumers = &view.host_based.consumers[&src];
+        let consumers = view.host_based.consumers.get(src).unwrap_or(&[]);
         self.stats.raw_cached += 1;
         let sg = segs;
         let mut sat = 0;

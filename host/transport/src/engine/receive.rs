@@ -218,7 +218,7 @@ impl Engine {
             return;
         }
         let src = s.src_id;
-        if !view.host_based.consumers.contains_key(&src) && !view.partials_in.contains(&src) {
+        if !view.host_based.consumers.contains_key(src) && !view.partials_in.contains(&src) {
             // Not a remote neighbour of any vertex here, nor a partial for one.
             self.stats.unexpected += 1;
             return;
@@ -238,7 +238,7 @@ impl Engine {
                     self.last_progress = now;
                     if let Phase::Block(bs) = &mut self.phase {
                         let block = &view.blocks[bs.b];
-                        if let Some(ds) = block.feeds.get(&src) {
+                        if let Some(ds) = block.feeds.get(src) {
                             let mut ready = Vec::new();
                             for &d in ds {
                                 let k = d as usize * segs + g as usize;
@@ -310,7 +310,7 @@ impl Engine {
         let cur = self.cur.as_mut().expect("round running");
         let g = s.segment as usize;
         let mut sat = 0;
-        for &j in &view.host_based.consumers[&s.src_id] {
+        for &j in view.host_based.consumers.get(s.src_id).unwrap_or(&[]) {
             sat += accumulate(&mut cur.acc[j as usize * segs + g], lanes);
         }
         self.stats.saturated_lanes += sat as u64;
