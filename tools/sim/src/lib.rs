@@ -606,6 +606,7 @@ pub fn run_strategy_with(
             harvest_passes: cfg.harvest_passes,
             loss: opts.loss,
             seed: plan.manifest.config.seed,
+            all_blocks: false,
         };
         let app = RealExchange::new(plan, rcfg)?;
         let (net, wall, mut app, bg) =

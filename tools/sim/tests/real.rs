@@ -37,6 +37,7 @@ fn run_with(
         harvest_passes: harvest,
         loss,
         seed: 7,
+        all_blocks: false,
     };
     let mut app = RealExchange::new(p, cfg).unwrap();
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -47,6 +48,49 @@ fn run_with(
     let _ = net;
     let counters = app.switch_counters();
     (app.finish, values, drops, counters)
+}
+
+/// The simulated switch is given each block's `agg_table` entries as it reaches it (and keeps
+/// the block before); `switch-ctl load` installs every block at once. Both switches run the
+/// same layer: same finish, same sums, same counters, with several blocks, recirculation and
+/// loss (retransmissions, pulls and stale frames of earlier blocks).
+#[test]
+fn a_switch_given_each_block_as_it_comes_runs_as_one_given_all() {
+    let p = plan(9, 4, 16 * 1024, 64);
+    assert!(p.blocks.len() >= 4, "the test wants several blocks");
+    let run = |all_blocks: bool, loss: f64| {
+        let cfg = RealConfig {
+            mode: Mode::SwitchGnn,
+            rate: Some(RateConfig {
+                initial_mbps: 100_000.0,
+                max_mbps: 100_000.0,
+                ..RateConfig::default()
+            }),
+            timeout: Some(200 * PS_PER_US),
+            recirc_bps: 10 * GBPS,
+            harvest_passes: 0,
+            loss,
+            seed: 7,
+            all_blocks,
+        };
+        let mut app = RealExchange::new(&p, cfg).unwrap();
+        let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
+        let (net, _) = run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+        assert_eq!(app.error, None);
+        let values = app.verify().unwrap();
+        (
+            app.finish,
+            values,
+            app.switch().counters.clone(),
+            net.stats.events,
+        )
+    };
+    for loss in [0.0, 0.02] {
+        let lazy = run(false, loss);
+        let all = run(true, loss);
+        assert!(lazy.0.is_some());
+        assert_eq!(lazy, all, "loss {loss}");
+    }
 }
 
 /// A Tofino's lane pairs (docs/tofino.md, "Lane pairs"): every aggregate of several

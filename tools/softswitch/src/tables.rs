@@ -125,6 +125,19 @@ impl AggTable {
         old
     }
 
+    /// Removes every entry of block `b`.
+    pub fn remove_block(&mut self, b: u16) {
+        if let Some(m) = self.blocks.get_mut(b as usize) {
+            self.len -= m.len();
+            *m = FastMap::default();
+        }
+    }
+
+    /// Whether block `b` has an entry.
+    pub fn has_block(&self, b: u16) -> bool {
+        self.blocks.get(b as usize).is_some_and(|m| !m.is_empty())
+    }
+
     /// Removes `k`'s entry; returns it.
     pub fn remove(&mut self, k: &AggTableKey) -> Option<AggAction> {
         let old = self.blocks.get_mut(k.0 as usize)?.remove(&(k.1, k.2));
@@ -183,6 +196,20 @@ impl Tables {
     /// The `agg_table` entries of every block of a plan, plus workers, IPv4 routes and the
     /// block-advance multicast group.
     pub fn from_plan(plan: &Plan, workers: &[WorkerPort]) -> Tables {
+        let (mut t, groups) = Tables::without_blocks(plan, workers);
+        for b in 0..plan.blocks.len() {
+            t.install_block(plan, b, &groups);
+        }
+        t
+    }
+
+    /// [`Tables::from_plan`] without any `agg_table` entry, and the plan's replica groups
+    /// for [`Tables::install_block`]: for a caller that installs blocks as the switch reaches
+    /// them.
+    pub fn without_blocks(
+        plan: &Plan,
+        workers: &[WorkerPort],
+    ) -> (Tables, sgnn_plan::ReplicaGroups) {
         let mut t = Tables::for_workers(workers);
         let groups = plan.replica_groups();
         for (i, set) in groups.sets.iter().enumerate() {
@@ -197,10 +224,7 @@ impl Tables {
                 .collect();
             t.multicast_groups.insert(id, replicas);
         }
-        for b in 0..plan.blocks.len() {
-            t.install_block(plan, b, &groups);
-        }
-        t
+        (t, groups)
     }
 
     /// Worker `i` of `workers` in `worker_table`, `port_worker`, `worker_addr`,
@@ -281,5 +305,13 @@ mod tests {
         assert_eq!(t.remove(&(3, 1, 1)), Some(deliver(12)));
         assert_eq!(t.len(), 2);
         assert_ne!(t, u);
+        // A whole block out at once (the simulator's switch, given blocks as it reaches them).
+        assert!(u.has_block(3) && !u.has_block(1) && !u.has_block(99));
+        u.remove_block(3);
+        assert!(!u.has_block(3) && u.has_block(0));
+        assert_eq!(u.len(), 1);
+        assert!(u.get(&(3, 1, 0)).is_none());
+        u.remove_block(99);
+        assert_eq!(u.len(), 1);
     }
 }
