@@ -717,7 +717,7 @@ pub fn run_strategy_with(
                         &PairIndex::new(plan),
                         &plan.partition,
                         prof,
-                        Sizes::of(plan),
+                        Sizes::for_switch(plan, prof),
                     )
                     .prediction,
                 ),
