@@ -27,7 +27,7 @@
 //! plus the latency of one frame's trip ([`SwitchProfile::latency_us`]), where a link's time is
 //! its frames times the data frame time of the profile, `blocks` is the number of rounds the
 //! in-switch destinations need (`ceil(destinations x segments / aggregators)`, and at least
-//! `ceil(sends x segments / seen_cells)`: a block's sources, the raw vertices and partials of
+//! `ceil(sends / (seen_cells / segments))`: a block's sources, the raw vertices and partials of
 //! every worker sent in it, take one cell each per segment of the switch's `src_seen`
 //! register, [`SwitchProfile::seen_cells`]; at least 1: the plan the daemons run has one block
 //! even when nothing is summed in the switch), a barrier
@@ -772,7 +772,8 @@ impl Sizes {
     /// Rounds `dests` in-switch destinations fed by `sends` sends (raw vertices and partials
     /// of every worker) need at least: as many as the aggregator memory needs, and as many as
     /// `src_seen` needs to hold every send once, `ceil(sends / sends_per_block)`. A lower
-    /// bound: the cut ([`Tables`]) ends a block at a row boundary, so it may take more.
+    /// bound: the cut ([`Tables`]) ends a block at a row boundary, so it may take more (and
+    /// fewer only where a single row's sends exceed the limit, which no cut can hold).
     pub fn blocks_for(&self, dests: u64, sends: u64) -> u64 {
         self.blocks(dests)
             .max(sends.div_ceil(self.sends_per_block()))
