@@ -26,8 +26,11 @@
 //!
 //! plus the latency of one frame's trip ([`SwitchProfile::latency_us`]), where a link's time is
 //! its frames times the data frame time of the profile, `blocks` is the number of rounds the
-//! in-switch destinations need (`ceil(destinations x segments / aggregators)`, at least 1: the
-//! plan the daemons run has one block even when nothing is summed in the switch), a barrier
+//! in-switch destinations need (`ceil(destinations x segments / aggregators)`, and at least
+//! `ceil(sends / (seen_cells / segments))`: a block's sources, the raw vertices and partials of
+//! every worker sent in it, take one cell each per segment of the switch's `src_seen`
+//! register, [`SwitchProfile::seen_cells`]; at least 1: the plan the daemons run has one block
+//! even when nothing is summed in the switch), a barrier
 //! ([`SwitchProfile::barrier_us`]) separates two consecutive blocks and the last block ends
 //! with the BlockDone / BlockAdvance exchange ([`SwitchProfile::sync_us`]), as the daemons and
 //! the switch run them. `R` re-sends a source in every block it appears in
@@ -357,11 +360,21 @@ pub struct Tables {
     pub row_expected: Vec<u32>,
     /// Rounds of in-switch aggregation (at least 1): rows are numbered round robin over the
     /// receiving workers (each worker's destinations in ascending id) and cut into blocks of
-    /// `Sizes::capacity_rows`, so row `r` is in block `r / capacity_rows` and every block
-    /// holds about as many sums for every worker.
+    /// at most `Sizes::capacity_rows` rows, so every block holds about as many sums for every
+    /// worker. A block also ends before the row whose sends would take its sources past
+    /// [`Self::max_block_sends`] (the switch's `src_seen`); [`Self::block_start`] has the cuts.
     pub blocks: u32,
     /// Destinations per block.
     pub capacity_rows: u32,
+    /// Sources (sends of every worker) one block may hold: the switch's `src_seen` cells over
+    /// the segments of a vector ([`Sizes::sends_per_block`]), `None` for no limit. A row's
+    /// sends are the sends of every worker placed at it ([`Self::send_row`]); a single row
+    /// whose sends alone exceed the limit cannot be cut and is left in a block of its own,
+    /// over the limit: `switch-ctl load` and the simulator refuse such a plan, naming the
+    /// block (`sgnn_switch::aggregation::block_over_seen_cells`). That happens when nothing
+    /// is summed in the switch (no rows: every send in the one block, as `--aggregate
+    /// multicast` plans), or when the rows are far fewer than the sends.
+    pub max_block_sends: Option<u64>,
     /// Per worker, everything it sends, in sending order: raw vertices and partials merged by
     /// the aggregator row they feed, so that every worker walks the rows in the same order and
     /// sums complete steadily rather than all at the end. A partial is placed at its
@@ -374,7 +387,8 @@ pub struct Tables {
     /// rows: a partial at its destination's row), nondecreasing: blocks cut the lists here.
     pub send_row: Vec<Vec<u32>>,
     /// First row of every block and one past the last (`blocks + 1` entries). Without
-    /// recycling, blocks of `capacity_rows` rows.
+    /// recycling, blocks of `capacity_rows` rows, or fewer where the block's sends reach
+    /// [`Self::max_block_sends`].
     pub block_start: Vec<u32>,
     /// Aggregator row (within its block; the first aggregator is `slot * segments`) and
     /// generation of every row. Without recycling, a row's position in its block and 0.
@@ -473,7 +487,7 @@ impl Tables {
             }
         }
         t.capacity_rows = sizes.capacity_rows().min(u32::MAX as u64) as u32;
-        t.blocks = sizes.blocks(t.row_dst.len() as u64).max(1) as u32;
+        t.max_block_sends = (sizes.seen_cells != u64::MAX).then(|| sizes.sends_per_block());
         t.recycle_slack = sizes.recycle_slack;
         // Raw frames: replication and per-edge rows of every vertex.
         t.mcast_off.push(0);
@@ -541,7 +555,8 @@ impl Tables {
     }
 
     /// Builds `send` and `send_row` from the raw and partial lists, then cuts them into
-    /// blocks: of `capacity_rows` rows, or by live range ([`crate::recycle`]).
+    /// blocks: of `capacity_rows` rows, or by live range ([`crate::recycle`]), and in either
+    /// case before a row whose sends would take the block past [`Self::max_block_sends`].
     fn merge_sends(&mut self) {
         let rows = self.row_dst.len() as f64;
         self.send.clear();
@@ -593,18 +608,47 @@ impl Tables {
                 .push(keyed.iter().map(|k| k.0.min(last_row) as u32).collect());
             self.send.push(keyed.into_iter().map(|k| k.1).collect());
         }
-        let n = self.row_dst.len() as u32;
-        let cap = self.capacity_rows.max(1);
-        self.block_start = (0..self.blocks)
-            .map(|b| (b as u64 * cap as u64).min(n as u64) as u32)
-            .chain([n])
-            .collect();
-        self.row_slot = (0..n).map(|r| r % cap).collect();
-        self.row_gen = vec![0; n as usize];
+        let n = self.row_dst.len();
+        let cap = self.capacity_rows.max(1) as usize;
+        let limit = self.max_block_sends.unwrap_or(u64::MAX);
+        let row_sends = self.row_sends();
+        self.block_start = vec![0];
+        self.row_slot = vec![0; n];
+        let (mut lo, mut sends) = (0usize, 0u64);
+        for (r, &k) in row_sends.iter().enumerate() {
+            // A block ends at `capacity_rows` rows, or before a row whose sends would take it
+            // past the src_seen limit (a row alone over the limit stays whole: see
+            // `max_block_sends`).
+            if r > lo && (r - lo >= cap || sends + k > limit) {
+                self.block_start.push(r as u32);
+                (lo, sends) = (r, 0);
+            }
+            sends += k;
+            self.row_slot[r] = (r - lo) as u32;
+        }
+        self.block_start.push(n as u32);
+        self.blocks = (self.block_start.len() - 1) as u32;
+        self.row_gen = vec![0; n];
         if let Some(slack) = self.recycle_slack {
             self.recycle(slack);
         }
         self.cut_sends();
+    }
+
+    /// Sends placed at each aggregator row, over every worker: what the row brings into its
+    /// block's sources. (With no rows, nothing: every send is in the one block.)
+    pub(crate) fn row_sends(&self) -> Vec<u64> {
+        let mut k = vec![0u64; self.row_dst.len()];
+        if k.is_empty() {
+            return k;
+        }
+        let last = k.len() - 1;
+        for rows in &self.send_row {
+            for &r in rows {
+                k[(r as usize).min(last)] += 1;
+            }
+        }
+        k
     }
 
     /// `send_block_off` from `send_row` and `block_start`.
@@ -701,6 +745,9 @@ pub struct Sizes {
     pub aggregators: u64,
     /// Recycling by live range and its slack ([`crate::model::PlanConfig::recycle_slack`]).
     pub recycle_slack: Option<u64>,
+    /// Cells of the switch's `src_seen` register ([`SwitchProfile::seen_cells`]): a block's
+    /// sources x segments must fit. `u64::MAX` for no limit.
+    pub seen_cells: u64,
 }
 
 impl Sizes {
@@ -710,17 +757,44 @@ impl Sizes {
         (self.aggregators / self.segments.max(1)).max(1)
     }
 
-    /// Rounds `dests` in-switch destinations need (0 for none).
+    /// Rounds `dests` in-switch destinations need (0 for none), by the aggregator memory
+    /// alone.
     pub fn blocks(&self, dests: u64) -> u64 {
         dests.div_ceil(self.capacity_rows())
     }
 
-    /// The plan's sizes.
+    /// Sources one block may hold: `seen_cells / segments` (each source takes one `src_seen`
+    /// cell per segment), at least 1.
+    pub fn sends_per_block(&self) -> u64 {
+        (self.seen_cells / self.segments.max(1)).max(1)
+    }
+
+    /// Rounds `dests` in-switch destinations fed by `sends` sends (raw vertices and partials
+    /// of every worker) need at least: as many as the aggregator memory needs, and as many as
+    /// `src_seen` needs to hold every send once, `ceil(sends / sends_per_block)`. A lower
+    /// bound: the cut ([`Tables`]) ends a block at a row boundary, so it may take more (and
+    /// fewer only where a single row's sends exceed the limit, which no cut can hold).
+    pub fn blocks_for(&self, dests: u64, sends: u64) -> u64 {
+        self.blocks(dests)
+            .max(sends.div_ceil(self.sends_per_block()))
+    }
+
+    /// The plan's sizes, with no `src_seen` limit (`seen_cells: u64::MAX`): what the plan's
+    /// memory alone allows. Planning for a switch takes [`Sizes::for_switch`].
     pub fn of(plan: &Plan) -> Sizes {
         Sizes {
             segments: plan.manifest.segments as u64,
             aggregators: plan.manifest.aggregators,
             recycle_slack: plan.manifest.config.recycle_slack,
+            seen_cells: u64::MAX,
+        }
+    }
+
+    /// The plan's sizes on the switch of `prof`: [`Sizes::of`] with its `src_seen` cells.
+    pub fn for_switch(plan: &Plan, prof: &SwitchProfile) -> Sizes {
+        Sizes {
+            seen_cells: prof.seen_cells,
+            ..Sizes::of(plan)
         }
     }
 }
@@ -739,6 +813,10 @@ struct Load<'a> {
     r_edges: Vec<u32>,
     up: Vec<i64>,
     down: Vec<i64>,
+    /// Vectors uploaded into the switch's plan, over every worker: raw vertices (once each)
+    /// and partials, what [`Tables::send`] holds. `up` also counts `H` uploads, which the
+    /// switch only forwards (they are in no block).
+    sends: i64,
     passes: i64,
     dests: i64,
     r_pairs: i64,
@@ -760,6 +838,7 @@ impl<'a> Load<'a> {
             r_edges: vec![0; idx.vertices],
             up: vec![0; m],
             down: vec![0; m],
+            sends: 0,
             passes: 0,
             dests: 0,
             r_pairs: 0,
@@ -793,6 +872,7 @@ impl<'a> Load<'a> {
                 self.raw(q, raw, sign);
                 self.down[p] += sign * raw.len() as i64;
                 self.up[q] += sign * partial.len() as i64;
+                self.sends += sign * partial.len() as i64;
                 self.sum(p, partial, sign);
             }
             Delivery::M | Delivery::R => {
@@ -812,6 +892,7 @@ impl<'a> Load<'a> {
             }
             Delivery::A => {
                 self.up[q] += sign * n_dst;
+                self.sends += sign * n_dst;
                 self.sum(p, dst, sign);
             }
         }
@@ -826,11 +907,13 @@ impl<'a> Load<'a> {
                 *c += 1;
                 if *c == 1 {
                     self.up[q] += 1;
+                    self.sends += 1;
                 }
             } else {
                 *c -= 1;
                 if *c == 0 {
                     self.up[q] -= 1;
+                    self.sends -= 1;
                 }
             }
         }
@@ -879,9 +962,14 @@ impl<'a> Load<'a> {
         (t, sq)
     }
 
-    /// Blocks of the plan the daemons run: at least one (a round ends with a block sync).
+    /// Blocks of the plan the daemons run: at least one (a round ends with a block sync), and
+    /// at least what the aggregator memory and the switch's `src_seen` need
+    /// ([`Sizes::blocks_for`]; the tables' cut may take more, which [`plan_delivery_with`]
+    /// follows).
     fn blocks(&self, sizes: Sizes) -> u64 {
-        sizes.blocks(self.dests as u64).max(1)
+        sizes
+            .blocks_for(self.dests as u64, self.sends as u64)
+            .max(1)
     }
 
     /// Recirculation passes per segment: the per-edge passes (`R`) and, on a switch with
@@ -1017,9 +1105,10 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// The prediction and traffic with `blocks` blocks (what recycling by live range cut)
-    /// instead of the memory's `ceil(destinations / capacity)`: the barriers and the block
-    /// synchronisation frames of each.
+    /// The prediction and traffic with `blocks` blocks (what the tables cut: by live range
+    /// when recycling, and where `src_seen` ends a block early) instead of the cost model's
+    /// lower bound ([`Sizes::blocks_for`]): the barriers and the block synchronisation frames
+    /// of each.
     fn with_blocks(&mut self, blocks: u64, prof: &SwitchProfile) {
         let blocks = blocks.max(1);
         let p = &mut self.prediction;
@@ -1370,7 +1459,7 @@ pub struct ModeRow {
 /// others are computed from its partition.
 pub fn compare(plan: &Plan, prof: &SwitchProfile) -> Vec<ModeRow> {
     let idx = PairIndex::new(plan);
-    let sizes = Sizes::of(plan);
+    let sizes = Sizes::for_switch(plan, prof);
     let owner = &plan.partition;
     let mut rows = Vec::new();
     let hb = predict_host_based(&idx, owner, prof, sizes);
@@ -1429,7 +1518,7 @@ pub fn plan_delivery_with(
     prof: &SwitchProfile,
     allow_r: bool,
 ) -> Planned {
-    let sizes = Sizes::of(plan);
+    let sizes = Sizes::for_switch(plan, prof);
     let owner = &plan.partition;
     let uniform = |d| evaluate(idx, owner, &Choice::uniform(idx.workers, d), prof, sizes);
     let candidates = match mode {
@@ -1491,6 +1580,7 @@ mod tests {
         segments: 1,
         aggregators: 1 << 20,
         recycle_slack: None,
+        seen_cells: u64::MAX,
     };
 
     /// Worker 0 holds a hub 0 and leaves 1, 2; worker 1 holds 3, 4; worker 2 holds 5.
@@ -1698,6 +1788,84 @@ mod tests {
         assert_eq!(got, t.row_expected);
     }
 
+    /// The cost model's blocks are at least what `src_seen` needs for every send (raw vertices
+    /// and partials of every worker, what the tables hold), and the tables cut there.
+    #[test]
+    fn the_cost_model_and_the_tables_count_the_blocks_src_seen_forces() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+        let n = 400usize;
+        let edges: Vec<(u32, u32)> = (0..2000)
+            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let g = Csr::from_edges(n, &edges).0;
+        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let idx = PairIndex::of(&g, &part, 4);
+        let ways = [Delivery::M, Delivery::A, Delivery::C];
+        let mut c = Choice::uniform(4, Delivery::M);
+        for q in 0..4 {
+            for p in 0..4 {
+                c.c[q * 4 + p] = ways[(q + p) % 3];
+            }
+        }
+        let free = Tables::new(&idx, &g, &part, &c, BIG);
+        assert_eq!(free.blocks, 1);
+        let sends: u64 = free.send.iter().map(|l| l.len() as u64).sum();
+        let mut l = Load::new(&idx, &part);
+        for q in 0..4 {
+            for p in 0..4 {
+                if q != p {
+                    l.set(q, p, c.get(q, p));
+                }
+            }
+        }
+        assert_eq!(l.sends as u64, sends, "the load counts the tables' sends");
+        assert_eq!(
+            l.up.iter().sum::<i64>() as u64,
+            sends,
+            "no H: every upload is a send"
+        );
+        // Three segments; src_seen for a fifth of the sends per block.
+        let limit = sends / 5;
+        let sizes = Sizes {
+            segments: 3,
+            seen_cells: limit * 3 + 2,
+            ..BIG
+        };
+        assert_eq!(sizes.sends_per_block(), limit);
+        let predicted = evaluate(&idx, &part, &c, &prof(), sizes).prediction.blocks;
+        assert_eq!(predicted, sends.div_ceil(limit));
+        let t = Tables::new(&idx, &g, &part, &c, sizes);
+        assert!(t.blocks as u64 >= predicted, "the bound is a lower bound");
+        for b in 0..t.blocks {
+            let k: usize = (0..4).map(|q| t.sends(q, b).len()).sum();
+            assert!(k as u64 <= limit, "block {b}: {k} sends > {limit}");
+            assert!(t.rows_in_block(b) > 0);
+            // Slots restart in every block.
+            let lo = t.block_start[b as usize];
+            assert_eq!(t.row_slot[lo as usize], 0);
+        }
+        assert_eq!(*t.block_start.last().unwrap() as usize, t.row_dst.len());
+    }
+
+    /// A row whose sends alone exceed `src_seen` cannot be cut: it stays whole, in a block of
+    /// its own (`switch-ctl load` and the simulator refuse the plan).
+    #[test]
+    fn a_row_over_src_seen_by_itself_is_left_whole() {
+        let (g, part) = small();
+        let idx = PairIndex::of(&g, &part, 3);
+        let one = Sizes {
+            seen_cells: 1,
+            ..BIG
+        };
+        let t = Tables::new(&idx, &g, &part, &Choice::uniform(3, Delivery::A), one);
+        // Every row its own block; vertex 0's row has the partials of workers 1 and 2.
+        assert_eq!(t.blocks as usize, t.row_dst.len());
+        let b = t.block_of_row(t.row_of[0]);
+        assert_eq!((t.sends(1, b).len(), t.sends(2, b).len()), (1, 1));
+        assert!(t.row_slot.iter().all(|&s| s == 0));
+    }
+
     #[test]
     fn per_edge_aggregation_needs_one_block() {
         let (g, part) = small();
@@ -1707,6 +1875,7 @@ mod tests {
             segments: 1,
             aggregators: 4,
             recycle_slack: None,
+            seen_cells: u64::MAX,
         };
         let r = evaluate(
             &idx,

@@ -203,3 +203,175 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: AggregateMode) -> Result<P
     lowered.manifest.digest.clear();
     Ok(lowered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delivery::{plan_delivery_with, Sizes};
+    use crate::model::{GraphSummary, Manifest, Partitioner, PlanConfig, SendOrder};
+    use rand::{Rng, SeedableRng};
+    use sgnn_graph::Csr;
+
+    /// A paper plan without blocks (what `plan_delivery_with` and `lower` read: the graph, the
+    /// partition and the sizes): a random graph of 4 workers x 150 vertices with many cross
+    /// edges, `segments` segments per vector, `aggregators` aggregators.
+    fn plan(segments: u32, aggregators: u64, recycle_slack: Option<u64>) -> Plan {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let n = 600u32;
+        let edges: Vec<(u32, u32)> = (0..3000)
+            .map(|_| (rng.gen_range(0..n), rng.gen_range(0..n)))
+            .filter(|(a, b)| a != b)
+            .collect();
+        let graph = Csr::from_edges(n as usize, &edges).0;
+        let config = PlanConfig {
+            workers: 4,
+            partitioner: Partitioner::Random,
+            switch_mem_bytes: aggregators * 128,
+            agg_bytes: 128,
+            feature_dim: segments * 32,
+            order: SendOrder::Gamr,
+            seed: 1,
+            max_passes: crate::model::DEFAULT_MAX_PASSES,
+            leaves: 1,
+            aggregate: AggregateMode::Paper,
+            recycle_slack,
+        };
+        let manifest = Manifest {
+            format: crate::FORMAT_NAME.into(),
+            version: crate::FORMAT_VERSION,
+            created_by: "test".into(),
+            graph: GraphSummary {
+                source: "random".into(),
+                num_vertices: n as u64,
+                num_edges: graph.num_edges(),
+                fingerprint: format!("{:016x}", graph.fingerprint()),
+                self_loops_removed: 0,
+                duplicates_removed: 0,
+            },
+            segments: config.segments(),
+            aggregators: config.aggregators(),
+            frac_bits: 16,
+            max_abs_value: 1.0,
+            blocks: Vec::new(),
+            files: Default::default(),
+            digest: String::new(),
+            config,
+        };
+        Plan {
+            manifest,
+            partition: (0..n).map(|v| v % 4).collect(),
+            graph,
+            blocks: Vec::new(),
+            partials: Vec::new(),
+            replicate_ptr: Vec::new(),
+            replicate: Vec::new(),
+        }
+    }
+
+    fn profile(seen_cells: u64) -> SwitchProfile {
+        let mut p = SwitchProfile::named("default").unwrap();
+        p.seen_cells = seen_cells;
+        p
+    }
+
+    /// Plans `mode` for `plan` on a switch of `seen_cells` src_seen cells, lowers it and checks
+    /// what `switch-ctl load` checks (`sgnn_switch::aggregation::block_over_seen_cells`: a
+    /// block's sources x segments within the cells), except for a block of one aggregator row
+    /// (a row's sends cannot be cut). Returns the tables' blocks and the lowered plan.
+    fn planned(plan: &Plan, mode: AggregateMode, seen_cells: u64) -> (u32, Plan) {
+        let prof = profile(seen_cells);
+        let idx = PairIndex::new(plan);
+        let d = plan_delivery_with(plan, &idx, mode, &prof, true);
+        assert_eq!(
+            d.prediction.blocks, d.tables.blocks as u64,
+            "{mode}: the prediction follows the tables' blocks"
+        );
+        let lowered = lower(plan, &d.tables, mode).unwrap();
+        crate::verify(&lowered).unwrap();
+        assert_eq!(lowered.blocks.len(), d.tables.blocks as usize);
+        let seg = u64::from(lowered.manifest.segments);
+        for (b, block) in lowered.blocks.iter().enumerate() {
+            let cells = block.sources.len() as u64 * seg;
+            assert!(
+                cells <= seen_cells || block.aggregators.len() <= 1,
+                "{mode}: block {b} of {} has {} sources x {seg} segments = {cells} cells > {seen_cells}",
+                lowered.blocks.len(),
+                block.sources.len()
+            );
+        }
+        (d.tables.blocks, lowered)
+    }
+
+    #[test]
+    fn src_seen_cuts_a_delivery_into_more_blocks_than_its_rows_need() {
+        // Memory for every destination in one block, two segments per vector.
+        let p = plan(2, 1 << 20, None);
+        let rows_only = Sizes::for_switch(&p, &profile(u64::MAX));
+        for mode in [AggregateMode::Partials, AggregateMode::Auto] {
+            let (free, lowered) = planned(&p, mode, u64::MAX);
+            let sources: u64 = lowered.blocks.iter().map(|b| b.sources.len() as u64).sum();
+            let dests: u64 = lowered
+                .blocks
+                .iter()
+                .map(|b| b.aggregators.len() as u64)
+                .sum();
+            assert!(dests > 0, "{mode}: something is summed in the switch");
+            assert_eq!(free as u64, rows_only.blocks(dests).max(1), "{mode}");
+            assert_eq!(free, 1, "{mode}: the rows need one block");
+            // A quarter of the sources per block (`auto` may choose fewer sources then).
+            let seen = sources / 4 * 2;
+            let (cut, lowered) = planned(&p, mode, seen);
+            let dests: u64 = lowered
+                .blocks
+                .iter()
+                .map(|b| b.aggregators.len() as u64)
+                .sum();
+            let sources: u64 = lowered.blocks.iter().map(|b| b.sources.len() as u64).sum();
+            assert!(
+                cut as u64 > rows_only.blocks(dests).max(1),
+                "{mode}: {cut} blocks for {dests} destinations"
+            );
+            assert!(
+                cut as u64 >= (sources * 2).div_ceil(seen),
+                "{mode}: {cut} blocks for {sources} sources in {seen} cells"
+            );
+            assert!(lowered
+                .blocks
+                .iter()
+                .all(|b| b.sources.len() as u64 * 2 <= seen));
+            // The default profile's 262,144 cells hold this small plan in one block.
+            assert_eq!(planned(&p, mode, 262_144).0, 1, "{mode}");
+        }
+    }
+
+    #[test]
+    fn recycling_by_live_range_respects_src_seen_too() {
+        // 64 destinations of memory, recycled by live range with slack 4.
+        let p = plan(1, 64, Some(4));
+        let (free, lowered) = planned(&p, AggregateMode::Partials, u64::MAX);
+        let most = lowered
+            .blocks
+            .iter()
+            .map(|b| b.sources.len() as u64)
+            .max()
+            .unwrap();
+        assert!(
+            lowered
+                .blocks
+                .iter()
+                .any(|b| b.aggregators.iter().any(|a| a.generation > 0)),
+            "the plan recycles"
+        );
+        // Half the sources of the fullest block: recycling alone made blocks too big.
+        let seen = most / 2;
+        let (cut, lowered) = planned(&p, AggregateMode::Partials, seen);
+        assert!(
+            cut > free,
+            "{cut} blocks with {seen} cells, {free} without a limit"
+        );
+        assert!(lowered
+            .blocks
+            .iter()
+            .all(|b| b.sources.len() as u64 <= seen));
+    }
+}

@@ -4,14 +4,19 @@
 //! A profile is a named set of values; every value can be overridden by a flag
 //! (`--link-gbps`, `--recirc-gbps`, `--switch-mem`). The named profiles:
 //!
-//! | name | link | ports | recirculation | memory | multicast groups | source |
-//! |---|---|---|---|---|---|---|
-//! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | the simulator's defaults |
-//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TNA_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
-//! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 2 MiB | 65,536 | memory: the same `p4/tna` on Tofino 2 (a 32768-aggregator build fits there too, `docs/tofino.md`); ports and rates: public Tofino 2 figures (12.8 Tbit/s, 128 x 100G) |
+//! | name | link | ports | recirculation | memory | multicast groups | `src_seen` cells | source |
+//! |---|---|---|---|---|---|---|---|
+//! | `default` | 100 Gbit/s | 32 | 100 Gbit/s (one port looped back) | 10 MB | 65,536 | 262,144 ([`V1MODEL_SEEN_CELLS`]) | the simulator's defaults; the v1model program's `src_seen` |
+//! | `tofino1` | 100 Gbit/s | 32 | 100 Gbit/s per pipe x 4 pipes (internal recirculation ports) | 2 MiB | 65,536 | 65,536 ([`TNA_SEEN_CELLS`]) | memory: what `p4/tna` holds on Tofino 1, measured with the compiler ([`TNA_AGG_MEM_BYTES`]); ports and rates: public Tofino 1 figures |
+//! | `tofino2` | 100 Gbit/s | 128 | 400 Gbit/s per pipe x 4 pipes | 2 MiB | 65,536 | 65,536 ([`TNA_SEEN_CELLS`]) | memory: the same `p4/tna` on Tofino 2 (a 32768-aggregator build fits there too, `docs/tofino.md`); ports and rates: public Tofino 2 figures (12.8 Tbit/s, 128 x 100G) |
 //!
 //! The Tofino profiles charge one harvest pass per aggregate completed (`harvest_passes`), what
 //! the TNA program's lane pairs cost.
+//!
+//! `seen_cells` is the size of the switch's `src_seen` register, one cell per (source,
+//! segment) of a block: the planner cuts a delivery's blocks so that none needs more
+//! ([`crate::delivery::Sizes::for_switch`]), since `switch-ctl load` and the simulator refuse
+//! a plan with such a block.
 //!
 //! `free` recirculation (`--recirc-gbps free`) stands for a switch whose passes cost nothing,
 //! which is what the paper's results need (`docs/evaluation.md`).
@@ -47,6 +52,11 @@ pub struct SwitchProfile {
     pub agg_mem_bytes: u64,
     /// Multicast groups the packet replication engine holds.
     pub multicast_groups: u32,
+    /// Cells of the switch's `src_seen` register: one per (source, segment) of a block, so a
+    /// block may hold at most `seen_cells / segments` sources (raw vertices and partials of
+    /// every worker). Absent from a profile file: [`V1MODEL_SEEN_CELLS`].
+    #[serde(default = "default_seen_cells")]
+    pub seen_cells: u64,
     /// One-way propagation delay of a host link, microseconds.
     pub delay_us: f64,
 }
@@ -55,6 +65,19 @@ pub struct SwitchProfile {
 /// measured with the compiler (16384 aggregators of 32 int32 lanes, `sgnn_switch::tna`;
 /// 32768 need 16 stages of 12: `docs/tofino.md`, "Resources (measured)").
 pub const TNA_AGG_MEM_BYTES: u64 = 16_384 * (sgnn_wire::LANES * sgnn_wire::LANE_BYTES) as u64;
+
+/// `src_seen` cells of the v1model program (bmv2, the software switch):
+/// `sgnn_switch::aggregation::SEEN_CELLS`, which this crate cannot name (sgnn-switch depends
+/// on it); a test in sgnn-switch checks the two agree.
+pub const V1MODEL_SEEN_CELLS: u64 = 262_144;
+
+/// `src_seen` cells of the TNA program (`p4/tna`): `sgnn_switch::tna::SEEN_CELLS`, checked
+/// the same way.
+pub const TNA_SEEN_CELLS: u64 = 65_536;
+
+fn default_seen_cells() -> u64 {
+    V1MODEL_SEEN_CELLS
+}
 
 /// The names [`SwitchProfile::named`] knows.
 pub const PROFILES: [&str; 3] = ["default", "tofino1", "tofino2"];
@@ -72,6 +95,7 @@ impl SwitchProfile {
                 harvest_passes: 0,
                 agg_mem_bytes: 10_000_000,
                 multicast_groups: 65_536,
+                seen_cells: V1MODEL_SEEN_CELLS,
                 delay_us: 2.0,
             },
             "tofino1" => SwitchProfile {
@@ -83,6 +107,7 @@ impl SwitchProfile {
                 harvest_passes: 1,
                 agg_mem_bytes: TNA_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
+                seen_cells: TNA_SEEN_CELLS,
                 delay_us: 2.0,
             },
             "tofino2" => SwitchProfile {
@@ -94,6 +119,7 @@ impl SwitchProfile {
                 harvest_passes: 1,
                 agg_mem_bytes: TNA_AGG_MEM_BYTES,
                 multicast_groups: 65_536,
+                seen_cells: TNA_SEEN_CELLS,
                 delay_us: 2.0,
             },
             other => {
@@ -118,7 +144,8 @@ impl SwitchProfile {
             PlanError::Config(format!(
                 "switch profile {spec}, line {} column {}: {e} (a profile file has the fields \
                  name, link_gbps, ports, recirc_gbps, lanes_per_pass, agg_mem_bytes, \
-                 multicast_groups, delay_us: docs/formats.md)",
+                 multicast_groups, delay_us, and optionally harvest_passes and seen_cells: \
+                 docs/formats.md)",
                 e.line(),
                 e.column()
             ))
@@ -190,6 +217,9 @@ impl SwitchProfile {
         if self.lanes_per_pass == 0 {
             return bad("lanes per pass must be at least 1".into());
         }
+        if self.seen_cells == 0 {
+            return bad("seen_cells (the switch's src_seen cells) must be at least 1".into());
+        }
         Ok(())
     }
 }
@@ -250,6 +280,30 @@ mod tests {
             .to_string();
         assert!(e.contains("/nonexistent/p.json"), "{e}");
         assert_eq!(SwitchProfile::load("tofino2").unwrap().name, "tofino2");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_profile_file_without_seen_cells_gets_the_v1model_register() {
+        let dir = std::env::temp_dir().join(format!("sgnn-profile-seen-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut v = serde_json::to_value(SwitchProfile::named("tofino1").unwrap()).unwrap();
+        v.as_object_mut().unwrap().remove("seen_cells");
+        let f = dir.join("old.json");
+        std::fs::write(&f, v.to_string()).unwrap();
+        let p = SwitchProfile::load(f.to_str().unwrap()).unwrap();
+        assert_eq!(p.seen_cells, V1MODEL_SEEN_CELLS);
+        assert_eq!(SwitchProfile::named("default").unwrap().seen_cells, 262_144);
+        for t in ["tofino1", "tofino2"] {
+            assert_eq!(SwitchProfile::named(t).unwrap().seen_cells, TNA_SEEN_CELLS);
+        }
+        let mut zero = p.clone();
+        zero.seen_cells = 0;
+        std::fs::write(&f, serde_json::to_string(&zero).unwrap()).unwrap();
+        let e = SwitchProfile::load(f.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("seen_cells"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

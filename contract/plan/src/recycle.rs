@@ -17,7 +17,10 @@
 //! - **Blocks.** Rows are taken in order; a block grows while the most rows live at once (a
 //!   segment tree over the steps: range add, global maximum) fits `capacity_rows`. So a block
 //!   may hold many more destinations than the memory has rows, as long as they are not all
-//!   live together.
+//!   live together. It also stops before a row whose sends would take the block's sources past
+//!   [`Tables::max_block_sends`] (the switch's `src_seen` holds one cell per source and
+//!   segment of a block, however the aggregators are recycled); a row alone over that limit
+//!   stays whole, in a block of its own.
 //! - **Aggregators.** Within a block with more rows than the memory, interval colouring: rows
 //!   by first step, each takes an aggregator row whose last user's range ended before it
 //!   starts (a min-heap of busy rows by end), else a new one. That needs exactly the peak
@@ -89,8 +92,12 @@ impl Tables {
         let rows = self.row_dst.len();
         let cap = self.capacity_rows.max(1) as i64;
         if rows as i64 <= cap {
-            return; // one block, one aggregator row per destination: nothing to recycle
+            // Every row has its own aggregator row: nothing to recycle, and the plain cut
+            // (`merge_sends`: one block, or more where `src_seen` ends one) is the greedy's.
+            return;
         }
+        let limit = self.max_block_sends.unwrap_or(u64::MAX);
+        let row_sends = self.row_sends();
         // Every send that feeds a row: (row, worker, index in the worker's list).
         let mut feeds: Vec<(u32, u32, u32)> = Vec::new();
         for (q, list) in self.send.iter().enumerate() {
@@ -127,7 +134,11 @@ impl Tables {
             }
             ranges.clear();
             let mut hi = lo;
+            let mut sends = 0u64;
             while hi < rows {
+                if hi > lo && sends + row_sends[hi] > limit {
+                    break; // src_seen would not hold the block's sources
+                }
                 let fs = &feeds[feed_off[hi]..feed_off[hi + 1]];
                 let (mut a, mut b) = (usize::MAX, 0usize);
                 for &(_, q, i) in fs {
@@ -145,6 +156,7 @@ impl Tables {
                     break;
                 }
                 ranges.push((a, b));
+                sends += row_sends[hi];
                 hi += 1;
             }
             for &(a, b) in &ranges {
@@ -222,6 +234,7 @@ mod tests {
             segments: 1,
             aggregators: rows,
             recycle_slack: slack,
+            seen_cells: u64::MAX,
         };
         Tables::new(&idx, &g, &part, &Choice::uniform(4, d), sizes)
     }

@@ -267,6 +267,7 @@ mod tests {
             segments: 1,
             aggregators: 1 << 20,
             recycle_slack: None,
+            seen_cells: u64::MAX,
         };
         let choice = Choice::uniform(2, d);
         let bound = crate::delivery::evaluate(&idx, &part, &choice, prof, sizes)

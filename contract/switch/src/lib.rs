@@ -267,4 +267,18 @@ mod tests {
         }
         assert_eq!(aggregation::AGG_VALUE.len(), sgnn_wire::LANES);
     }
+
+    /// The planner cuts blocks at the profile's `seen_cells` (sgnn-plan cannot name this
+    /// crate, so it keeps its own copy of the sizes): they must be the programs' `src_seen`.
+    #[test]
+    fn the_profiles_src_seen_cells_are_the_programs() {
+        use sgnn_plan::profile::{SwitchProfile, TNA_SEEN_CELLS, V1MODEL_SEEN_CELLS};
+        assert_eq!(V1MODEL_SEEN_CELLS, u64::from(aggregation::SEEN_CELLS));
+        assert_eq!(V1MODEL_SEEN_CELLS, u64::from(aggregation::SRC_SEEN.size));
+        assert_eq!(TNA_SEEN_CELLS, u64::from(tna::SEEN_CELLS));
+        let cells = |name| SwitchProfile::named(name).unwrap().seen_cells;
+        assert_eq!(cells("default"), u64::from(aggregation::SEEN_CELLS));
+        assert_eq!(cells("tofino1"), u64::from(tna::SEEN_CELLS));
+        assert_eq!(cells("tofino2"), u64::from(tna::SEEN_CELLS));
+    }
 }

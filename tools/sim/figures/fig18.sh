@@ -11,8 +11,8 @@
 # default "10 25 50 75 100"), WORKERS (default "64 128"), DATASET (reddit, products or yelp:
 # the R-MAT stand-in of figures/lib.sh, memory scaled by its vertex count; default reddit),
 # STRATEGIES (default host_based,switchgnn, the paper's figure; add switchgnn_auto for the
-# capacity-aware plan: on Reddit from 50 MB up its blocks need more src_seen cells than the
-# switch has, and `sgnn sim` refuses the point, which stops the script).
+# capacity-aware plan, whose blocks the planner cuts at the switch's src_seen cells as well
+# as at its aggregators: docs/evaluation.md, figure 18).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 OUT=${1:-eval/fig18}

@@ -719,7 +719,7 @@ pub fn run_strategy_with(
                         &PairIndex::new(plan),
                         &plan.partition,
                         prof,
-                        Sizes::of(plan),
+                        Sizes::for_switch(plan, prof),
                     )
                     .prediction,
                 ),
