@@ -791,6 +791,9 @@ impl Sizes {
     }
 
     /// The plan's sizes on the switch of `prof`: [`Sizes::of`] with its `src_seen` cells.
+    /// The profile's cells, even for a plan with more aggregators than its program holds
+    /// (whose simulated switch has more: [`crate::profile::seen_cells_for`]): plans fit the
+    /// switch the profile names.
     pub fn for_switch(plan: &Plan, prof: &SwitchProfile) -> Sizes {
         Sizes {
             seen_cells: prof.seen_cells,

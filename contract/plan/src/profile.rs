@@ -75,6 +75,19 @@ pub const V1MODEL_SEEN_CELLS: u64 = 262_144;
 /// the same way.
 pub const TNA_SEEN_CELLS: u64 = 65_536;
 
+/// `src_seen` cells per aggregator in both programs' `config.p4` (v1model 262,144 for 65,536
+/// aggregators, TNA 65,536 for 16,384; checked by `sgnn-switch`'s tests).
+pub const SEEN_CELLS_PER_AGGREGATOR: u64 = 4;
+
+/// The `src_seen` cells of a switch with `aggregators` aggregators, whose program holds
+/// `program_cells`: those, or for more aggregators than the program's build (the simulator's
+/// `--switch-mem` beyond it) a larger build of the same program, with
+/// [`SEEN_CELLS_PER_AGGREGATOR`] cells per aggregator as `config.p4` keeps them. A paper plan's
+/// block never has more (source, segment) pairs than aggregators, so it always fits.
+pub fn seen_cells_for(program_cells: u64, aggregators: u64) -> u64 {
+    program_cells.max(aggregators.saturating_mul(SEEN_CELLS_PER_AGGREGATOR))
+}
+
 fn default_seen_cells() -> u64 {
     V1MODEL_SEEN_CELLS
 }
@@ -305,6 +318,15 @@ mod tests {
             .to_string();
         assert!(e.contains("seen_cells"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_larger_switch_build_keeps_the_cells_per_aggregator() {
+        // Within the program's build: its cells; beyond, four per aggregator.
+        assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 65_536), V1MODEL_SEEN_CELLS);
+        assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 1_000), V1MODEL_SEEN_CELLS);
+        assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 781_250), 3_125_000);
+        assert_eq!(seen_cells_for(TNA_SEEN_CELLS, u64::MAX), u64::MAX);
     }
 
     #[test]

@@ -280,5 +280,15 @@ mod tests {
         assert_eq!(cells("default"), u64::from(aggregation::SEEN_CELLS));
         assert_eq!(cells("tofino1"), u64::from(tna::SEEN_CELLS));
         assert_eq!(cells("tofino2"), u64::from(tna::SEEN_CELLS));
+        // A larger build keeps the programs' cells per aggregator.
+        use sgnn_plan::profile::SEEN_CELLS_PER_AGGREGATOR;
+        assert_eq!(
+            u64::from(aggregation::SEEN_CELLS),
+            SEEN_CELLS_PER_AGGREGATOR * u64::from(aggregation::AGGREGATORS)
+        );
+        assert_eq!(
+            u64::from(tna::SEEN_CELLS),
+            SEEN_CELLS_PER_AGGREGATOR * u64::from(tna::AGGREGATORS)
+        );
     }
 }

@@ -610,7 +610,11 @@ mod tests {
         assert_eq!(m.len(), want.len());
         assert_eq!(m.keys(), [3, 5, 7]);
         for (k, vs) in &want {
-            assert_eq!(m.get(*k), Some(vs.as_slice()), "key {k}: values in their order");
+            assert_eq!(
+                m.get(*k),
+                Some(vs.as_slice()),
+                "key {k}: values in their order"
+            );
             assert!(m.contains_key(*k));
         }
         for k in [0, 4, 6, 8, u32::MAX] {

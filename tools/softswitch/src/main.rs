@@ -215,6 +215,8 @@ fn main() -> ExitCode {
         drop_every: a.drop_every,
         drop_seed: a.drop_seed,
         plan_tag: 0,
+        // The program's build, what its P4Runtime server describes to `switch-ctl load`.
+        seen_cells: softswitch::pipeline::SEEN_CELLS as u32,
     };
     let tables = match &plan {
         Some(plan) => {

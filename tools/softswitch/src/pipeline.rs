@@ -74,6 +74,9 @@ pub struct SwitchConfig {
     /// [`sgnn_plan::Plan::tag`] of the plan the tables hold (0: none), written into the
     /// answer to a daemon's start-up probe.
     pub plan_tag: u32,
+    /// Cells of `src_seen`: the program's [`SEEN_CELLS`], or more for a switch with more
+    /// aggregators than the program's build ([`sgnn_plan::profile::seen_cells_for`]).
+    pub seen_cells: u32,
 }
 
 impl SwitchConfig {
@@ -87,6 +90,11 @@ impl SwitchConfig {
             workers: plan.workers() as u16,
             blocks_per_round: plan.blocks.len() as u16,
             plan_tag: plan.tag(),
+            seen_cells: sgnn_plan::profile::seen_cells_for(
+                SEEN_CELLS as u64,
+                plan.manifest.aggregators,
+            )
+            .min(u32::MAX as u64) as u32,
             ..SwitchConfig::default()
         }
     }
@@ -105,6 +113,7 @@ impl Default for SwitchConfig {
             drop_every: 0,
             drop_seed: 1,
             plan_tag: 0,
+            seen_cells: SEEN_CELLS as u32,
         }
     }
 }
@@ -401,7 +410,7 @@ impl Pipeline {
             sync_done: vec![false; config.workers as usize],
             sync_count: 0,
             drop_seen: 0,
-            src_seen: vec![0; SEEN_CELLS],
+            src_seen: vec![0; config.seen_cells as usize],
         };
         let rng = rand_chacha::ChaCha8Rng::seed_from_u64(config.drop_seed);
         Pipeline {

@@ -193,9 +193,9 @@ impl<'p> RealExchange<'p> {
             })
             .collect();
         // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block, as the
-        // P4 program's. (The baseline's switch only forwards: its plan's blocks do not matter.)
+        // P4 program's (more in a larger build for more aggregators: SwitchConfig::for_plan). (The baseline's switch only forwards: its plan's blocks do not matter.)
         if cfg.mode == Mode::SwitchGnn {
-            let have = u64::from(sgnn_switch::aggregation::SEEN_CELLS);
+            let have = u64::from(SwitchConfig::for_plan(plan).seen_cells);
             if let Some((block, cells)) =
                 sgnn_switch::aggregation::block_over_seen_cells(plan, have)
             {
