@@ -323,8 +323,14 @@ mod tests {
     #[test]
     fn a_larger_switch_build_keeps_the_cells_per_aggregator() {
         // Within the program's build: its cells; beyond, four per aggregator.
-        assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 65_536), V1MODEL_SEEN_CELLS);
-        assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 1_000), V1MODEL_SEEN_CELLS);
+        assert_eq!(
+            seen_cells_for(V1MODEL_SEEN_CELLS, 65_536),
+            V1MODEL_SEEN_CELLS
+        );
+        assert_eq!(
+            seen_cells_for(V1MODEL_SEEN_CELLS, 1_000),
+            V1MODEL_SEEN_CELLS
+        );
         assert_eq!(seen_cells_for(V1MODEL_SEEN_CELLS, 781_250), 3_125_000);
         assert_eq!(seen_cells_for(TNA_SEEN_CELLS, u64::MAX), u64::MAX);
     }

@@ -109,6 +109,12 @@ impl MultiIndex {
         Some(&self.vals[self.off[i] as usize..self.off[i + 1] as usize])
     }
 
+    /// The values of the `i`-th key (ascending order), if there are that many keys.
+    pub fn values_at(&self, i: usize) -> Option<&[u32]> {
+        let (&lo, &hi) = (self.off.get(i)?, self.off.get(i + 1)?);
+        Some(&self.vals[lo as usize..hi as usize])
+    }
+
     /// Whether `key` has values.
     pub fn contains_key(&self, key: u32) -> bool {
         self.keys.binary_search(&key).is_ok()
@@ -621,6 +627,8 @@ mod tests {
             assert_eq!(m.get(k), None);
             assert!(!m.contains_key(k));
         }
+        assert_eq!(m.values_at(1), Some(&[0][..]));
+        assert_eq!(m.values_at(3), None);
         assert!(MultiIndex::from_pairs(Vec::new()).is_empty());
         assert_eq!(MultiIndex::default().get(1), None);
     }

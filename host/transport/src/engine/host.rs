@@ -102,7 +102,8 @@ impl Engine {
             return;
         }
         hs.received[k] = true;
-        let consumers = view.host_based.consumers.get(src).unwrap_or(&[]);
+        // The consumers' keys are `needs`' vertices in the same order.
+        let consumers = view.host_based.consumers.values_at(need).unwrap_or(&[]);
         self.stats.raw_cached += 1;
         let sg = segs;
         let mut sat = 0;
