@@ -601,7 +601,9 @@ mod tests {
                 .bitwidth,
             16
         );
-        assert_eq!(ix.registers().len(), 46);
+        assert_eq!(ix.registers().len(), 48);
+        assert_eq!(ix.register("sent_done").unwrap().size, 256);
+        assert_eq!(ix.register("sent_count").unwrap().id, 0x1600_0037);
         assert!(compare_p4info(&p, &p).is_empty());
     }
 
