@@ -1655,16 +1655,27 @@ mod tests {
         }
     }
 
-    #[test]
-    fn incremental_changes_equal_a_fresh_evaluation() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-        let n = 300usize;
-        let edges: Vec<(u32, u32)> = (0..1500)
+    /// `n` vertices and `edges` random draws of an edge (self-loops dropped), each vertex on
+    /// one of `parts` random workers, from `rng`.
+    fn random_graph(
+        rng: &mut rand_chacha::ChaCha8Rng,
+        n: usize,
+        edges: usize,
+        parts: u32,
+    ) -> (Csr, Vec<u32>) {
+        let edges: Vec<(u32, u32)> = (0..edges)
             .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
             .filter(|(a, b)| a != b)
             .collect();
         let g = Csr::from_edges(n, &edges).0;
-        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..5)).collect();
+        let part = (0..n).map(|_| rng.gen_range(0..parts)).collect();
+        (g, part)
+    }
+
+    #[test]
+    fn incremental_changes_equal_a_fresh_evaluation() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (g, part) = random_graph(&mut rng, 300, 1500, 5);
         let idx = PairIndex::of(&g, &part, 5);
         let mut l = Load::new(&idx, &part);
         let ways = [
@@ -1722,13 +1733,8 @@ mod tests {
     #[test]
     fn tables_carry_the_frames_the_load_counts() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let n = 200usize;
-        let edges: Vec<(u32, u32)> = (0..900)
-            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
-            .filter(|(a, b)| a != b)
-            .collect();
-        let g = Csr::from_edges(n, &edges).0;
-        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let n = 200;
+        let (g, part) = random_graph(&mut rng, n, 900, 4);
         let idx = PairIndex::of(&g, &part, 4);
         let ways = [Delivery::M, Delivery::A, Delivery::R, Delivery::C];
         let mut c = Choice::uniform(4, Delivery::M);
@@ -1796,13 +1802,7 @@ mod tests {
     #[test]
     fn the_cost_model_and_the_tables_count_the_blocks_src_seen_forces() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
-        let n = 400usize;
-        let edges: Vec<(u32, u32)> = (0..2000)
-            .map(|_| (rng.gen_range(0..n as u32), rng.gen_range(0..n as u32)))
-            .filter(|(a, b)| a != b)
-            .collect();
-        let g = Csr::from_edges(n, &edges).0;
-        let part: Vec<u32> = (0..n).map(|_| rng.gen_range(0..4)).collect();
+        let (g, part) = random_graph(&mut rng, 400, 2000, 4);
         let idx = PairIndex::of(&g, &part, 4);
         let ways = [Delivery::M, Delivery::A, Delivery::C];
         let mut c = Choice::uniform(4, Delivery::M);

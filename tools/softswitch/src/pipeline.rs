@@ -30,10 +30,10 @@
 //! frame (`SEQ_VALID` in `dst_id`) from its worker's port is checked against `seq_next` before
 //! `agg_table`; a gap turns it into a NACK to its worker. A tail probe (Ack, `dst_id`
 //! `SEQ_PROBE`) is answered with a NACK frame, except the clean probe that completes the
-//! block's count, which becomes the all-sent notice to every worker. An aggregate a sequenced frame completes is kept
-//! (state DONE, sum, count and contributor digest `agg_ids`) until its aggregator is reused,
-//! and a pull (a FetchReq to the switch's own address) is answered from the aggregator: the
-//! kept Result, a partial sum with its count and digest, or nothing.
+//! block's count, which becomes the all-sent notice to every worker. An aggregate a sequenced
+//! frame completes is kept (state DONE, sum, count and contributor digest `agg_ids`) until its
+//! aggregator is reused, and a pull (a FetchReq to the switch's own address) is answered from
+//! the aggregator: the kept Result, a partial sum with its count and digest, or nothing.
 
 use rand::{Rng, SeedableRng};
 use sgnn_wire::frame::FrameRepr;
@@ -45,7 +45,7 @@ use sgnn_switch::counters::Event;
 use sgnn_switch::recovery::{probe_clean, sent_step, seq_step, Nack, SentOutcome, SeqOutcome};
 use sgnn_wire::recovery::{seq_of, PULL_GONE, SEND_DONE, SEQ_PROBE};
 
-use crate::tables::{AggAction, PortId, Tables, ADVANCE_GROUP};
+use crate::tables::{AggAction, PortId, Replica, Tables, ADVANCE_GROUP};
 
 pub use sgnn_switch::aggregation::agg_state;
 pub use sgnn_switch::aggregation::SEEN_VALID;
@@ -143,7 +143,8 @@ pub struct Registers {
     /// `sent_done`: per worker, the mark of the round and block whose clean tail probe was
     /// counted (`sgnn_switch::recovery::sent_step`).
     pub sent_done: Vec<u32>,
-    /// `sent_count`: `key << 16 | count` of clean tail probes counted.
+    /// `sent_count`: `key << 16 | left`: the workers whose clean tail probe is not counted yet
+    /// in the block of that key.
     pub sent_count: u32,
     /// `sync_round`, `sync_block`: the block being exchanged.
     pub sync_round: u16,
@@ -968,18 +969,22 @@ impl Pipeline {
         }
     }
 
+    /// The replicas of the advance group (every worker), which BlockAdvance and the all-sent
+    /// notice go to.
+    fn advance_replicas(&self) -> Vec<Replica> {
+        self.tables
+            .multicast_groups
+            .get(&ADVANCE_GROUP)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// The probe that completed the count becomes the all-sent notice: one replica per
     /// worker of the advance group, rewritten in egress for worker `rid`
     /// (`sgnn_switch::recovery`, "All sent").
     fn all_sent(&mut self, cause: &FrameRepr, out: &mut Vec<Emitted>) {
         self.counters.all_sent += 1;
-        let replicas = self
-            .tables
-            .multicast_groups
-            .get(&ADVANCE_GROUP)
-            .cloned()
-            .unwrap_or_default();
-        for r in replicas {
+        for r in self.advance_replicas() {
             let mut a = Repr::new(PacketType::Ack);
             a.worker_id = r.rid;
             a.dst_id = SEND_DONE;
@@ -1090,13 +1095,7 @@ impl Pipeline {
             self.counters.block_advance += 1;
             // Multicast: one replica per worker, rewritten in egress for worker `rid`, whose
             // egress also clears `sync_done[rid]` (one pass cannot clear every cell).
-            let replicas = self
-                .tables
-                .multicast_groups
-                .get(&ADVANCE_GROUP)
-                .cloned()
-                .unwrap_or_default();
-            for r in replicas {
+            for r in self.advance_replicas() {
                 if let Some(d) = self.regs.sync_done.get_mut(r.rid as usize) {
                     *d = false;
                 }

@@ -295,7 +295,7 @@ impl Engine {
         let Phase::Block(bs) = &mut self.phase else {
             return;
         };
-        let feeders_done = bs.all_sent;
+        let all_sent = bs.all_sent;
         let c = &mut bs.cells[k];
         if c.done || c.raw {
             self.stats.results_ignored += 1;
@@ -312,9 +312,9 @@ impl Engine {
                 c.stuck = 0;
             }
             c.partial = Some(s.count);
-            if (feeders_done && c.stuck >= 2) || c.stuck >= 8 {
+            if (all_sent && c.stuck >= 2) || c.stuck >= 8 {
                 c.raw = true;
-                if feeders_done {
+                if all_sent {
                     self.stats.given_up_after_all_sent += 1;
                 }
             }

@@ -192,10 +192,16 @@ impl<'p> RealExchange<'p> {
                 ip: sgnn_wire::addressing::worker_ip(w),
             })
             .collect();
+        let switch_cfg = SwitchConfig {
+            drop_probability: cfg.loss,
+            drop_seed: cfg.seed,
+            ..SwitchConfig::for_plan(plan)
+        };
         // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block, as the
-        // P4 program's (more in a larger build for more aggregators: SwitchConfig::for_plan). (The baseline's switch only forwards: its plan's blocks do not matter.)
+        // P4 program's (more in a larger build for more aggregators: SwitchConfig::for_plan).
+        // The baseline's switch only forwards: its plan's blocks do not matter.
         if cfg.mode == Mode::SwitchGnn {
-            let have = u64::from(SwitchConfig::for_plan(plan).seen_cells);
+            let have = u64::from(switch_cfg.seen_cells);
             if let Some((block, cells)) =
                 sgnn_switch::aggregation::block_over_seen_cells(plan, have)
             {
@@ -217,14 +223,7 @@ impl<'p> RealExchange<'p> {
         for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
             tables.dscp_priority.insert(dscp, queue);
         }
-        let switch = Pipeline::new(
-            SwitchConfig {
-                drop_probability: cfg.loss,
-                drop_seed: cfg.seed,
-                ..SwitchConfig::for_plan(plan)
-            },
-            tables,
-        );
+        let switch = Pipeline::new(switch_cfg, tables);
         // No recovery: timers that never fire within any layer (11.6 simulated days), and no
         // sum that could overflow the engine's deadlines.
         const NEVER_NS: u64 = 1_000_000_000_000_000;
