@@ -648,3 +648,36 @@ fn the_tna_program_shares_the_v1model_constants() {
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// The fabric's two `agg_table` actions (`sgnn_switch::fabric`: a leaf's partial up, a
+/// spine's sum of partials) are the software switch's only. No P4 program declares them or
+/// uses their ids, so bringing them to P4 is a deliberate step that also moves them into the
+/// contract's `agg_table` (where the test above then checks them).
+#[test]
+fn the_fabric_actions_are_in_no_p4_program_yet() {
+    for arch in ["v1model", "tna"] {
+        let srcs = sources_of(arch);
+        let consts = constants(&srcs);
+        let objs = objects(&srcs, &consts);
+        assert!(objs.len() > 40, "{arch}: {} objects parsed", objs.len());
+        for a in sgnn_switch::fabric::FABRIC_ACTIONS {
+            let name = format!("action {}", a.name);
+            assert!(
+                objs.keys().all(|k| !k.ends_with(a.name)),
+                "p4/{arch} declares {name}: move it into sgnn_switch::aggregation::AGG_TABLE"
+            );
+            let clash = objs
+                .iter()
+                .find(|(k, (id, _))| k.starts_with("action ") && *id == a.id);
+            assert!(
+                clash.is_none(),
+                "{name}'s id {} is taken in p4/{arch}: {clash:?}",
+                a.id
+            );
+        }
+    }
+    let agg = sgnn_switch::aggregation::AGG_TABLE;
+    for a in sgnn_switch::fabric::FABRIC_ACTIONS {
+        assert!(agg.actions.iter().all(|b| b.name != a.name && b.id != a.id));
+    }
+}

@@ -262,6 +262,16 @@ pub enum AggAction {
         /// First `src_seen` cell of the source in this block.
         seen_base: u32,
     },
+    /// A leaf's share of an aggregate that spans leaves ([`crate::fabric`]): add as
+    /// [`AggAction::Aggregate`] does, but the completed sum goes on as a partial (a Data
+    /// frame, `src_id` = `dst_id` here, `count` = the contributions it holds) to the spine
+    /// that `dst_worker` addresses. Software switch only ([`crate::fabric::FABRIC_ACTIONS`]).
+    Up(AggregateParams),
+    /// A spine's aggregate of leaves' partials ([`crate::fabric`]): as
+    /// [`AggAction::Aggregate`], but each frame adds its `count` (the contributions the
+    /// partial holds) rather than one, so `expected` and the Result's count are contributions.
+    /// Software switch only ([`crate::fabric::FABRIC_ACTIONS`]).
+    Partials(AggregateParams),
     /// Replicate the raw values to every worker of multicast group `group` (one Bypass per
     /// replica, addressed to "every neighbour of the source" on that worker). The plans' `M`
     /// delivery.
@@ -279,7 +289,7 @@ impl AggAction {
     /// Whether another pass follows.
     pub fn more(&self) -> bool {
         match *self {
-            AggAction::Aggregate(p) => p.more,
+            AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => p.more,
             AggAction::Deliver { more, .. } | AggAction::Replicate { more, .. } => more,
         }
     }
@@ -287,7 +297,7 @@ impl AggAction {
     /// The first `src_seen` cell of the source.
     pub fn seen_base(&self) -> u32 {
         match *self {
-            AggAction::Aggregate(p) => p.seen_base,
+            AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => p.seen_base,
             AggAction::Deliver { seen_base, .. } | AggAction::Replicate { seen_base, .. } => {
                 seen_base
             }

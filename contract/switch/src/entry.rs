@@ -249,8 +249,12 @@ impl TypedEntry {
             TypedEntry::Agg(k, a) => {
                 let m = vec![k.block_id as u128, k.src_id as u128, k.pass as u128];
                 match a {
-                    AggAction::Aggregate(p) => (
-                        &AGGREGATE,
+                    AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => (
+                        match a {
+                            AggAction::Up(_) => &crate::fabric::AGGREGATE_UP,
+                            AggAction::Partials(_) => &crate::fabric::AGGREGATE_PARTIALS,
+                            _ => &AGGREGATE,
+                        },
                         m,
                         vec![
                             p.agg_base as u128,

@@ -23,6 +23,7 @@ pub mod counters;
 pub mod drop_simulator;
 pub mod ecn;
 mod entry;
+pub mod fabric;
 pub mod forwarding;
 pub mod priority;
 pub mod recovery;

@@ -587,8 +587,11 @@ pub fn run_strategy_with(
         let counters = Some(app.counters().clone());
         Ok::<_, SimError>(report(&net, name, app.finish, counters, wall))
     };
-    // The strategies the real code runs on a star: the daemons' engines and the software
-    // switch's pipeline (`strategies::real`).
+    // The strategies the real code runs on a star, or on a leaf-spine fabric laid out as
+    // `Topology::leaf_spine` does: the daemons' engines and the software switch's pipelines
+    // (`strategies::real`; on a fabric every leaf and spine, two-level aggregation as
+    // `sgnn_switch::fabric` lowers it).
+    let fabric = topo.fabric().filter(|_| opts.loss == 0.0);
     let real = |plan: &Plan, mode: Mode, rate: bool, progress: &mut dyn FnMut(Progress)| {
         let link = link_bps.iter().copied().min().unwrap_or(1);
         // Without rate control the daemons pace at the same rate and never halve it (the
@@ -607,6 +610,7 @@ pub fn run_strategy_with(
             loss: opts.loss,
             seed: plan.manifest.config.seed,
             all_blocks: false,
+            fabric,
         };
         let app = RealExchange::new(plan, rcfg)?;
         let (net, wall, mut app, bg) =
@@ -630,15 +634,17 @@ pub fn run_strategy_with(
         r.overhead = Some(app.acks.clone());
         Ok::<_, SimError>(r)
     };
-    let star = topo.switches == 1;
+    let real_code = topo.switches == 1 || fabric.is_some();
     let mut r = match strategy {
-        Strategy::HostBased if star => real(plan, Mode::HostBased, true, progress)?,
-        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc if star => real(
-            plan,
-            Mode::SwitchGnn,
-            strategy != Strategy::SwitchGnnNoCc,
-            progress,
-        )?,
+        Strategy::HostBased if real_code => real(plan, Mode::HostBased, true, progress)?,
+        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc if real_code => {
+            real(
+                plan,
+                Mode::SwitchGnn,
+                strategy != Strategy::SwitchGnnNoCc,
+                progress,
+            )?
+        }
         Strategy::HostBased => {
             let app = HostBased::new(plan).with_timeout(opts.timeout);
             let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;

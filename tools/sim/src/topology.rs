@@ -239,6 +239,33 @@ pub struct Tiers {
 }
 
 impl Topology {
+    /// The fabric in `sgnn_switch::fabric`'s numbering, if this is a leaf-spine laid out as
+    /// [`Topology::leaf_spine`] lays one out (hosts, then leaves, then spines; host `h` on
+    /// leaf `h / per_leaf`, every leaf linked to every spine): the shape the real code's
+    /// switches run on a fabric. `None` for a star or any other layout.
+    pub fn fabric(&self) -> Option<sgnn_switch::fabric::Fabric> {
+        let t = self.tiers().ok()?;
+        if t.spines.is_empty() {
+            return None;
+        }
+        let (nl, ns) = (t.leaves.len() as u32, t.spines.len() as u32);
+        let f = sgnn_switch::fabric::Fabric::new(self.hosts, nl, ns).ok()?;
+        let laid_out = t
+            .leaves
+            .iter()
+            .enumerate()
+            .all(|(i, &n)| n == self.hosts + i as u32)
+            && t.spines
+                .iter()
+                .enumerate()
+                .all(|(i, &n)| n == self.hosts + nl + i as u32)
+            && t.leaf_of
+                .iter()
+                .enumerate()
+                .all(|(h, &n)| n == self.hosts + f.leaf_of(h as u32));
+        laid_out.then_some(f)
+    }
+
     /// Leaves and spines, if this is a star or a two-tier fabric in which every leaf links
     /// to every spine and switches link nothing else; otherwise why not.
     pub fn tiers(&self) -> Result<Tiers, SimError> {

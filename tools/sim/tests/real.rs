@@ -38,6 +38,7 @@ fn run_with(
         loss,
         seed: 7,
         all_blocks: false,
+        fabric: None,
     };
     let mut app = RealExchange::new(p, cfg).unwrap();
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -72,6 +73,7 @@ fn a_switch_given_each_block_as_it_comes_runs_as_one_given_all() {
             loss,
             seed: 7,
             all_blocks,
+            fabric: None,
         };
         let mut app = RealExchange::new(&p, cfg).unwrap();
         let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -142,4 +144,100 @@ fn loss_is_recovered_by_the_real_protocol_and_sums_stay_exact() {
         assert!(t.is_some(), "{mode:?} completes under 2% loss");
         assert!(drops > 0, "the drop simulator dropped frames");
     }
+}
+
+/// A leaf-spine fabric of real switches (`sgnn_switch::fabric`): leaves add their workers'
+/// contributions and send a partial up where an aggregate spans leaves, a spine adds the
+/// partials and sends the Result down, the leaves synchronise blocks through the root spine.
+/// Every worker's sums equal the reference bit for bit; every aggregate is completed once,
+/// by a leaf or a spine; every partial reaches its spine; blocks installed as each switch
+/// reaches them run as with every block installed.
+#[test]
+fn a_fabric_of_real_switches_sums_exactly_in_two_levels() {
+    let p = plan(10, 8, 32 * 1024, 64);
+    assert!(p.blocks.len() >= 3, "the test wants several blocks");
+    for (leaves, spines) in [(2, 2), (4, 3), (8, 1)] {
+        let fabric = sgnn_switch::fabric::Fabric::new(8, leaves, spines).unwrap();
+        let mut runs = Vec::new();
+        for all_blocks in [false, true] {
+            let cfg = RealConfig {
+                mode: Mode::SwitchGnn,
+                rate: None,
+                timeout: None,
+                recirc_bps: 400 * GBPS,
+                harvest_passes: 0,
+                loss: 0.0,
+                seed: 7,
+                all_blocks,
+                fabric: Some(fabric),
+            };
+            let mut app = RealExchange::new(&p, cfg).unwrap();
+            let topo = Topology::leaf_spine(
+                leaves,
+                spines,
+                8 / leaves,
+                100 * GBPS,
+                100 * GBPS,
+                PS_PER_US,
+            );
+            assert_eq!(topo.fabric(), Some(fabric));
+            run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+            assert_eq!(app.error, None, "{leaves}x{spines}");
+            assert!(app.verify().unwrap() > 0);
+            let c = app.switch_counters();
+            let h = app.host_counters();
+            assert_eq!(
+                c.leaf_results + c.spine_results,
+                h.cells_by_result,
+                "{leaves}x{spines}"
+            );
+            assert_eq!(h.cells_by_raw, 0);
+            assert_eq!(
+                c.leaf_partials, c.spine_partials,
+                "every partial reaches its spine"
+            );
+            assert!(
+                c.spine_results > 0 && c.leaf_partials > c.spine_results,
+                "{c:?}"
+            );
+            assert_eq!(c.stale, 0);
+            // Every leaf reported every block to the root, which advanced once per block.
+            let blocks = p.blocks.len() as u64;
+            let advances: Vec<u64> = app.switches().map(|s| s.counters.block_advance).collect();
+            assert_eq!(
+                advances[..leaves as usize],
+                vec![blocks; leaves as usize][..]
+            );
+            assert_eq!(advances[leaves as usize], blocks, "the root spine");
+            assert!(advances[leaves as usize + 1..].iter().all(|&a| a == 0));
+            runs.push((app.finish, c));
+        }
+        assert_eq!(runs[0], runs[1], "{leaves}x{spines}");
+    }
+}
+
+/// The host-based baseline on a fabric of real switches: they only forward.
+#[test]
+fn the_baseline_crosses_a_fabric_of_real_switches() {
+    let p = plan(9, 8, 16 * 1024, 64);
+    let fabric = sgnn_switch::fabric::Fabric::new(8, 2, 2).unwrap();
+    let cfg = RealConfig {
+        mode: Mode::HostBased,
+        rate: None,
+        timeout: None,
+        recirc_bps: 100 * GBPS,
+        harvest_passes: 0,
+        loss: 0.0,
+        seed: 7,
+        all_blocks: false,
+        fabric: Some(fabric),
+    };
+    let mut app = RealExchange::new(&p, cfg).unwrap();
+    let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, PS_PER_US);
+    run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+    assert_eq!(app.error, None);
+    assert!(app.verify().unwrap() > 0);
+    assert!(app
+        .switches()
+        .all(|s| s.counters.aggregated == 0 && s.counters.forwarded > 0));
 }

@@ -17,8 +17,8 @@ pub mod stats;
 pub mod tables;
 
 pub use pipeline::{
-    Counters, Emitted, Pipeline, PortCount, Recirculation, SwitchConfig, PORTS, SEEN_CELLS,
-    SEEN_VALID,
+    Counters, Emitted, FabricRole, Pipeline, PortCount, Recirculation, SwitchConfig, PORTS,
+    SEEN_CELLS, SEEN_VALID,
 };
 pub use tables::{
     AggAction, AggregateParams, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,

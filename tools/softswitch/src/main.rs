@@ -217,6 +217,7 @@ fn main() -> ExitCode {
         plan_tag: 0,
         // The program's build, what its P4Runtime server describes to `switch-ctl load`.
         seen_cells: softswitch::pipeline::SEEN_CELLS as u32,
+        role: softswitch::FabricRole::Star,
     };
     let tables = match &plan {
         Some(plan) => {

@@ -50,6 +50,17 @@ use crate::tables::{AggAction, PortId, Replica, Tables, ADVANCE_GROUP};
 pub use sgnn_switch::aggregation::agg_state;
 pub use sgnn_switch::aggregation::SEEN_VALID;
 
+/// How an `agg_table` row counts a contribution and where its completed sum goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Weigh {
+    /// One per frame; the sum goes down as a Result (`aggregate`).
+    One,
+    /// One per frame; the sum goes up as a partial (`aggregate_up`).
+    OneUp,
+    /// The frame's count (a partial); the sum goes down as a Result (`aggregate_partials`).
+    Count,
+}
+
 /// Sizes and settings the control plane sets (the P4 program's `config.p4` and registers).
 #[derive(Debug, Clone)]
 pub struct SwitchConfig {
@@ -77,6 +88,45 @@ pub struct SwitchConfig {
     /// Cells of `src_seen`: the program's [`SEEN_CELLS`], or more for a switch with more
     /// aggregators than the program's build ([`sgnn_plan::profile::seen_cells_for`]).
     pub seen_cells: u32,
+    /// Where the switch sits in a leaf-spine fabric (`sgnn_switch::fabric`); a star's switch
+    /// by default.
+    pub role: FabricRole,
+}
+
+/// Where a switch sits in a leaf-spine fabric (`sgnn_switch::fabric`, software switch only).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FabricRole {
+    /// Every worker on this switch: it synchronises blocks itself.
+    #[default]
+    Star,
+    /// A leaf: its block synchronisation counts its `workers` workers from `first_worker`;
+    /// when all are in, it reports up as worker `id` to the root spine (peer `root` of its
+    /// `worker_table`), and advances when the root's BlockAdvance comes back.
+    Leaf {
+        /// Its first worker's id.
+        first_worker: u16,
+        /// Its worker id at the root spine.
+        id: u16,
+        /// The root spine's peer id here.
+        root: u16,
+    },
+    /// A spine: adds leaves' partials whatever block it is at; the root spine's block
+    /// synchronisation counts the leaves, worker ids from `first_peer`.
+    Spine {
+        /// The first leaf's peer id.
+        first_peer: u16,
+    },
+}
+
+impl FabricRole {
+    /// The worker id of `sync_done[0]`.
+    fn sync_base(self) -> u16 {
+        match self {
+            FabricRole::Star => 0,
+            FabricRole::Leaf { first_worker, .. } => first_worker,
+            FabricRole::Spine { first_peer } => first_peer,
+        }
+    }
 }
 
 impl SwitchConfig {
@@ -100,6 +150,43 @@ impl SwitchConfig {
     }
 }
 
+impl SwitchConfig {
+    /// [`SwitchConfig::for_plan`] for `switch` of `fabric` (`sgnn_switch::fabric`): a leaf
+    /// synchronises its workers and reports to the root spine, the root spine synchronises
+    /// the leaves; each has its fabric address.
+    pub fn for_fabric(
+        plan: &sgnn_plan::Plan,
+        fabric: &sgnn_switch::fabric::Fabric,
+        switch: sgnn_switch::fabric::FabricSwitch,
+    ) -> SwitchConfig {
+        use sgnn_switch::fabric::{FabricSwitch, ROOT_SPINE};
+        let (mac, ip) = fabric.addr(switch);
+        let (workers, role) = match switch {
+            FabricSwitch::Leaf(l) => (
+                fabric.per_leaf(),
+                FabricRole::Leaf {
+                    first_worker: fabric.workers_of(l).start as u16,
+                    id: fabric.leaf_peer(l),
+                    root: fabric.spine_peer(ROOT_SPINE),
+                },
+            ),
+            FabricSwitch::Spine(_) => (
+                fabric.leaves,
+                FabricRole::Spine {
+                    first_peer: fabric.leaf_peer(0),
+                },
+            ),
+        };
+        SwitchConfig {
+            workers: workers as u16,
+            mac,
+            ip,
+            role,
+            ..SwitchConfig::for_plan(plan)
+        }
+    }
+}
+
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
@@ -114,6 +201,7 @@ impl Default for SwitchConfig {
             drop_seed: 1,
             plan_tag: 0,
             seen_cells: SEEN_CELLS as u32,
+            role: FabricRole::Star,
         }
     }
 }
@@ -555,7 +643,10 @@ impl Pipeline {
                 self.counters.data += 1;
                 let lanes = lanes.expect("Data carries lanes");
                 let s = repr.sgnn;
-                if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
+                // A spine's partials were gated by their leaves (a spine other than the root
+                // never learns the block; `agg_tag` keeps blocks apart).
+                let gated = !matches!(self.config.role, FabricRole::Spine { .. });
+                if gated && (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
                     self.counters.drop_stale += 1;
                     return None;
                 }
@@ -596,6 +687,20 @@ impl Pipeline {
                 self.forward(repr.ip.dst, repr.ip.dscp, f, out)
             }
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
+                self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)
+            }
+            PacketType::BlockAdvance
+                if matches!(self.config.role, FabricRole::Leaf { .. })
+                    && repr.ip.dst == self.config.ip
+                    && !self.tables.port_worker.contains_key(&ingress) =>
+            {
+                self.root_advance(repr, out)
+            }
+            // A spine's Result on its way to a worker under this leaf.
+            PacketType::Result
+                if repr.ip.dst != self.config.ip
+                    && !self.tables.port_worker.contains_key(&ingress) =>
+            {
                 self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)
             }
             PacketType::Result | PacketType::BlockAdvance => self.counters.drop_unexpected += 1,
@@ -746,7 +851,13 @@ impl Pipeline {
                 self.counters.delivered += 1;
                 self.bypass(&r.repr, dst_id, dst_worker, &r.lanes, out);
             }
-            AggAction::Aggregate(p) => self.aggregate(&r.repr, p, resend, &r.lanes, out),
+            AggAction::Aggregate(p) => {
+                self.aggregate(&r.repr, p, Weigh::One, resend, &r.lanes, out)
+            }
+            AggAction::Up(p) => self.aggregate(&r.repr, p, Weigh::OneUp, resend, &r.lanes, out),
+            AggAction::Partials(p) => {
+                self.aggregate(&r.repr, p, Weigh::Count, resend, &r.lanes, out)
+            }
             AggAction::Replicate { group, .. } => self.replicate(&r.repr, group, &r.lanes, out),
         }
         if !action.more() || resend || pass == u8::MAX {
@@ -805,6 +916,7 @@ impl Pipeline {
         &mut self,
         repr: &FrameRepr,
         p: sgnn_switch::aggregation::AggregateParams,
+        weigh: Weigh,
         resend: bool,
         lanes: &[i32; LANES],
         out: &mut Vec<Emitted>,
@@ -856,15 +968,25 @@ impl Pipeline {
         }
         let sat = sgnn_wire::codec::accumulate(&mut self.regs.agg_values[i], lanes);
         self.counters.saturated += (sat > 0) as u64;
-        self.regs.agg_count[i] += 1;
+        self.regs.agg_count[i] = self.regs.agg_count[i].wrapping_add(match weigh {
+            Weigh::Count => s.count,
+            Weigh::One | Weigh::OneUp => 1,
+        });
         self.regs.agg_ids[i] = self.regs.agg_ids[i].wrapping_add(s.src_id);
         self.regs.agg_ecn[i] |= s.flags.ecn as u8;
         self.counters.aggregated += 1;
         if self.regs.agg_count[i] >= p.expected {
-            let mut r = Repr::new(PacketType::Result);
+            let up = weigh == Weigh::OneUp;
+            // A leaf's share goes up as a partial: a Data frame (unsequenced) whose count is
+            // the contributions it holds, named for the spine's table by `dst_id`.
+            let mut r = Repr::new(if up {
+                PacketType::Data
+            } else {
+                PacketType::Result
+            });
             r.worker_id = p.dst_worker;
-            r.src_id = s.src_id;
-            r.dst_id = p.dst_id;
+            r.src_id = if up { p.dst_id } else { s.src_id };
+            r.dst_id = if up { 0 } else { p.dst_id };
             r.block_id = s.block_id;
             r.count = self.regs.agg_count[i];
             r.round = s.round;
@@ -880,6 +1002,7 @@ impl Pipeline {
             } else {
                 self.release(i, agg_state::FREE, 0, 0);
             }
+            // On a leaf, a partial sent up counts too: its share of the aggregate is complete.
             self.counters.results += 1;
             self.send_to_worker(p.dst_worker, r, Some(&sum), repr.ip.dscp, out);
         }
@@ -1055,12 +1178,12 @@ impl Pipeline {
 
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
         let s = repr.sgnn;
-        let w = s.worker_id as usize;
         // port_worker first: only the worker on the ingress port may report for itself.
         if self.tables.port_worker.get(&ingress) != Some(&s.worker_id) {
             self.counters.drop_wrong_port += 1;
             return;
         }
+        let w = s.worker_id.wrapping_sub(self.config.role.sync_base()) as usize;
         if w >= self.regs.sync_done.len() {
             self.counters.drop_unknown_worker += 1;
             return;
@@ -1092,23 +1215,57 @@ impl Pipeline {
         self.regs.sync_count += 1;
         self.counters.block_done += 1;
         if self.regs.sync_count as usize == self.regs.sync_done.len() {
-            self.counters.block_advance += 1;
-            // Multicast: one replica per worker, rewritten in egress for worker `rid`, whose
-            // egress also clears `sync_done[rid]` (one pass cannot clear every cell).
-            for r in self.advance_replicas() {
-                if let Some(d) = self.regs.sync_done.get_mut(r.rid as usize) {
-                    *d = false;
-                }
-                let mut a = advance(cur.0, cur.1);
-                a.worker_id = r.rid;
-                self.egress_to_worker(r.port, r.rid, a, None, repr.ip.dscp, out);
+            if let FabricRole::Leaf { id, root, .. } = self.config.role {
+                // A leaf reports its workers done to the root spine and waits for its advance.
+                let mut d = Repr::new(PacketType::BlockDone);
+                d.worker_id = id;
+                d.round = cur.0;
+                d.block_id = cur.1;
+                self.send_to_worker(root, d, None, repr.ip.dscp, out);
+                return;
             }
-            self.regs.sync_count = 0;
-            self.regs.sync_block += 1;
-            if self.regs.sync_block >= self.config.blocks_per_round {
-                self.regs.sync_block = 0;
-                self.regs.sync_round = self.regs.sync_round.wrapping_add(1);
+            self.advance(repr.ip.dscp, out);
+        }
+    }
+
+    /// The root spine's BlockAdvance reaches a leaf: for the leaf's current block it advances
+    /// as a star's switch does when its last worker is done.
+    fn root_advance(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        if (s.round, s.block_id) != (self.regs.sync_round, self.regs.sync_block) {
+            self.counters.drop_stale += 1;
+            return;
+        }
+        self.advance(repr.ip.dscp, out);
+    }
+
+    /// Advances to the next block: BlockAdvance for the current one to every replica of the
+    /// advance group.
+    fn advance(&mut self, dscp: u8, out: &mut Vec<Emitted>) {
+        let cur = (self.regs.sync_round, self.regs.sync_block);
+        let base = self.config.role.sync_base();
+        self.counters.block_advance += 1;
+        // Multicast: one replica per worker, rewritten in egress for worker `rid`, whose
+        // egress also clears `sync_done[rid]` (one pass cannot clear every cell).
+        for r in self.advance_replicas() {
+            if let Some(d) = self
+                .regs
+                .sync_done
+                .get_mut(r.rid.wrapping_sub(base) as usize)
+            {
+                *d = false;
             }
+            let mut a = Repr::new(PacketType::BlockAdvance);
+            a.round = cur.0;
+            a.block_id = cur.1;
+            a.worker_id = r.rid;
+            self.egress_to_worker(r.port, r.rid, a, None, dscp, out);
+        }
+        self.regs.sync_count = 0;
+        self.regs.sync_block += 1;
+        if self.regs.sync_block >= self.config.blocks_per_round {
+            self.regs.sync_block = 0;
+            self.regs.sync_round = self.regs.sync_round.wrapping_add(1);
         }
     }
 }

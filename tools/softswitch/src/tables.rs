@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use sgnn_plan::Plan;
+use sgnn_switch::fabric::{Fabric, FabricSwitch};
 
 /// A multiplicative hasher for the small integer keys of the tables (exact-match keys are
 /// not attacker-chosen here; SipHash cost a third of the pipeline's time).
@@ -225,6 +226,79 @@ impl Tables {
             t.multicast_groups.insert(id, replicas);
         }
         (t, groups)
+    }
+
+    /// The tables of `switch` on `fabric` (`sgnn_switch::fabric`: its ports, peers and
+    /// routes, its advance group and the plan's replica groups `groups`,
+    /// [`Plan::replica_groups`]) without `agg_table` entries. Worker `w`'s address is
+    /// `sgnn_wire::addressing::worker_ip(w)` and `worker_mac(w)`.
+    pub fn for_fabric(
+        fabric: &Fabric,
+        switch: FabricSwitch,
+        groups: &sgnn_plan::ReplicaGroups,
+    ) -> Tables {
+        use sgnn_wire::addressing::{worker_ip, worker_mac};
+        let mut t = Tables::default();
+        let mut advance = Vec::new();
+        let peer = |t: &mut Tables, id: u16, port: PortId, (mac, ip): ([u8; 6], [u8; 4])| {
+            t.worker_table.insert(id, port);
+            t.worker_addr.insert(id, WorkerAddr { mac, ip });
+            t.ipv4_forward.insert(ip, port);
+        };
+        for w in 0..fabric.workers {
+            let port = match switch {
+                FabricSwitch::Leaf(l) if fabric.leaf_of(w) == l => {
+                    (w - fabric.workers_of(l).start) as PortId
+                }
+                FabricSwitch::Leaf(_) => fabric.uplink_port(fabric.spine_towards(w)),
+                FabricSwitch::Spine(_) => fabric.leaf_of(w) as PortId,
+            };
+            let id = w as u16;
+            peer(&mut t, id, port, (worker_mac(id), worker_ip(id)));
+            if matches!(switch, FabricSwitch::Leaf(l) if fabric.leaf_of(w) == l) {
+                t.port_worker.insert(port, id);
+                advance.push(Replica { rid: id, port });
+            }
+        }
+        match switch {
+            FabricSwitch::Leaf(_) => {
+                for s in 0..fabric.spines {
+                    let port = fabric.uplink_port(s);
+                    peer(&mut t, fabric.spine_peer(s), port, fabric.spine_addr(s));
+                }
+            }
+            FabricSwitch::Spine(_) => {
+                for l in 0..fabric.leaves {
+                    let id = fabric.leaf_peer(l);
+                    peer(&mut t, id, l as PortId, fabric.leaf_addr(l));
+                    t.port_worker.insert(l as PortId, id);
+                    advance.push(Replica {
+                        rid: id,
+                        port: l as PortId,
+                    });
+                }
+            }
+        }
+        t.multicast_groups.insert(ADVANCE_GROUP, advance);
+        for (i, set) in groups.sets.iter().enumerate() {
+            let id = (sgnn_plan::FIRST_REPLICA_GROUP as usize + i) as u16;
+            let replicas = set
+                .iter()
+                .filter_map(|&w| {
+                    let rid = w as u16;
+                    t.worker_table.get(&rid).map(|&port| Replica { rid, port })
+                })
+                .collect();
+            t.multicast_groups.insert(id, replicas);
+        }
+        t
+    }
+
+    /// Adds `agg_table` entries (as [`sgnn_switch::fabric::lower_block`] makes them).
+    pub fn install_entries(&mut self, entries: &[(AggKey, AggAction)]) {
+        for &(k, a) in entries {
+            self.agg_table.insert((k.block_id, k.src_id, k.pass), a);
+        }
     }
 
     /// Worker `i` of `workers` in `worker_table`, `port_worker`, `worker_addr`,

@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use sgnn_plan::Plan;
+use sgnn_switch::fabric::{lower_block, Fabric, FabricBlock, FabricSwitch, ROOT_SPINE};
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::rate::RateConfig;
 use sgnn_transport::WorkerView;
@@ -66,6 +67,10 @@ pub struct RealConfig {
     /// Off (the default), the switch is given each block's entries as it reaches it, which
     /// behaves the same in less memory ([`RealExchange`]'s `follow_blocks`).
     pub all_blocks: bool,
+    /// A leaf-spine fabric (`sgnn_switch::fabric`: two-level aggregation, every leaf and
+    /// spine a software switch) instead of a star. Lossless only: loss recovery across the
+    /// two levels is not built yet, so `loss` must be 0.
+    pub fabric: Option<Fabric>,
 }
 
 /// Frames in flight, by index (a [`Pkt`] carries the index in `a`).
@@ -122,18 +127,38 @@ pub fn feature(seed: u64, v: u32, d: u32) -> f32 {
     ((h >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
 }
 
-/// The engines of every worker and the software switch's pipeline, on a star.
+/// One simulated switch: its pipeline, its ports' neighbours and its recirculation port.
+struct SimSwitch {
+    pipeline: Pipeline,
+    /// Its node in the topology.
+    node: u32,
+    /// Per port, the neighbour node it leads to.
+    ports: Vec<u32>,
+    /// Per neighbour node, the port (`u16::MAX`: none).
+    port_of: Vec<u16>,
+    /// Its place in a fabric (`None`: the star's switch).
+    role: Option<FabricSwitch>,
+    /// Passes on the recirculation port: (completion time, packet), completion ascending.
+    recirc: VecDeque<(Time, Recirculation)>,
+    recirc_free: Time,
+    /// The block whose entries were installed last.
+    installed: u16,
+    active_peak: u64,
+}
+
+/// The engines of every worker and the software switch's pipelines: one switch on a star,
+/// every leaf and spine on a leaf-spine fabric.
 pub struct RealExchange<'p> {
     plan: &'p Plan,
     cfg: RealConfig,
     engines: Vec<Engine>,
-    switch: Pipeline,
-    switch_node: u32,
+    switches: Vec<SimSwitch>,
+    /// Node id of switch 0 (the switches follow the hosts).
+    first_switch: u32,
+    /// Per worker, its switch's node.
+    host_switch: Vec<u32>,
     frames: Frames,
     emitted: Vec<Emitted>,
-    /// Passes on the recirculation port: (completion time, packet), completion ascending.
-    recirc: VecDeque<(Time, Recirculation)>,
-    recirc_free: Time,
     recirc_pass: Time,
     /// Per worker: when its sums were complete.
     done_at: Vec<Option<Time>>,
@@ -150,80 +175,202 @@ pub struct RealExchange<'p> {
     /// their answers and NACKs, all-sent notices): per host, wire bytes up and down, and
     /// frames sent by hosts.
     pub acks: crate::Overhead,
-    active_peak: u64,
     /// The plan's replica groups, for installing blocks.
     groups: sgnn_plan::ReplicaGroups,
-    /// The block whose entries were installed last.
-    installed: u16,
+    /// Blocks lowered onto the fabric lately (a few: the switches are within one block).
+    lowered: VecDeque<(usize, FabricBlock)>,
 }
 
 impl<'p> RealExchange<'p> {
-    /// The switch's `agg_table` holds the entries of the block it is at and of the block
+    /// Switch `si`'s `agg_table` holds the entries of the block it is at and of the block
     /// before it (a pass of that block may still be on the recirculation path when the last
     /// BlockDone advances the switch). Every other block's frames are dropped as stale before
     /// the table is looked up, so the pipeline behaves as with every block installed (`tests/
-    /// strategies.rs` checks a run against one with every block installed).
-    fn follow_blocks(&mut self) {
-        let at = self.switch.regs.sync_block;
-        if at == self.installed || self.plan.blocks.is_empty() || self.cfg.all_blocks {
+    /// strategies.rs` checks a run against one with every block installed). A spine, which
+    /// does not gate partials by block, follows the root spine's block (a leaf sends a block's
+    /// partials only after the root advanced to it, and the root advances past it only once
+    /// every partial is in).
+    fn follow_blocks(&mut self, si: usize) {
+        if self.plan.blocks.is_empty() || self.cfg.all_blocks {
             return;
         }
-        let before = self.installed;
+        let at = match self.switches[si].role {
+            Some(FabricSwitch::Spine(_)) => {
+                let root = self.cfg.fabric.map_or(0, |f| f.leaves + ROOT_SPINE) as usize;
+                self.switches[root].pipeline.regs.sync_block
+            }
+            _ => self.switches[si].pipeline.regs.sync_block,
+        };
+        let sw = &mut self.switches[si];
+        if at == sw.installed {
+            return;
+        }
+        let before = sw.installed;
         for b in 0..self.plan.blocks.len() as u16 {
-            if b != at && b != before && self.switch.tables.agg_table.has_block(b) {
-                self.switch.tables.agg_table.remove_block(b);
+            if b != at && b != before && sw.pipeline.tables.agg_table.has_block(b) {
+                sw.pipeline.tables.agg_table.remove_block(b);
             }
         }
-        if !self.switch.tables.agg_table.has_block(at) {
-            self.switch
-                .tables
-                .install_block(self.plan, at as usize, &self.groups);
+        if !sw.pipeline.tables.agg_table.has_block(at) {
+            match sw.role {
+                None => sw
+                    .pipeline
+                    .tables
+                    .install_block(self.plan, at as usize, &self.groups),
+                Some(role) => {
+                    let fabric = self.cfg.fabric.expect("a fabric switch has its fabric");
+                    let b = at as usize;
+                    if !self.lowered.iter().any(|(lb, _)| *lb == b) {
+                        if self.lowered.len() >= 3 {
+                            self.lowered.pop_front();
+                        }
+                        let fb = lower_block(self.plan, &fabric, b, &self.groups);
+                        self.lowered.push_back((b, fb));
+                    }
+                    let fb = &self
+                        .lowered
+                        .iter()
+                        .find(|(lb, _)| *lb == b)
+                        .expect("lowered")
+                        .1;
+                    self.switches[si]
+                        .pipeline
+                        .tables
+                        .install_entries(fb.of(role));
+                }
+            }
         }
-        self.installed = at;
+        self.switches[si].installed = at;
     }
 
-    /// Workers on hosts `0..M` (worker `w` on switch port `w`), the switch at node `M`.
+    /// Workers on hosts `0..M`. On a star (`cfg.fabric` `None`) worker `w` is on port `w`
+    /// of the switch at node `M`; on a fabric the leaves are nodes `M..M + leaves` and the
+    /// spines follow them, ports as `sgnn_switch::fabric` numbers them (the simulator's
+    /// `Topology::leaf_spine`).
     pub fn new(plan: &'p Plan, cfg: RealConfig) -> Result<RealExchange<'p>, SimError> {
         let workers = plan.workers();
-        let ports: Vec<WorkerPort> = (0..workers as u16)
-            .map(|w| WorkerPort {
-                port: w,
-                mac: sgnn_wire::addressing::worker_mac(w),
-                ip: sgnn_wire::addressing::worker_ip(w),
-            })
-            .collect();
-        let switch_cfg = SwitchConfig {
-            drop_probability: cfg.loss,
-            drop_seed: cfg.seed,
-            ..SwitchConfig::for_plan(plan)
-        };
-        // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block, as the
-        // P4 program's (more in a larger build for more aggregators: SwitchConfig::for_plan).
-        // The baseline's switch only forwards: its plan's blocks do not matter.
-        if cfg.mode == Mode::SwitchGnn {
-            let have = u64::from(switch_cfg.seen_cells);
-            if let Some((block, cells)) =
-                sgnn_switch::aggregation::block_over_seen_cells(plan, have)
-            {
-                return Err(SimError::SeenCells { block, cells, have });
+        let mut switches = Vec::new();
+        let mut host_switch = vec![workers; workers as usize];
+        let nodes = |n: usize| vec![u16::MAX; n];
+        let groups;
+        match cfg.fabric {
+            None => {
+                let ports: Vec<WorkerPort> = (0..workers as u16)
+                    .map(|w| WorkerPort {
+                        port: w,
+                        mac: sgnn_wire::addressing::worker_mac(w),
+                        ip: sgnn_wire::addressing::worker_ip(w),
+                    })
+                    .collect();
+                let switch_cfg = SwitchConfig::for_plan(plan);
+                // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block,
+                // as the P4 program's (more in a larger build for more aggregators:
+                // SwitchConfig::for_plan). The baseline's switch only forwards: its plan's
+                // blocks do not matter.
+                if cfg.mode == Mode::SwitchGnn {
+                    let have = u64::from(switch_cfg.seen_cells);
+                    if let Some((block, cells)) =
+                        sgnn_switch::aggregation::block_over_seen_cells(plan, have)
+                    {
+                        return Err(SimError::SeenCells { block, cells, have });
+                    }
+                }
+                // The switch holds the entries of the block it is at and of the one before,
+                // installed as it advances (RealExchange::follow_blocks): the plan's every
+                // block at once took more memory than the hosts' views at the speed-target
+                // size (docs/benchmarks.md).
+                let (mut tables, g) = Tables::without_blocks(plan, &ports);
+                let blocks = if cfg.all_blocks {
+                    0..plan.blocks.len()
+                } else {
+                    0..plan.blocks.len().min(1)
+                };
+                for b in blocks {
+                    tables.install_block(plan, b, &g);
+                }
+                groups = g;
+                let mut port_of = nodes(workers as usize + 1);
+                for (w, p) in port_of.iter_mut().take(workers as usize).enumerate() {
+                    *p = w as u16;
+                }
+                switches.push((switch_cfg, tables, None, (0..workers).collect(), port_of));
+            }
+            Some(fabric) => {
+                if cfg.loss > 0.0 {
+                    return Err(SimError::FabricLoss);
+                }
+                if fabric.workers != workers {
+                    return Err(SimError::HostCount {
+                        hosts: fabric.workers,
+                        workers,
+                    });
+                }
+                let (nl, ns) = (fabric.leaves, fabric.spines);
+                let total = (workers + nl + ns) as usize;
+                let leaf_node = |l: u32| workers + l;
+                let spine_node = |s: u32| workers + nl + s;
+                for w in 0..workers {
+                    host_switch[w as usize] = leaf_node(fabric.leaf_of(w));
+                }
+                groups = plan.replica_groups();
+                for role in (0..nl)
+                    .map(FabricSwitch::Leaf)
+                    .chain((0..ns).map(FabricSwitch::Spine))
+                {
+                    let mut sc = SwitchConfig::for_fabric(plan, &fabric, role);
+                    let mut tables = Tables::for_fabric(&fabric, role, &groups);
+                    let mut port_of = nodes(total);
+                    let ports: Vec<u32> = match role {
+                        FabricSwitch::Leaf(l) => fabric
+                            .workers_of(l)
+                            .chain((0..ns).map(spine_node))
+                            .collect(),
+                        FabricSwitch::Spine(_) => (0..nl).map(leaf_node).collect(),
+                    };
+                    for (p, &n) in ports.iter().enumerate() {
+                        port_of[n as usize] = p as u16;
+                    }
+                    if cfg.mode == Mode::SwitchGnn {
+                        // A spine's src_seen: one cell per (partial, segment) of a block.
+                        sc.seen_cells = sc
+                            .seen_cells
+                            .max((plan.manifest.aggregators * u64::from(nl)).min(1 << 28) as u32);
+                        let blocks = if cfg.all_blocks {
+                            plan.blocks.len()
+                        } else {
+                            plan.blocks.len().min(1)
+                        };
+                        for b in 0..blocks {
+                            let fb = lower_block(plan, &fabric, b, &groups);
+                            tables.install_entries(fb.of(role));
+                        }
+                    }
+                    switches.push((sc, tables, Some(role), ports, port_of));
+                }
             }
         }
-        // The switch holds the entries of the block it is at and of the one before, installed
-        // as it advances (RealExchange::follow_blocks): the plan's every block at once took
-        // more memory than the hosts' views at the speed-target size (docs/benchmarks.md).
-        let (mut tables, groups) = Tables::without_blocks(plan, &ports);
-        let blocks = if cfg.all_blocks {
-            0..plan.blocks.len()
-        } else {
-            0..plan.blocks.len().min(1)
-        };
-        for b in blocks {
-            tables.install_block(plan, b, &groups);
-        }
-        for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
-            tables.dscp_priority.insert(dscp, queue);
-        }
-        let switch = Pipeline::new(switch_cfg, tables);
+        let switches: Vec<SimSwitch> = switches
+            .into_iter()
+            .enumerate()
+            .map(|(i, (mut sc, mut tables, role, ports, port_of))| {
+                sc.drop_probability = cfg.loss;
+                sc.drop_seed = cfg.seed;
+                for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
+                    tables.dscp_priority.insert(dscp, queue);
+                }
+                SimSwitch {
+                    pipeline: Pipeline::new(sc, tables),
+                    node: workers + i as u32,
+                    ports,
+                    port_of,
+                    role,
+                    recirc: VecDeque::new(),
+                    recirc_free: 0,
+                    installed: 0,
+                    active_peak: 0,
+                }
+            })
+            .collect();
         // No recovery: timers that never fire within any layer (11.6 simulated days), and no
         // sum that could overflow the engine's deadlines.
         const NEVER_NS: u64 = 1_000_000_000_000_000;
@@ -265,26 +412,30 @@ impl<'p> RealExchange<'p> {
                     .sum::<u64>(),
                 Mode::HostBased => view.host_based.needs.len() as u64,
             } * segs;
-            engines.push(Engine::new(view, engine_cfg.clone(), 0));
+            let mut ec = engine_cfg.clone();
+            // A worker's switch is its leaf on a fabric.
+            let si = (host_switch[w as usize] - workers) as usize;
+            ec.switch_ip = switches[si].pipeline.config.ip;
+            engines.push(Engine::new(view, ec, 0));
         }
+        let n = switches.len();
         Ok(RealExchange {
             plan,
             recirc_pass: tx_time(wire_bytes(sgnn_wire::DATA_FRAME_LEN), cfg.recirc_bps.max(1)),
             cfg,
             engines,
-            switch,
-            switch_node: workers,
+            switches,
+            first_switch: workers,
+            host_switch,
             frames: Frames::default(),
             emitted: Vec::new(),
-            recirc: VecDeque::new(),
-            recirc_free: 0,
             done_at: vec![None; workers as usize],
             sums: vec![None; workers as usize],
             cells_total,
             error: None,
             finish: None,
             counters: SwitchCounters {
-                peak_aggregators_per_switch: vec![0],
+                peak_aggregators_per_switch: vec![0; n],
                 ..Default::default()
             },
             acks: crate::Overhead {
@@ -292,9 +443,8 @@ impl<'p> RealExchange<'p> {
                 downlink: vec![0; workers as usize],
                 frames: 0,
             },
-            active_peak: 0,
             groups,
-            installed: 0,
+            lowered: VecDeque::new(),
         })
     }
 
@@ -309,9 +459,14 @@ impl<'p> RealExchange<'p> {
         x
     }
 
-    /// The software switch as the run left it.
+    /// The software switch as the run left it (a fabric's first leaf).
     pub fn switch(&self) -> &Pipeline {
-        &self.switch
+        &self.switches[0].pipeline
+    }
+
+    /// Every switch as the run left it: the star's one, or a fabric's leaves then spines.
+    pub fn switches(&self) -> impl Iterator<Item = &Pipeline> + '_ {
+        self.switches.iter().map(|s| &s.pipeline)
     }
 
     /// The engines as the run left them.
@@ -428,44 +583,62 @@ impl<'p> RealExchange<'p> {
         }
     }
 
-    fn note_aggregators(&mut self) {
-        let active = self.switch.aggregators_active();
-        if active > self.active_peak {
-            self.active_peak = active;
-            self.counters.note_peak(0, active);
+    fn note_aggregators(&mut self, si: usize) {
+        let sw = &mut self.switches[si];
+        let active = sw.pipeline.aggregators_active();
+        if active > sw.active_peak {
+            sw.active_peak = active;
+            self.counters.note_peak(si, active);
         }
     }
 
-    /// Hands what the switch emitted at `t` to the network.
-    /// Sends what the switch emitted at `t`. With harvest passes (a TNA switch), the Result
+    /// Sends what switch `si` emitted at `t`. With harvest passes (a TNA switch), the Result
     /// of an aggregate of several contributions first takes them on the recirculation port:
     /// `cfg.harvest_passes`, and one more when the completing pass also `went_on` to a next
-    /// pass (its mirror copy adds its lanes there, docs/tofino.md "Lane pairs").
-    fn emit(&mut self, t: Time, out: &mut Out, went_on: bool) {
+    /// pass (its mirror copy adds its lanes there, docs/tofino.md "Lane pairs"). A leaf's
+    /// partial takes them too (it is the same harvest).
+    fn emit(&mut self, si: usize, t: Time, out: &mut Out, went_on: bool) {
         // Taken and put back so the loop can use the recirculation port while the buffer
         // keeps its capacity.
         let mut emitted = std::mem::take(&mut self.emitted);
+        let node = self.switches[si].node;
+        let role = self.switches[si].role;
+        let own_ip = self.switches[si].pipeline.config.ip;
         for e in emitted.drain(..) {
             let (kind, block, count) = kind_of(&e.frame);
             let mut at = t;
-            if kind == Kind::Result && self.cfg.harvest_passes > 0 && count > 1 {
+            // What this switch built (a leaf forwards the spines' Results too).
+            let ip_src = ETHERNET_HEADER_LEN + 12..ETHERNET_HEADER_LEN + 16;
+            let built = e.frame.get(ip_src) == Some(&own_ip[..]);
+            // A switch builds Data only as a leaf's partial.
+            let sum = built && (kind == Kind::Result || kind == Kind::Data);
+            if sum && self.cfg.harvest_passes > 0 && count > 1 {
                 let passes = self.cfg.harvest_passes + u32::from(went_on);
-                at = self.occupy_recirc(t, passes);
+                at = self.occupy_recirc(si, t, passes);
                 self.counters.harvest_passes += u64::from(passes);
+            }
+            match (kind, role) {
+                _ if !built => {}
+                (Kind::Data, _) => self.counters.leaf_partials += 1,
+                (Kind::Result, Some(FabricSwitch::Spine(_))) => self.counters.spine_results += 1,
+                (Kind::Result, Some(FabricSwitch::Leaf(_))) => self.counters.leaf_results += 1,
+                // The star's Results are its pipeline's count (pull answers apart).
+                _ => {}
             }
             let wire = wire_bytes(e.frame.len()) as u32;
             let slot = self.frames.put(e.frame);
+            let dst = self.switches[si].ports[e.port as usize];
             out.emits.push((
                 at,
-                self.switch_node,
+                node,
                 Pkt {
                     kind,
                     prio: e.queue,
                     ecn: false,
                     seg: 0,
                     wire,
-                    src: self.switch_node,
-                    dst: e.port as u32,
+                    src: node,
+                    dst,
                     block,
                     a: slot,
                 },
@@ -474,40 +647,64 @@ impl<'p> RealExchange<'p> {
         self.emitted = emitted;
     }
 
-    /// Books `passes` pass times on the recirculation port from `now` (after what it already
-    /// carries); returns when they end.
-    fn occupy_recirc(&mut self, now: Time, passes: u32) -> Time {
-        let start = self.recirc_free.max(now);
+    /// Books `passes` pass times on switch `si`'s recirculation port from `now` (after what
+    /// it already carries); returns when they end.
+    fn occupy_recirc(&mut self, si: usize, now: Time, passes: u32) -> Time {
+        let sw = &mut self.switches[si];
+        let start = sw.recirc_free.max(now);
         self.counters.max_recirc_backlog = self.counters.max_recirc_backlog.max(start - now);
-        self.recirc_free = start + self.recirc_pass * Time::from(passes);
-        self.recirc_free
+        sw.recirc_free = start + self.recirc_pass * Time::from(passes);
+        sw.recirc_free
     }
 
-    fn recirculate_later(&mut self, now: Time, r: Recirculation) {
-        let done = self.occupy_recirc(now, 1);
-        self.recirc.push_back((done, r));
+    fn recirculate_later(&mut self, si: usize, now: Time, r: Recirculation) {
+        let done = self.occupy_recirc(si, now, 1);
+        self.switches[si].recirc.push_back((done, r));
     }
 
-    /// Runs every pass the recirculation port has delivered by `now`.
-    fn serve_recirculation(&mut self, now: Time, out: &mut Out) {
-        while self.recirc.front().is_some_and(|&(t, _)| t <= now) {
-            let (t, r) = self.recirc.pop_front().expect("checked");
-            let next = self.switch.recirculate(r, &mut self.emitted);
-            self.emit(t, out, next.is_some());
+    /// Runs every pass switch `si`'s recirculation port has delivered by `now`.
+    fn serve_recirculation(&mut self, si: usize, now: Time, out: &mut Out) {
+        while self.switches[si]
+            .recirc
+            .front()
+            .is_some_and(|&(t, _)| t <= now)
+        {
+            let (t, r) = self.switches[si].recirc.pop_front().expect("checked");
+            let next = self.switches[si].pipeline.recirculate(r, &mut self.emitted);
+            self.emit(si, t, out, next.is_some());
             if let Some(r) = next {
-                self.recirculate_later(t, r);
+                self.recirculate_later(si, t, r);
             }
         }
-        self.note_aggregators();
+        self.note_aggregators(si);
     }
 
     fn finalize_counters(&mut self) {
-        let c = &self.switch.counters;
+        let mut c = softswitch::Counters::default();
+        for sw in &self.switches {
+            let p = &sw.pipeline.counters;
+            c.aggregated += p.aggregated;
+            c.recirculated += p.recirculated;
+            c.results += p.results;
+            c.drop_stale += p.drop_stale;
+            c.reclaimed += p.reclaimed;
+            c.block_done_stale += p.block_done_stale;
+            c.bypassed_late += p.bypassed_late;
+        }
         self.counters.contributions = c.aggregated;
         self.counters.recirculations = c.recirculated + self.counters.harvest_passes;
-        self.counters.results = c.results;
+        if self.cfg.fabric.is_none() {
+            self.counters.leaf_results = c.results;
+        }
+        // Aggregates completed and sent down as Results (a leaf's partials are not).
+        self.counters.results = self.counters.leaf_results + self.counters.spine_results;
+        self.counters.spine_partials = self
+            .switches
+            .iter()
+            .filter(|s| matches!(s.role, Some(FabricSwitch::Spine(_))))
+            .map(|s| s.pipeline.counters.data)
+            .sum();
         self.counters.stale = c.drop_stale;
-        self.counters.leaf_results = c.results;
         self.counters.released = c.reclaimed;
         self.counters.advance_resends = c.block_done_stale;
         self.counters.generation_conflicts = c.bypassed_late;
@@ -517,6 +714,15 @@ impl<'p> RealExchange<'p> {
     pub fn switch_counters(&mut self) -> SwitchCounters {
         self.finalize_counters();
         self.counters.clone()
+    }
+
+    /// The next pass any recirculation port delivers, and its switch.
+    fn next_pass(&self) -> Option<(Time, usize)> {
+        self.switches
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.recirc.front().map(|&(t, _)| (t, i)))
+            .min()
     }
 }
 
@@ -554,7 +760,7 @@ impl App for RealExchange<'_> {
             seg: 0,
             wire,
             src: host,
-            dst: self.switch_node,
+            dst: self.host_switch[w],
             block,
             a: slot,
         })
@@ -595,27 +801,30 @@ impl App for RealExchange<'_> {
     }
 
     fn switch_recv(&mut self, sw: u32, pkt: Pkt, now: Time, out: &mut Out) {
-        debug_assert_eq!(sw, self.switch_node);
-        self.serve_recirculation(now, out);
+        let si = (sw - self.first_switch) as usize;
+        self.serve_recirculation(si, now, out);
         let frame = self.frames.take(pkt.a);
-        // Worker w is on port w (a star).
-        let next = self
-            .switch
-            .ingress(pkt.src as u16, &frame, &mut self.emitted);
-        self.follow_blocks();
-        self.emit(now, out, next.is_some());
+        self.follow_blocks(si);
+        let port = self.switches[si].port_of[pkt.src as usize];
+        let next = self.switches[si]
+            .pipeline
+            .ingress(port, &frame, &mut self.emitted);
+        self.follow_blocks(si);
+        self.emit(si, now, out, next.is_some());
         if let Some(r) = next {
-            self.recirculate_later(now, r);
+            self.recirculate_later(si, now, r);
         }
-        self.note_aggregators();
+        self.note_aggregators(si);
     }
 
     fn next_internal(&self) -> Option<Time> {
-        self.recirc.front().map(|&(t, _)| t)
+        self.next_pass().map(|(t, _)| t)
     }
 
     fn run_internal(&mut self, now: Time, out: &mut Out) {
-        self.serve_recirculation(now, out);
+        for si in 0..self.switches.len() {
+            self.serve_recirculation(si, now, out);
+        }
     }
 
     fn progress(&self) -> (u64, u64) {
@@ -642,8 +851,16 @@ impl App for RealExchange<'_> {
 
     fn gauges(&self, _now: Time) -> Gauges {
         Gauges {
-            aggregators_in_use: self.switch.aggregators_active(),
-            contributions: self.switch.counters.aggregated,
+            aggregators_in_use: self
+                .switches
+                .iter()
+                .map(|s| s.pipeline.aggregators_active())
+                .sum(),
+            contributions: self
+                .switches
+                .iter()
+                .map(|s| s.pipeline.counters.aggregated)
+                .sum(),
         }
     }
 }

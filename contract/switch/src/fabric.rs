@@ -1,0 +1,346 @@
+//! Two-level aggregation on a leaf-spine fabric: which switch aggregates what, and the
+//! `agg_table` entries, ports and peers each switch gets. **Software switch only**: the P4
+//! programs do not have the two actions ([`FABRIC_ACTIONS`]) or the role configuration yet
+//! (`bmv2-tests/tests/p4_source.rs` checks that they are absent, so adding them to P4 means
+//! moving them into [`crate::aggregation::AGG_TABLE`]).
+//!
+//! Shape: `leaves` leaf switches with `workers / leaves` workers each (worker `w` on leaf
+//! `w / per_leaf`, on the leaf's port `w % per_leaf`), every leaf linked to every one of
+//! `spines` spines (leaf port `per_leaf + s` to spine `s`; spine port `l` to leaf `l`).
+//!
+//! - **Aggregation.** A leaf adds its own workers' contributions. An aggregate whose
+//!   contributors are all under the destination's leaf completes there and goes down as a
+//!   Result (`aggregate`, as on a star). Any other aggregate is split: each contributing leaf
+//!   adds its share (`aggregate_up`, [`AggAction::Up`]) and sends the sum up as a *partial*
+//!   (a Data frame whose `count` is the contributions it holds) to the aggregate's spine
+//!   ([`Fabric::spine_of`]), which adds the partials (`aggregate_partials`,
+//!   [`AggAction::Partials`]: each adds its count) and sends the Result down to the
+//!   destination's worker. A partial's `src_id` on the spine is its index among the spine's
+//!   partials of the block, so every contributing leaf has an entry of its own (and a
+//!   `src_seen` cell, so a duplicate partial is dropped like a duplicate contribution).
+//! - **Block synchronisation.** A leaf counts its workers' BlockDone. When all are in, it
+//!   sends one BlockDone up to the root spine (spine 0; its worker id there is
+//!   [`Fabric::leaf_peer`]) instead of advancing. The root counts the leaves and multicasts
+//!   BlockAdvance to every leaf; a leaf that receives the advance for its current block
+//!   advances and multicasts it to its workers. Spines do not gate partials by block (the
+//!   leaves did; a spine other than the root never learns the block): an aggregator's
+//!   `agg_tag` keeps blocks apart.
+//! - **Peers.** A switch's `worker_table` and `worker_addr` address other switches by peer
+//!   ids after the workers': on a leaf, spine `s` is `workers + s`; on a spine, leaf `l` is
+//!   `workers + l`.
+//!
+//! Not yet: loss recovery across the two levels (a lost partial leaves its aggregate
+//! incomplete; the simulator refuses loss on a fabric), raw bypass of a split aggregate, and
+//! the P4 programs.
+
+use sgnn_plan::{Plan, ReplicaGroups};
+
+use crate::aggregation::{AggAction, AggKey, AggregateParams, AGGREGATE};
+use crate::Action;
+
+/// `aggregate_up(...)`: [`AggAction::Up`], parameters as `aggregate`'s.
+pub const AGGREGATE_UP: Action = Action {
+    name: "aggregate_up",
+    id: 10,
+    params: AGGREGATE.params,
+};
+
+/// `aggregate_partials(...)`: [`AggAction::Partials`], parameters as `aggregate`'s.
+pub const AGGREGATE_PARTIALS: Action = Action {
+    name: "aggregate_partials",
+    id: 11,
+    params: AGGREGATE.params,
+};
+
+/// The `agg_table` actions only the software switch has (see the module).
+pub const FABRIC_ACTIONS: [&Action; 2] = [&AGGREGATE_UP, &AGGREGATE_PARTIALS];
+
+/// The spine that counts the leaves' BlockDone and multicasts BlockAdvance.
+pub const ROOT_SPINE: u32 = 0;
+
+/// Why a fabric shape is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FabricError {
+    /// No leaf, no spine, or leaves that do not divide the workers.
+    #[error(
+        "a fabric of {leaves} leaves and {spines} spines for {workers} workers: needs at least \
+         one leaf and one spine, and leaves that divide the workers"
+    )]
+    Shape {
+        /// Workers.
+        workers: u32,
+        /// Leaves.
+        leaves: u32,
+        /// Spines.
+        spines: u32,
+    },
+    /// Peer ids (workers + leaves or spines) or ports past 16 bits.
+    #[error("{workers} workers with {others} switches do not fit 16-bit worker ids")]
+    TooLarge {
+        /// Workers.
+        workers: u32,
+        /// Leaves plus spines.
+        others: u32,
+    },
+}
+
+/// A leaf or a spine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FabricSwitch {
+    /// Leaf `l`.
+    Leaf(u32),
+    /// Spine `s`.
+    Spine(u32),
+}
+
+/// A leaf-spine fabric's shape (see the module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fabric {
+    /// Workers (hosts), `leaves * per_leaf`.
+    pub workers: u32,
+    /// Leaf switches.
+    pub leaves: u32,
+    /// Spine switches.
+    pub spines: u32,
+}
+
+impl Fabric {
+    /// A fabric of `leaves` leaves (which must divide `workers`) and `spines` spines.
+    pub fn new(workers: u32, leaves: u32, spines: u32) -> Result<Fabric, FabricError> {
+        if leaves == 0 || spines == 0 || workers == 0 || !workers.is_multiple_of(leaves) {
+            return Err(FabricError::Shape {
+                workers,
+                leaves,
+                spines,
+            });
+        }
+        let others = leaves.max(spines);
+        if u64::from(workers) + u64::from(others) > u64::from(u16::MAX)
+            || u64::from(workers / leaves) + u64::from(spines) > u64::from(u16::MAX)
+        {
+            return Err(FabricError::TooLarge {
+                workers,
+                others: leaves + spines,
+            });
+        }
+        Ok(Fabric {
+            workers,
+            leaves,
+            spines,
+        })
+    }
+
+    /// Workers per leaf.
+    pub fn per_leaf(&self) -> u32 {
+        self.workers / self.leaves
+    }
+
+    /// The leaf of worker `w`.
+    pub fn leaf_of(&self, w: u32) -> u32 {
+        w / self.per_leaf()
+    }
+
+    /// The workers of leaf `l`.
+    pub fn workers_of(&self, l: u32) -> std::ops::Range<u32> {
+        l * self.per_leaf()..(l + 1) * self.per_leaf()
+    }
+
+    /// A leaf's peer id (and `worker_table` entry) for spine `s`.
+    pub fn spine_peer(&self, s: u32) -> u16 {
+        (self.workers + s) as u16
+    }
+
+    /// A spine's peer id for leaf `l`: its worker id in the root's block synchronisation.
+    pub fn leaf_peer(&self, l: u32) -> u16 {
+        (self.workers + l) as u16
+    }
+
+    /// A leaf's port to spine `s` (its workers' ports come first).
+    pub fn uplink_port(&self, s: u32) -> u16 {
+        (self.per_leaf() + s) as u16
+    }
+
+    /// The spine a leaf sends traffic for a worker under another leaf through (raw values,
+    /// replicas, forwarded frames): spread by the worker.
+    pub fn spine_towards(&self, w: u32) -> u32 {
+        w % self.spines
+    }
+
+    /// Leaf `l`'s MAC and IPv4 address (`10.0.1.l`, and a MAC beside it).
+    pub fn leaf_addr(&self, l: u32) -> ([u8; 6], [u8; 4]) {
+        let (hi, lo) = ((l >> 8) as u8, l as u8);
+        ([2, 0, 0, 1, hi, lo], [10, 0, 1 + hi, lo])
+    }
+
+    /// Spine `s`'s MAC and IPv4 address (`10.0.128.s`, and a MAC beside it).
+    pub fn spine_addr(&self, s: u32) -> ([u8; 6], [u8; 4]) {
+        let (hi, lo) = ((s >> 8) as u8, s as u8);
+        ([2, 0, 0, 2, hi, lo], [10, 0, 128 + hi, lo])
+    }
+
+    /// The address of `switch`.
+    pub fn addr(&self, switch: FabricSwitch) -> ([u8; 6], [u8; 4]) {
+        match switch {
+            FabricSwitch::Leaf(l) => self.leaf_addr(l),
+            FabricSwitch::Spine(s) => self.spine_addr(s),
+        }
+    }
+
+    /// The spine that finishes row `row` of block `b` (spread by a hash of the two).
+    pub fn spine_of(&self, b: usize, row: u32) -> u32 {
+        let mut h = (b as u64) << 32 | u64::from(row);
+        // splitmix64's finaliser: neighbouring rows land on unrelated spines.
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^= h >> 31;
+        (h % u64::from(self.spines)) as u32
+    }
+}
+
+/// Block `b`'s `agg_table` entries for every switch of the fabric.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FabricBlock {
+    /// Per leaf.
+    pub leaves: Vec<Vec<(AggKey, AggAction)>>,
+    /// Per spine.
+    pub spines: Vec<Vec<(AggKey, AggAction)>>,
+    /// Aggregates that complete on a leaf (every contributor under the destination's leaf).
+    pub leaf_rows: u64,
+    /// Aggregates split between leaves and a spine.
+    pub split_rows: u64,
+}
+
+impl FabricBlock {
+    /// The entries of `switch`.
+    pub fn of(&self, switch: FabricSwitch) -> &[(AggKey, AggAction)] {
+        match switch {
+            FabricSwitch::Leaf(l) => &self.leaves[l as usize],
+            FabricSwitch::Spine(s) => &self.spines[s as usize],
+        }
+    }
+}
+
+/// Lowers block `b` of `plan` onto `fabric` (see the module): `groups` is
+/// [`Plan::replica_groups`] (a replicated source's pass 0 replicates on its leaf, as on a
+/// star).
+pub fn lower_block(plan: &Plan, fabric: &Fabric, b: usize, groups: &ReplicaGroups) -> FabricBlock {
+    let block = &plan.blocks[b];
+    let segments = plan.manifest.segments;
+    let nl = fabric.leaves as usize;
+    let rows = block.aggregators.len();
+    let leaf_of_src = |src: u32| {
+        fabric.leaf_of(
+            plan.owner(src)
+                .expect("a verified plan names every source's owner"),
+        ) as usize
+    };
+    // Contributions per (row, leaf).
+    let mut local = vec![0u32; rows * nl];
+    for (i, &src) in block.sources.iter().enumerate() {
+        let l = leaf_of_src(src);
+        for &row in block.passes(i) {
+            local[row as usize * nl + l] += 1;
+        }
+    }
+    let mut out = FabricBlock {
+        leaves: vec![Vec::new(); nl],
+        spines: vec![Vec::new(); fabric.spines as usize],
+        ..FabricBlock::default()
+    };
+    // Per (row, leaf) of a split row: the partial's id on the row's spine.
+    let mut partial = vec![u32::MAX; rows * nl];
+    let mut next_partial = vec![0u32; fabric.spines as usize];
+    let generation = |g: u32| {
+        u16::try_from(g).expect("the planner keeps an aggregator's generation below 65536")
+    };
+    for (row, slot) in block.aggregators.iter().enumerate() {
+        let dst_worker = plan.partition[slot.dst as usize];
+        let dl = fabric.leaf_of(dst_worker) as usize;
+        let shares = &local[row * nl..(row + 1) * nl];
+        let alone = shares.iter().enumerate().all(|(l, &n)| n == 0 || l == dl);
+        if alone {
+            out.leaf_rows += 1;
+            continue;
+        }
+        out.split_rows += 1;
+        let s = fabric.spine_of(b, row as u32);
+        for (l, &n) in shares.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let k = next_partial[s as usize];
+            next_partial[s as usize] += 1;
+            partial[row * nl + l] = k;
+            out.spines[s as usize].push((
+                AggKey {
+                    block_id: b as u16,
+                    src_id: k,
+                    pass: 0,
+                },
+                AggAction::Partials(AggregateParams {
+                    agg_base: slot.base,
+                    dst_id: slot.dst,
+                    dst_worker: dst_worker as u16,
+                    expected: slot.expected as u16,
+                    more: false,
+                    seen_base: k * segments,
+                    generation: generation(slot.generation),
+                }),
+            ));
+        }
+    }
+    for (i, &src) in block.sources.iter().enumerate() {
+        let l = leaf_of_src(src);
+        let passes = block.passes(i);
+        let seen_base = i as u32 * segments;
+        let key = |pass: usize| AggKey {
+            block_id: b as u16,
+            src_id: src,
+            pass: pass as u8,
+        };
+        let entries = &mut out.leaves[l];
+        let first = match groups.of_vertex.get(&src) {
+            Some(&group) => {
+                entries.push((
+                    key(0),
+                    AggAction::Replicate {
+                        group: group as u16,
+                        more: !passes.is_empty(),
+                        seen_base,
+                    },
+                ));
+                1
+            }
+            None => 0,
+        };
+        for (p, &row) in passes.iter().enumerate() {
+            let slot = block.aggregators[row as usize];
+            let more = p + 1 < passes.len();
+            let g = generation(slot.generation);
+            let k = partial[row as usize * nl + l];
+            let action = if k == u32::MAX {
+                AggAction::Aggregate(AggregateParams {
+                    agg_base: slot.base,
+                    dst_id: slot.dst,
+                    dst_worker: plan.partition[slot.dst as usize] as u16,
+                    expected: slot.expected as u16,
+                    more,
+                    seen_base,
+                    generation: g,
+                })
+            } else {
+                AggAction::Up(AggregateParams {
+                    agg_base: slot.base,
+                    dst_id: k,
+                    dst_worker: fabric.spine_peer(fabric.spine_of(b, row)),
+                    expected: local[row as usize * nl + l] as u16,
+                    more,
+                    seen_base,
+                    generation: g,
+                })
+            };
+            entries.push((key(first + p), action));
+        }
+    }
+    out
+}

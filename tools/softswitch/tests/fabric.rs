@@ -1,0 +1,216 @@
+//! Two-level aggregation and block synchronisation on a leaf-spine fabric
+//! (`sgnn_switch::fabric`), switch by switch: two leaves of two workers each, one spine (the
+//! root). One aggregate for vertex `D` on worker 0 is split: leaf 0 adds source `A` (worker
+//! 1), leaf 1 adds `B` and `C` (workers 2 and 3); each sends its share up as a partial, the
+//! spine adds the partials' counts and sends the Result down through leaf 0.
+
+use sgnn_switch::fabric::{Fabric, FabricSwitch};
+use sgnn_wire::addressing::worker_ip;
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{FrameRepr, PacketType, LANES};
+use softswitch::{AggAction, AggregateParams, Emitted, Pipeline, SwitchConfig, Tables};
+
+mod common;
+
+const D: u32 = 900;
+const A: u32 = 1;
+const B: u32 = 2;
+const C: u32 = 3;
+const BASE: u32 = 5;
+
+fn fabric() -> Fabric {
+    Fabric::new(4, 2, 1).unwrap()
+}
+
+fn params(dst_id: u32, dst_worker: u16, expected: u16, seen_base: u32) -> AggregateParams {
+    AggregateParams {
+        agg_base: BASE,
+        dst_id,
+        dst_worker,
+        expected,
+        more: false,
+        seen_base,
+        generation: 0,
+    }
+}
+
+fn switch(role: FabricSwitch) -> Pipeline {
+    let f = fabric();
+    let mut t = Tables::for_fabric(&f, role, &Default::default());
+    let up = f.spine_peer(0);
+    let rows: Vec<((u16, u32, u8), AggAction)> = match role {
+        FabricSwitch::Leaf(0) => vec![((0, A, 0), AggAction::Up(params(0, up, 1, 0)))],
+        FabricSwitch::Leaf(_) => vec![
+            ((0, B, 0), AggAction::Up(params(1, up, 2, 0))),
+            ((0, C, 0), AggAction::Up(params(1, up, 2, 1))),
+        ],
+        FabricSwitch::Spine(_) => vec![
+            ((0, 0, 0), AggAction::Partials(params(D, 0, 3, 0))),
+            ((0, 1, 0), AggAction::Partials(params(D, 0, 3, 1))),
+        ],
+    };
+    for (k, a) in rows {
+        t.agg_table.insert(k, a);
+    }
+    let cfg = SwitchConfig {
+        aggregators: 64,
+        blocks_per_round: 2,
+        ..SwitchConfig::default()
+    };
+    // for_fabric's roles, sizes and addresses, over this test's small switch.
+    let fc = SwitchConfig::for_fabric(&one_block(), &f, role);
+    Pipeline::new(
+        SwitchConfig {
+            workers: fc.workers,
+            mac: fc.mac,
+            ip: fc.ip,
+            role: fc.role,
+            ..cfg
+        },
+        t,
+    )
+}
+
+/// A plan is only read for its sizes here.
+fn one_block() -> sgnn_plan::Plan {
+    common::one_block_plan("rmat:scale=6,edge_factor=4,seed=1")
+}
+
+fn lanes(src: u32) -> [i32; LANES] {
+    std::array::from_fn(|l| (src as i32) * 1000 + l as i32)
+}
+
+fn data(w: u16, src: u32) -> Vec<u8> {
+    let mut s = Repr::new(PacketType::Data);
+    s.worker_id = w;
+    s.src_id = src;
+    s.count = 1;
+    common::frame(w, s, Some(&lanes(src)))
+}
+
+fn block_done(w: u16) -> Vec<u8> {
+    let mut s = Repr::new(PacketType::BlockDone);
+    s.worker_id = w;
+    common::frame(w, s, None)
+}
+
+fn run(sw: &mut Pipeline, port: u16, frame: &[u8]) -> Vec<Emitted> {
+    let mut out = Vec::new();
+    sw.process(port, frame, &mut out);
+    out
+}
+
+fn parse(e: &Emitted) -> (FrameRepr, Option<[i32; LANES]>) {
+    FrameRepr::parse(&e.frame).unwrap()
+}
+
+#[test]
+fn leaves_send_partials_up_and_the_spine_sums_their_counts() {
+    let f = fabric();
+    let mut leaf0 = switch(FabricSwitch::Leaf(0));
+    let mut leaf1 = switch(FabricSwitch::Leaf(1));
+    let mut spine = switch(FabricSwitch::Spine(0));
+    let (uplink, spine_ip) = (f.uplink_port(0), f.spine_addr(0).1);
+
+    // Leaf 0: A completes its share of one; a partial (Data, count 1) up to the spine.
+    let out = run(&mut leaf0, 1, &data(1, A));
+    assert_eq!(out.len(), 1);
+    let (r, l) = parse(&out[0]);
+    assert_eq!(out[0].port, uplink);
+    assert_eq!(r.ip.dst, spine_ip);
+    assert_eq!(
+        (
+            r.sgnn.packet_type,
+            r.sgnn.src_id,
+            r.sgnn.count,
+            r.sgnn.dst_id
+        ),
+        (PacketType::Data, 0, 1, 0)
+    );
+    assert_eq!(l, Some(lanes(A)));
+    let up0 = out[0].frame.clone();
+    assert!(
+        run(&mut spine, 0, &up0).is_empty(),
+        "one of three contributions"
+    );
+
+    // Leaf 1: B alone is not its share; C completes it, a partial of count 2.
+    assert!(run(&mut leaf1, 0, &data(2, B)).is_empty());
+    let out = run(&mut leaf1, 1, &data(3, C));
+    assert_eq!(out.len(), 1);
+    let (r, _) = parse(&out[0]);
+    assert_eq!((r.sgnn.src_id, r.sgnn.count), (1, 2));
+
+    // The spine adds the partial's count: three contributions, the Result to worker 0,
+    // through leaf 0's port on the spine.
+    let out = run(&mut spine, 1, &out[0].frame);
+    assert_eq!(out.len(), 1);
+    let (r, l) = parse(&out[0]);
+    assert_eq!(out[0].port, 0, "towards leaf 0");
+    assert_eq!(r.ip.dst, worker_ip(0));
+    assert_eq!(
+        (
+            r.sgnn.packet_type,
+            r.sgnn.dst_id,
+            r.sgnn.count,
+            r.sgnn.worker_id
+        ),
+        (PacketType::Result, D, 3, 0)
+    );
+    let want: [i32; LANES] = std::array::from_fn(|i| lanes(A)[i] + lanes(B)[i] + lanes(C)[i]);
+    assert_eq!(l, Some(want));
+
+    // Leaf 0 forwards the spine's Result to its worker, unchanged.
+    let down = run(&mut leaf0, uplink, &out[0].frame);
+    assert_eq!(down.len(), 1);
+    assert_eq!((down[0].port, &down[0].frame), (0, &out[0].frame));
+
+    // A duplicate partial is dropped as a duplicate contribution.
+    assert!(run(&mut spine, 0, &up0).is_empty());
+    assert_eq!(spine.counters.drop_duplicate, 1);
+    assert_eq!(spine.counters.aggregated, 2);
+}
+
+#[test]
+fn leaves_synchronise_blocks_through_the_root_spine() {
+    let f = fabric();
+    let mut leaves = [switch(FabricSwitch::Leaf(0)), switch(FabricSwitch::Leaf(1))];
+    let mut spine = switch(FabricSwitch::Spine(0));
+    let uplink = f.uplink_port(0);
+    let mut advances = Vec::new();
+    for (l, leaf) in leaves.iter_mut().enumerate() {
+        let w0 = 2 * l as u16;
+        assert!(run(leaf, 0, &block_done(w0)).is_empty());
+        // The last of its workers: one BlockDone up, as the leaf's peer id at the root.
+        let out = run(leaf, 1, &block_done(w0 + 1));
+        assert_eq!(out.len(), 1);
+        let (r, _) = parse(&out[0]);
+        assert_eq!(out[0].port, uplink);
+        assert_eq!(
+            (r.sgnn.packet_type, r.sgnn.worker_id),
+            (PacketType::BlockDone, f.leaf_peer(l as u32))
+        );
+        assert_eq!(leaf.regs.sync_block, 0, "a leaf waits for the root");
+        advances = run(&mut spine, l as u16, &out[0].frame);
+    }
+    // The root heard both leaves: BlockAdvance to each.
+    assert_eq!(spine.regs.sync_block, 1);
+    assert_eq!(advances.len(), 2);
+    for (l, leaf) in leaves.iter_mut().enumerate() {
+        let a = advances.iter().find(|e| e.port == l as u16).unwrap();
+        let (r, _) = parse(a);
+        assert_eq!(r.ip.dst, f.leaf_addr(l as u32).1);
+        let out = run(leaf, uplink, &a.frame);
+        assert_eq!(leaf.regs.sync_block, 1);
+        let mut ports: Vec<u16> = out.iter().map(|e| e.port).collect();
+        ports.sort();
+        assert_eq!(ports, vec![0, 1], "to each of its workers");
+        for e in &out {
+            assert_eq!(parse(e).0.sgnn.packet_type, PacketType::BlockAdvance);
+        }
+        // A second copy of that advance is stale.
+        assert!(run(leaf, uplink, &a.frame).is_empty());
+        assert_eq!(leaf.regs.sync_block, 1);
+        assert_eq!(leaf.counters.drop_stale, 1);
+    }
+}
