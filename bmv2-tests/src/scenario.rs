@@ -1046,6 +1046,151 @@ pub fn partials_in_one_pass() -> Scenario {
     }
 }
 
+/// The leaf-spine fabric's two `agg_table` actions (`sgnn_switch::fabric`) on one switch:
+/// `aggregate_up` rows whose completed share leaves as a partial (a Data frame counting the
+/// contributions it holds) to the worker id `dst_worker` names, and `aggregate_partials` rows
+/// that add each partial's count, so the Result counts contributions. Also: a duplicate
+/// partial, a partial that saturates, a resend on an up row (bypassed to where the row's
+/// sum goes) and a pull of a partials row (a fabric row is not pulled).
+pub fn fabric_partials() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
+    let base = 61_000; // aggregators beyond the plan's
+    let p = |agg_base, dst_id, dst_worker, expected, seen_base| AggregateParams {
+        agg_base,
+        dst_id,
+        dst_worker,
+        expected,
+        more: false,
+        seen_base,
+        generation: 0,
+    };
+    // Leaf share: sources 100_100 and 100_101 (workers 0 and 1) up as partial 7 to worker 2.
+    // Spine sum: partials 500_000 and 500_001 (from worker 2) for vertex 995 on worker 1,
+    // five contributions in all.
+    let extra = vec![
+        ((0, 100_100, 0), AggAction::Up(p(base, 7, 2, 2, 200_100))),
+        ((0, 100_101, 0), AggAction::Up(p(base, 7, 2, 2, 200_101))),
+        (
+            (0, 500_000, 0),
+            AggAction::Partials(p(base + 1, 995, 1, 5, 200_110)),
+        ),
+        (
+            (0, 500_001, 0),
+            AggAction::Partials(p(base + 1, 995, 1, 5, 200_111)),
+        ),
+        (
+            (0, 500_002, 0),
+            AggAction::Partials(p(base + 2, 996, 0, 4, 200_112)),
+        ),
+    ];
+    let data = |w: u16, src: u32, count: u16, lanes: [i32; LANES], resend: bool, what: &str| {
+        let mut s = Repr::new(PacketType::Data);
+        s.worker_id = w;
+        s.src_id = src;
+        s.count = count;
+        s.frac_bits = 20;
+        s.flags.resend = resend;
+        Step {
+            port: w,
+            frame: frame(w, s, Some(&lanes)),
+            what: what.into(),
+        }
+    };
+    let ramp = |k: i32| std::array::from_fn::<i32, LANES, _>(|l| k * 100 + l as i32);
+    let mut sat = [3; LANES];
+    sat[0] = i32::MAX - 1;
+    let mut pull = Repr::new(PacketType::FetchReq);
+    pull.worker_id = 1;
+    pull.src_id = 500_000;
+    pull.frac_bits = 20;
+    let steps = vec![
+        data(
+            0,
+            100_100,
+            1,
+            ramp(1),
+            false,
+            "up row: first of the leaf's share",
+        ),
+        data(
+            1,
+            100_101,
+            1,
+            ramp(2),
+            false,
+            "up row: completes, a partial of 2 to worker 2",
+        ),
+        data(
+            1,
+            100_101,
+            1,
+            ramp(2),
+            false,
+            "up row: a duplicate first copy",
+        ),
+        data(
+            2,
+            500_000,
+            2,
+            ramp(3),
+            false,
+            "partials row: a partial of 2",
+        ),
+        data(
+            2,
+            500_000,
+            2,
+            ramp(3),
+            false,
+            "partials row: the same partial again",
+        ),
+        data(
+            2,
+            500_001,
+            3,
+            ramp(4),
+            false,
+            "partials row: a partial of 3 completes 5",
+        ),
+        data(
+            2,
+            500_002,
+            3,
+            sat,
+            false,
+            "partials row: a partial of 3 of 4",
+        ),
+        data(
+            0,
+            500_002,
+            1,
+            sat,
+            true,
+            "partials row: a resend releases and bypasses",
+        ),
+        data(
+            0,
+            100_100,
+            1,
+            ramp(5),
+            true,
+            "up row: a resend, bypassed to the up address",
+        ),
+        Step {
+            port: 1,
+            frame: frame(1, pull, None),
+            what: "a pull of a partials row".into(),
+        },
+    ];
+    Scenario {
+        name: "fabric_partials",
+        config: config(&plan),
+        plan,
+        extra_entries: extra,
+        steps,
+    }
+}
+
 /// Every scenario.
 pub fn all() -> Vec<Scenario> {
     vec![
@@ -1061,6 +1206,7 @@ pub fn all() -> Vec<Scenario> {
         saturation_and_padding(),
         random_mix(),
         recycled_generations(),
+        fabric_partials(),
     ]
 }
 

@@ -274,6 +274,49 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(m.busy_aggregators(), 1);
                 assert_eq!((m.regs.agg_gen[60_010], m.regs.agg_count[60_010]), (1, 1));
             }
+            "fabric_partials" => {
+                use sgnn_wire::PacketType as T;
+                let ramp = |k: i32| -> [i32; sgnn_wire::LANES] {
+                    std::array::from_fn(|l| k * 100 + l as i32)
+                };
+                let add = |a: [i32; sgnn_wire::LANES], b: [i32; sgnn_wire::LANES]| {
+                    std::array::from_fn::<i32, { sgnn_wire::LANES }, _>(|i| a[i] + b[i])
+                };
+                let got: Vec<_> = out
+                    .iter()
+                    .map(|e| {
+                        let (r, l) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                        let s = r.sgnn;
+                        (s.packet_type, e.port, s.src_id, s.dst_id, s.count, l)
+                    })
+                    .collect();
+                assert_eq!(
+                    got,
+                    vec![
+                        // The leaf's share: a partial of 2 (src_id 7) to worker 2.
+                        (T::Data, 2, 7, 0, 2, Some(add(ramp(1), ramp(2)))),
+                        // The spine's sum: 2 + 3 contributions, the Result to worker 1.
+                        (T::Result, 1, 500_001, 995, 5, Some(add(ramp(3), ramp(4)))),
+                        // Resends bypass to where the row's sum goes.
+                        (
+                            T::Bypass,
+                            0,
+                            500_002,
+                            996,
+                            1,
+                            Some({
+                                let mut l = [3; sgnn_wire::LANES];
+                                l[0] = i32::MAX - 1;
+                                l
+                            })
+                        ),
+                        (T::Bypass, 2, 100_100, 7, 1, Some(ramp(5))),
+                    ]
+                );
+                assert_eq!(c.drop_duplicate, 2, "{c:?}");
+                assert_eq!(c.drop_unexpected, 1, "the pull, {c:?}");
+                assert_eq!((c.results, c.aggregated, c.bypassed), (2, 5, 2), "{c:?}");
+            }
             other => panic!("unchecked scenario {other}"),
         }
     }

@@ -122,6 +122,27 @@ control Aggregation(inout headers_t hdr,
         meta.more = more;
         meta.seen_base = seen_base;
         meta.generation = generation;
+        meta.agg_kind = AGG_KIND_PLAIN;
+    }
+
+    /* A leaf's share of an aggregate split between leaves and a spine (sgnn_switch::fabric):
+     * added as aggregate adds; at `expected` the sum leaves as a partial (make_partial). */
+    @name(".aggregate_up") @id(10)
+    action aggregate_up(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
+                        bit<16> expected, bit<1> more, bit<32> seen_base,
+                        bit<16> generation) {
+        aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base, generation);
+        meta.agg_kind = AGG_KIND_UP;
+    }
+
+    /* A spine's sum of leaves' partials: each frame adds its count (the contributions the
+     * partial holds), so expected and the Result's count are contributions. */
+    @name(".aggregate_partials") @id(11)
+    action aggregate_partials(bit<32> agg_base, bit<32> dst_id, bit<16> dst_worker,
+                              bit<16> expected, bit<1> more, bit<32> seen_base,
+                              bit<16> generation) {
+        aggregate(agg_base, dst_id, dst_worker, expected, more, seen_base, generation);
+        meta.agg_kind = AGG_KIND_PARTIALS;
     }
 
     @name(".deliver") @id(2)
@@ -146,7 +167,10 @@ control Aggregation(inout headers_t hdr,
             hdr.sgnn.src_id:   exact @name("src_id");
             hdr.sgnn.pass:     exact @name("pass");
         }
-        actions = { aggregate; deliver; replicate; @defaultonly NoAction; }
+        actions = {
+            aggregate; aggregate_up; aggregate_partials; deliver; replicate;
+            @defaultonly NoAction;
+        }
         const default_action = NoAction();
         size = AGG_TABLE_SIZE;
     }
@@ -210,7 +234,7 @@ control Aggregation(inout headers_t hdr,
     @hidden action accumulate(bit<32> idx, bit<32> tag, bit<16> gen) {
         bit<16> count;
         agg_count.read(count, idx);
-        count = count + 1;
+        count = count + ((meta.agg_kind == AGG_KIND_PARTIALS) ? hdr.sgnn.count : 16w1);
         meta.result_count = count;
         meta.complete = (count >= meta.expected) ? 1w1 : 1w0;
         bit<1> clear = (meta.complete == 1 && hdr.sgnn.dst_id[31:31] == 0) ? 1w1 : 1w0;
@@ -369,6 +393,27 @@ control Aggregation(inout headers_t hdr,
         meta.originated = 1;
     }
 
+    /* The packet (its lanes already hold the sums) becomes a leaf's partial: a Data frame,
+     * unsequenced (dst_id 0), named for the spine's agg_table by src_id (the row's dst_id
+     * parameter), counting the contributions it holds, to the spine (worker_table[dst_worker]). */
+    @hidden action make_partial() {
+        hdr.sgnn.version = SGNN_VERSION;
+        hdr.sgnn.pkt_type = TYPE_DATA;
+        hdr.sgnn.ack = 0;
+        hdr.sgnn.fetch = 0;
+        hdr.sgnn.ecn = meta.result_ecn;
+        hdr.sgnn.resend = 0;
+        hdr.sgnn.flags_rsvd = 0;
+        hdr.sgnn.worker_id = meta.dst_worker;
+        hdr.sgnn.src_id = meta.out_dst_id;
+        hdr.sgnn.dst_id = 0;
+        hdr.sgnn.count = meta.result_count;
+        hdr.sgnn.pass = 0;
+        hdr.sgnn.reserved = 0;
+        meta.to_worker = 1;
+        meta.originated = 1;
+    }
+
     apply {
         // Read before this pass rewrites the header.
         bit<1> resend = hdr.sgnn.resend;
@@ -380,6 +425,8 @@ control Aggregation(inout headers_t hdr,
         bit<2> run = 0;
         switch (agg_table.apply().action_run) {
             aggregate: { run = 1; }
+            aggregate_up: { run = 1; }
+            aggregate_partials: { run = 1; }
             deliver:   { run = 2; }
             replicate: { run = 3; }
             default:   { events.count(EV_DROP_NO_ENTRY); }
@@ -388,7 +435,8 @@ control Aggregation(inout headers_t hdr,
         // A pull reads the row's aggregator and leaves as the answer: no duplicate check, no
         // effect, no next pass (Pipeline::pull).
         if (meta.pull == 1) {
-            if (run == 2 || run == 3) {
+            // A fabric row (a leaf's share, a spine's sum of partials) is not pulled.
+            if (run == 2 || run == 3 || meta.agg_kind != AGG_KIND_PLAIN) {
                 events.count(EV_DROP_UNEXPECTED);
             } else if (run == 1) {
                 bit<33> pslot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
@@ -461,8 +509,13 @@ control Aggregation(inout headers_t hdr,
                         }
                         events.count(EV_AGGREGATED);
                         if (meta.complete == 1) {
+                            // On a leaf, a partial sent up counts too: its share is complete.
                             events.count(EV_RESULTS);
-                            make_result();
+                            if (meta.agg_kind == AGG_KIND_UP) {
+                                make_partial();
+                            } else {
+                                make_result();
+                            }
                         }
                     }
                 }

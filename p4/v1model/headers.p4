@@ -29,6 +29,11 @@ struct config_t {
     bit<32> plan_tag;
 }
 
+/* meta.agg_kind (aggregation.p4). */
+const bit<2> AGG_KIND_PLAIN    = 0;
+const bit<2> AGG_KIND_UP       = 1;
+const bit<2> AGG_KIND_PARTIALS = 2;
+
 struct metadata_t {
     /* Pass number the I2E clone takes into its recirculation. The only field that
      * survives cloning and recirculation (both reset the rest of the metadata). */
@@ -57,6 +62,10 @@ struct metadata_t {
     bit<1>  more;
     bit<32> seen_base;      // first src_seen cell of the source in this block
     bit<16> generation;     // generation of the aggregators at agg_base this row uses
+    /* Which aggregate action the row runs (aggregation.p4): AGG_KIND_PLAIN (aggregate),
+     * AGG_KIND_UP (aggregate_up: the sum goes up as a partial), AGG_KIND_PARTIALS
+     * (aggregate_partials: each frame adds its count). */
+    bit<2>  agg_kind;
 
     /* Duplicate suppression: src_seen already held this round and block. */
     bit<1>  duplicate;

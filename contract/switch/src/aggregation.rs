@@ -77,6 +77,24 @@ pub const AGGREGATE: Action = Action {
     ],
 };
 
+/// `aggregate_up(agg_base, dst_id, dst_worker, expected, more, seen_base, generation)`:
+/// [`AggAction::Up`], a leaf's share of an aggregate split between leaves and a spine
+/// ([`crate::fabric`]). The v1model program only ([`crate::tna::V1MODEL_ONLY_ACTIONS`]).
+pub const AGGREGATE_UP: Action = Action {
+    name: "aggregate_up",
+    id: 10,
+    params: AGGREGATE.params,
+};
+
+/// `aggregate_partials(agg_base, dst_id, dst_worker, expected, more, seen_base,
+/// generation)`: [`AggAction::Partials`], a spine's sum of leaves' partials
+/// ([`crate::fabric`]). The v1model program only ([`crate::tna::V1MODEL_ONLY_ACTIONS`]).
+pub const AGGREGATE_PARTIALS: Action = Action {
+    name: "aggregate_partials",
+    id: 11,
+    params: AGGREGATE.params,
+};
+
 /// `deliver(dst_id, dst_worker, more, seen_base)`.
 pub const DELIVER: Action = Action {
     name: "deliver",
@@ -139,7 +157,13 @@ pub const AGG_TABLE: Table = Table {
             bits: 8,
         },
     ],
-    actions: &[&AGGREGATE, &DELIVER, &REPLICATE],
+    actions: &[
+        &AGGREGATE,
+        &AGGREGATE_UP,
+        &AGGREGATE_PARTIALS,
+        &DELIVER,
+        &REPLICATE,
+    ],
     size: AGG_TABLE_SIZE,
 };
 
@@ -265,12 +289,12 @@ pub enum AggAction {
     /// A leaf's share of an aggregate that spans leaves ([`crate::fabric`]): add as
     /// [`AggAction::Aggregate`] does, but the completed sum goes on as a partial (a Data
     /// frame, `src_id` = `dst_id` here, `count` = the contributions it holds) to the spine
-    /// that `dst_worker` addresses. Software switch only ([`crate::fabric::FABRIC_ACTIONS`]).
+    /// that `dst_worker` addresses ([`AGGREGATE_UP`]).
     Up(AggregateParams),
     /// A spine's aggregate of leaves' partials ([`crate::fabric`]): as
     /// [`AggAction::Aggregate`], but each frame adds its `count` (the contributions the
-    /// partial holds) rather than one, so `expected` and the Result's count are contributions.
-    /// Software switch only ([`crate::fabric::FABRIC_ACTIONS`]).
+    /// partial holds) rather than one, so `expected` and the Result's count are contributions
+    /// ([`AGGREGATE_PARTIALS`]).
     Partials(AggregateParams),
     /// Replicate the raw values to every worker of multicast group `group` (one Bypass per
     /// replica, addressed to "every neighbour of the source" on that worker). The plans' `M`

@@ -251,8 +251,8 @@ impl TypedEntry {
                 match a {
                     AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => (
                         match a {
-                            AggAction::Up(_) => &crate::fabric::AGGREGATE_UP,
-                            AggAction::Partials(_) => &crate::fabric::AGGREGATE_PARTIALS,
+                            AggAction::Up(_) => &crate::aggregation::AGGREGATE_UP,
+                            AggAction::Partials(_) => &crate::aggregation::AGGREGATE_PARTIALS,
                             _ => &AGGREGATE,
                         },
                         m,
@@ -361,15 +361,25 @@ impl TypedEntry {
             TableKey::Agg(k) => TypedEntry::Agg(
                 k,
                 match a.name {
-                    n if n == AGGREGATE.name => AggAction::Aggregate(AggregateParams {
-                        agg_base: g("agg_base") as u32,
-                        dst_id: g("dst_id") as u32,
-                        dst_worker: g("dst_worker") as u16,
-                        expected: g("expected") as u16,
-                        more: g("more") == 1,
-                        seen_base: g("seen_base") as u32,
-                        generation: g("generation") as u16,
-                    }),
+                    n if n == AGGREGATE.name
+                        || n == crate::aggregation::AGGREGATE_UP.name
+                        || n == crate::aggregation::AGGREGATE_PARTIALS.name =>
+                    {
+                        let p = AggregateParams {
+                            agg_base: g("agg_base") as u32,
+                            dst_id: g("dst_id") as u32,
+                            dst_worker: g("dst_worker") as u16,
+                            expected: g("expected") as u16,
+                            more: g("more") == 1,
+                            seen_base: g("seen_base") as u32,
+                            generation: g("generation") as u16,
+                        };
+                        match n {
+                            n if n == AGGREGATE.name => AggAction::Aggregate(p),
+                            n if n == crate::aggregation::AGGREGATE_UP.name => AggAction::Up(p),
+                            _ => AggAction::Partials(p),
+                        }
+                    }
                     n if n == DELIVER.name => AggAction::Deliver {
                         dst_id: g("dst_id") as u32,
                         dst_worker: g("dst_worker") as u16,
@@ -443,6 +453,38 @@ mod tests {
                     more: true,
                     seen_base: 38,
                     generation: 4,
+                }),
+            ),
+            TypedEntry::Agg(
+                AggKey {
+                    block_id: 2,
+                    src_id: 5,
+                    pass: 1,
+                },
+                AggAction::Up(AggregateParams {
+                    agg_base: 12,
+                    dst_id: 3,
+                    dst_worker: 130,
+                    expected: 4,
+                    more: true,
+                    seen_base: 40,
+                    generation: 1,
+                }),
+            ),
+            TypedEntry::Agg(
+                AggKey {
+                    block_id: 2,
+                    src_id: 3,
+                    pass: 0,
+                },
+                AggAction::Partials(AggregateParams {
+                    agg_base: 12,
+                    dst_id: 77,
+                    dst_worker: 6,
+                    expected: 9,
+                    more: false,
+                    seen_base: 15,
+                    generation: 1,
                 }),
             ),
             TypedEntry::Agg(

@@ -1,8 +1,9 @@
 //! Two-level aggregation on a leaf-spine fabric: which switch aggregates what, and the
-//! `agg_table` entries, ports and peers each switch gets. **Software switch only**: the P4
-//! programs do not have the two actions ([`FABRIC_ACTIONS`]) or the role configuration yet
-//! (`bmv2-tests/tests/p4_source.rs` checks that they are absent, so adding them to P4 means
-//! moving them into [`crate::aggregation::AGG_TABLE`]).
+//! `agg_table` entries, ports and peers each switch gets. The two actions
+//! ([`crate::aggregation::AGGREGATE_UP`], [`crate::aggregation::AGGREGATE_PARTIALS`]) are in
+//! the v1model program and the software switch (not the TNA program:
+//! [`crate::tna::V1MODEL_ONLY_ACTIONS`]); the leaf and spine roles of block synchronisation
+//! are the software switch's only (`softswitch::FabricRole`).
 //!
 //! Shape: `leaves` leaf switches with `workers / leaves` workers each (worker `w` on leaf
 //! `w / per_leaf`, on the leaf's port `w % per_leaf`), every leaf linked to every one of
@@ -35,25 +36,7 @@
 
 use sgnn_plan::{Plan, ReplicaGroups};
 
-use crate::aggregation::{AggAction, AggKey, AggregateParams, AGGREGATE};
-use crate::Action;
-
-/// `aggregate_up(...)`: [`AggAction::Up`], parameters as `aggregate`'s.
-pub const AGGREGATE_UP: Action = Action {
-    name: "aggregate_up",
-    id: 10,
-    params: AGGREGATE.params,
-};
-
-/// `aggregate_partials(...)`: [`AggAction::Partials`], parameters as `aggregate`'s.
-pub const AGGREGATE_PARTIALS: Action = Action {
-    name: "aggregate_partials",
-    id: 11,
-    params: AGGREGATE.params,
-};
-
-/// The `agg_table` actions only the software switch has (see the module).
-pub const FABRIC_ACTIONS: [&Action; 2] = [&AGGREGATE_UP, &AGGREGATE_PARTIALS];
+use crate::aggregation::{AggAction, AggKey, AggregateParams};
 
 /// The spine that counts the leaves' BlockDone and multicasts BlockAdvance.
 pub const ROOT_SPINE: u32 = 0;

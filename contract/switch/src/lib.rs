@@ -140,7 +140,7 @@ pub const TABLES: [&Table; 7] = [
 ];
 
 /// Every action but core.p4's `NoAction`, in `@id` order.
-pub const ACTIONS: [&Action; 9] = [
+pub const ACTIONS: [&Action; 11] = [
     &aggregation::AGGREGATE,
     &aggregation::DELIVER,
     &forwarding::SET_WORKER,
@@ -150,6 +150,8 @@ pub const ACTIONS: [&Action; 9] = [
     &config::SET_CONFIG,
     &aggregation::REPLICATE,
     &forwarding::SET_PORT_WORKER,
+    &aggregation::AGGREGATE_UP,
+    &aggregation::AGGREGATE_PARTIALS,
 ];
 
 /// Every register of the program, in `@id` order (ids 41-47 were settings registers in an

@@ -26,6 +26,16 @@ pub const WIDE_REGISTER_BITS: u32 = 32;
 pub const V1MODEL_ONLY_REGISTERS: [&Register; 2] =
     [&crate::recovery::SENT_DONE, &crate::recovery::SENT_COUNT];
 
+/// `agg_table` actions of the v1model program the TNA program does not declare: the
+/// leaf-spine fabric's ([`crate::fabric`]). A partial's count added by `aggregate_partials`
+/// needs `agg_count`'s stateful ALU to take the frame's count as an operand, and its two
+/// condition units and four register actions are taken (`docs/tofino.md`, "Loss
+/// recovery"); not attempted in the twelve stages.
+pub const V1MODEL_ONLY_ACTIONS: [&crate::Action; 2] = [
+    &crate::aggregation::AGGREGATE_UP,
+    &crate::aggregation::AGGREGATE_PARTIALS,
+];
+
 /// `egress_events`: a Tofino counter belongs to one gress, so egress counts its events here.
 pub const EGRESS_EVENTS: Counter = Counter {
     name: "egress_events",

@@ -166,7 +166,8 @@ pub fn switchgnn_p4info() -> cfg::P4Info {
 /// The control-plane objects of the SwitchGNN program for `arch`. This is the one place where
 /// the TNA program's objects differ from the v1model program's (`docs/tofino.md`, "Names and
 /// widths"): `src_seen` and `sync_done` are 32 bits wide, the counter `egress_events` exists,
-/// the all-sent registers do not (`sgnn_switch::tna::V1MODEL_ONLY_REGISTERS`), the sizes are
+/// the all-sent registers and the fabric's actions do not
+/// (`sgnn_switch::tna::V1MODEL_ONLY_REGISTERS`, `V1MODEL_ONLY_ACTIONS`), the sizes are
 /// those of `p4/tna/config.p4`, and the architecture is `tna`. The control plane programs
 /// either through the same names.
 pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
@@ -180,6 +181,16 @@ pub fn switchgnn_p4info_for(arch: Arch) -> cfg::P4Info {
             if name_of(&t.preamble) == sgnn_switch::aggregation::AGG_TABLE.name {
                 t.size = sgnn_switch::tna::AGG_TABLE_SIZE as i64;
             }
+        }
+        // The fabric's actions (sgnn_switch::tna::V1MODEL_ONLY_ACTIONS): not in the table or
+        // the program.
+        let only: Vec<u32> = sgnn_switch::tna::V1MODEL_ONLY_ACTIONS
+            .iter()
+            .map(|a| crate::p4info::p4_id(Prefix::Action, a.id))
+            .collect();
+        p.actions.retain(|a| !only.contains(&id_of(&a.preamble)));
+        for t in &mut p.tables {
+            t.action_refs.retain(|r| !only.contains(&r.id));
         }
         p.registers.retain(|r| {
             let n = name_of(&r.preamble);
@@ -620,7 +631,12 @@ mod tests {
                 .map(|a| name_of(&a.preamble))
                 .filter(|&n| n != NO_ACTION)
                 .collect();
-            let want: Vec<&str> = sgnn_switch::ACTIONS.iter().map(|a| a.name).collect();
+            let only = sgnn_switch::tna::V1MODEL_ONLY_ACTIONS;
+            let want: Vec<&str> = sgnn_switch::ACTIONS
+                .iter()
+                .filter(|a| arch == Arch::V1model || !only.iter().any(|o| o.name == a.name))
+                .map(|a| a.name)
+                .collect();
             assert_eq!(actions, want, "{arch:?}");
         }
     }

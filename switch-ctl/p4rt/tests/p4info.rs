@@ -92,7 +92,8 @@ fn compare_lists_every_difference() {
     actual.counters[0].spec = Some(cfg::CounterSpec {
         unit: cfg::counter_spec::Unit::Both as i32,
     });
-    actual.tables[0].action_refs.remove(1); // agg_table loses `deliver`
+    // agg_table loses `deliver` (@id 2).
+    actual.tables[0].action_refs.retain(|r| r.id != 0x0100_0002);
     actual.tables.remove(3); // dscp_priority
     for a in &mut actual.actions {
         if a.preamble.as_ref().unwrap().id == NO_ACTION_ID {
