@@ -57,6 +57,16 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
             if p.harvest_passes == 1 { "" } else { "es" }
         ));
     }
+    if a.topology == "leaf-spine" {
+        header.push_str(if a.loss > 0.0 {
+            "\nfabric: with --loss, switchgnn and host_based run the simulator's models on the \
+             leaf-spine (the real switches' two-level aggregation has no loss recovery across \
+             the levels yet)"
+        } else {
+            "\nfabric: every leaf and spine is a software switch (two-level aggregation, \
+             sgnn_switch::fabric); the workers are the daemons' engines"
+        });
+    }
     header.push_str(&format!(
         "\nhosts: recovery timeout {}, background load {}{}",
         if timeout > 0 {
