@@ -172,15 +172,14 @@ pub enum SimError {
         workers: u32,
     },
     /// A star-only strategy on a topology of several switches.
-    #[error(
-        "{strategy} runs on a star only (one switch; got {switches}): two-level aggregation on \
-         leaf-spine is modelled for switchgnn"
-    )]
+    #[error("{strategy} runs on a star only (one switch; got {switches}){why}")]
     StarOnly {
         /// The strategy's name.
         strategy: &'static str,
         /// Switches of the topology.
         switches: u32,
+        /// What else would run it (empty: nothing).
+        why: &'static str,
     },
     /// A plan made without the planner options the strategy needs.
     #[error(
@@ -335,9 +334,9 @@ mod tests {
                 SimError::StarOnly {
                     strategy: "strawman",
                     switches: 3,
+                    why: "",
                 },
-                "strawman runs on a star only (one switch; got 3): two-level aggregation on \
-                 leaf-spine is modelled for switchgnn",
+                "strawman runs on a star only (one switch; got 3)",
             ),
             (
                 SimError::PlanMismatch {

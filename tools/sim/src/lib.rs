@@ -439,6 +439,12 @@ pub fn star_profile(topo: &Topology, cfg: &SimConfig, plan: &Plan) -> Option<Swi
     if topo.switches != 1 {
         return None;
     }
+    link_profile(topo, cfg, plan)
+}
+
+/// The switch profile of the first link's rate and delay (a host's, on a star or a
+/// `Topology::leaf_spine`), the run's recirculation rate and the plan's switch memory.
+fn link_profile(topo: &Topology, cfg: &SimConfig, plan: &Plan) -> Option<SwitchProfile> {
     let link = topo.links.first()?;
     let mut p = SwitchProfile::named("default").expect("a known profile");
     p.name = "sim".into();
@@ -546,19 +552,27 @@ pub fn run_strategy_with(
             workers: plan.workers(),
         });
     }
+    // The real code runs a star, or a leaf-spine fabric laid out as `Topology::leaf_spine`
+    // does (every leaf and spine a software switch, two-level aggregation as
+    // `sgnn_switch::fabric` lowers it) when there is no loss to recover across the levels.
+    let fabric = topo.fabric().filter(|_| opts.loss == 0.0);
+    let delivery = matches!(
+        strategy,
+        Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto
+    );
     if topo.switches != 1
-        && matches!(
-            strategy,
-            Strategy::Strawman
-                | Strategy::Unlimited
-                | Strategy::Multicast
-                | Strategy::Partials
-                | Strategy::SwitchGnnAuto
-        )
+        && (matches!(strategy, Strategy::Strawman | Strategy::Unlimited)
+            || (delivery && fabric.is_none()))
     {
         return Err(SimError::StarOnly {
             strategy: strategy.name(),
             switches: topo.switches,
+            why: if delivery {
+                ", or on a leaf-spine without --loss (real switches); with loss a leaf-spine \
+                 runs the simulator's models, which have switchgnn and host_based only"
+            } else {
+                ""
+            },
         });
     }
     if !strategy.plan_variant().matches(&plan.manifest.config) {
@@ -570,7 +584,11 @@ pub fn run_strategy_with(
         });
     }
     let switch_node = topo.hosts;
-    let profile = star_profile(&topo, &cfg, plan);
+    // A delivery strategy's choices are made with the one-switch cost model, on a fabric too
+    // (where its prediction is not reported: the model knows no second level).
+    let star = topo.switches == 1;
+    let profile = star_profile(&topo, &cfg, plan)
+        .or_else(|| fabric.and_then(|_| link_profile(&topo, &cfg, plan)));
     let link_bps = host_link_bps(&topo);
     // The slowest host's sending rate (Hermod plans its rounds with it).
     let host_bps = {
@@ -587,11 +605,8 @@ pub fn run_strategy_with(
         let counters = Some(app.counters().clone());
         Ok::<_, SimError>(report(&net, name, app.finish, counters, wall))
     };
-    // The strategies the real code runs on a star, or on a leaf-spine fabric laid out as
-    // `Topology::leaf_spine` does: the daemons' engines and the software switch's pipelines
-    // (`strategies::real`; on a fabric every leaf and spine, two-level aggregation as
-    // `sgnn_switch::fabric` lowers it).
-    let fabric = topo.fabric().filter(|_| opts.loss == 0.0);
+    // The strategies the real code runs (above): the daemons' engines and the software
+    // switch's pipelines (`strategies::real`).
     let real = |plan: &Plan, mode: Mode, rate: bool, progress: &mut dyn FnMut(Progress)| {
         let link = link_bps.iter().copied().min().unwrap_or(1);
         // Without rate control the daemons pace at the same rate and never halve it (the
@@ -634,7 +649,7 @@ pub fn run_strategy_with(
         r.overhead = Some(app.acks.clone());
         Ok::<_, SimError>(r)
     };
-    let real_code = topo.switches == 1 || fabric.is_some();
+    let real_code = star || fabric.is_some();
     let mut r = match strategy {
         Strategy::HostBased if real_code => real(plan, Mode::HostBased, true, progress)?,
         Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc if real_code => {
@@ -709,16 +724,19 @@ pub fn run_strategy_with(
             progress,
         )?,
         Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => {
-            let prof = profile.as_ref().expect("a star (checked above)");
+            let prof = profile
+                .as_ref()
+                .expect("a star or a fabric (checked above)");
             let (planned, lowered) = delivery_of(plan, strategy, prof)?;
             let mut r = real(&lowered, Mode::SwitchGnn, true, progress)?;
-            r.predicted = Some(planned.prediction);
+            r.predicted = star.then_some(planned.prediction);
             r.model_traffic = Some(planned.traffic);
             r
         }
     };
     if r.predicted.is_none() {
-        if let Some(prof) = &profile {
+        // The cost model is a star's: no prediction on a fabric.
+        if let Some(prof) = profile.as_ref().filter(|_| star) {
             r.predicted = match strategy {
                 Strategy::HostBased => Some(
                     delivery::predict_host_based(

@@ -37,8 +37,10 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 8)]
     workers: u32,
     /// Topology: star (every worker on one switch) or leaf-spine (--leaves leaf switches of
-    /// workers/leaves hosts each, every leaf linked to each of --spines spine switches; ECMP
-    /// over the spines; switchgnn aggregates in two levels, leaf then spine).
+    /// workers/leaves hosts each, every leaf linked to each of --spines spine switches; every
+    /// leaf and spine a software switch; switchgnn and the delivery strategies aggregate in
+    /// two levels, leaf then spine; a leaf sends traffic for worker w through spine w mod
+    /// --spines).
     #[arg(long, default_value = "star")]
     topology: String,
     /// Leaf switches of --topology leaf-spine; must divide --workers (hosts per leaf =
@@ -133,7 +135,9 @@ pub struct SimArgs {
     /// Loss: the switch's drop simulator drops each SwitchGNN frame a worker sends with this
     /// probability (0 to 1), as `sgnn testbed --loss` does; the daemons' recovery brings the
     /// layer back. The strategies the real code runs (host_based, switchgnn and its variants,
-    /// multicast, partials, switchgnn_auto on a star).
+    /// multicast, partials, switchgnn_auto on a star). On a leaf-spine, loss runs the
+    /// simulator's models of switchgnn and host_based instead of the real switches (their
+    /// two-level aggregation has no loss recovery across the levels yet).
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     loss: f64,
     /// Check every worker's sums against the single-process reference at the end of each run
