@@ -141,6 +141,26 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
         extra.push(sgnn_switch::TypedEntry::Agg(key, action).to_entry());
     }
     prog.block_entries.push(extra);
+    // A fabric role (sgnn_switch::fabric): the scenario's role and worker count in the
+    // settings, and its uplink ports without a port_worker entry.
+    if sc.config.role != sgnn_switch::config::Role::Star {
+        let Ok(sgnn_switch::TypedEntry::Config(mut s)) =
+            sgnn_switch::TypedEntry::from_entry(&prog.config)
+        else {
+            return Err("the program's settings do not parse".into());
+        };
+        s.role = sc.config.role;
+        s.workers = sc.config.workers;
+        prog.config = sgnn_switch::TypedEntry::Config(s).to_entry();
+    }
+    let port_worker = sgnn_switch::forwarding::PORT_WORKER.name;
+    prog.base_entries.retain(|e| {
+        !(e.table == port_worker
+            && sc
+                .uplink_ports
+                .iter()
+                .any(|&p| e.matches.first().map(|m| m.1) == Some(p as u128)))
+    });
     Ok(prog)
 }
 

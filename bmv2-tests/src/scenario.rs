@@ -35,6 +35,9 @@ pub struct Scenario {
     pub extra_entries: Vec<((u16, u32, u8), AggAction)>,
     /// The input frames, in order.
     pub steps: Vec<Step>,
+    /// Ports of the plan's workers that stand for a fabric link instead (`sgnn_switch::
+    /// fabric`): no `port_worker` entry, so the frames they bring are another switch's.
+    pub uplink_ports: Vec<u16>,
 }
 
 impl Scenario {
@@ -43,6 +46,9 @@ impl Scenario {
         let mut t = Tables::from_plan(&self.plan, &worker_ports(self.plan.workers()));
         for &(k, a) in &self.extra_entries {
             t.agg_table.insert(k, a);
+        }
+        for p in &self.uplink_ports {
+            t.port_worker.remove(p);
         }
         t
     }
@@ -232,6 +238,7 @@ pub fn one_block_real_graph() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -253,6 +260,7 @@ pub fn recirculation_and_reuse() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -329,6 +337,7 @@ pub fn loss_recovery_paths() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -476,6 +485,7 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -563,6 +573,7 @@ pub fn forwarding_and_malformed() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -579,6 +590,7 @@ pub fn drop_simulator() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -616,6 +628,7 @@ pub fn control_frames_from_their_ports() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -755,6 +768,7 @@ pub fn recycled_generations() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -860,6 +874,7 @@ pub fn saturation_and_padding() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -995,6 +1010,7 @@ pub fn random_mix() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -1025,6 +1041,7 @@ pub fn replicate_to_groups() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -1043,6 +1060,7 @@ pub fn partials_in_one_pass() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -1188,6 +1206,133 @@ pub fn fabric_partials() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
+        uplink_ports: Vec::new(),
+    }
+}
+
+/// A leaf of a leaf-spine fabric (`sgnn_switch::fabric`, `set_config`'s role): workers 0 and 1
+/// are its own; port 2 is its uplink to the root spine (worker id 2 in its tables, no
+/// `port_worker` entry). Its workers' BlockDone become one BlockDone up (as worker 7); the
+/// root's BlockAdvance for its block advances it and goes to its workers, another copy is
+/// stale; a spine's Result is forwarded down, a worker's is not.
+pub fn fabric_leaf() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
+    let config = SwitchConfig {
+        workers: 2,
+        role: softswitch::FabricRole::Leaf {
+            first_worker: 0,
+            id: 7,
+            root: 2,
+        },
+        ..config(&plan)
+    };
+    let advance = |port: u16, round: u16, block: u16, what: &str| {
+        let mut s = Repr::new(PacketType::BlockAdvance);
+        s.round = round;
+        s.block_id = block;
+        Step {
+            port,
+            frame: frame(port, s, None),
+            what: what.into(),
+        }
+    };
+    let result = |port: u16, to: u16, what: &str| {
+        let mut s = Repr::new(PacketType::Result);
+        s.worker_id = to;
+        s.dst_id = 5;
+        s.count = 3;
+        s.frac_bits = 20;
+        Step {
+            port,
+            frame: frame_to(port, worker_ip(to), s, Some(&[9; LANES])),
+            what: what.into(),
+        }
+    };
+    let steps = vec![
+        block_done(0, 0, 0),
+        block_done(1, 0, 0),
+        block_done(1, 0, 0),
+        advance(0, 0, 0, "BlockAdvance from a worker's port (unexpected)"),
+        advance(
+            2,
+            0,
+            0,
+            "the root's BlockAdvance (advances, to each worker)",
+        ),
+        advance(2, 0, 0, "the root's BlockAdvance again (stale)"),
+        block_done(0, 0, 0),
+        result(2, 0, "a spine's Result for worker 0 (forwarded)"),
+        result(0, 1, "a worker's Result for worker 1 (unexpected)"),
+        block_done(2, 0, 0),
+    ];
+    Scenario {
+        name: "fabric_leaf",
+        config,
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+        uplink_ports: vec![2],
+    }
+}
+
+/// The root spine of a leaf-spine fabric (`set_config`'s role): its block synchronisation
+/// counts the leaves, worker ids 1 and 2 (from `sync_base` 1; worker 0 is none of them), and
+/// advances them; it adds partials whatever block they name.
+pub fn fabric_spine() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
+    let config = SwitchConfig {
+        workers: 2,
+        role: softswitch::FabricRole::Spine { first_peer: 1 },
+        ..config(&plan)
+    };
+    let p = AggregateParams {
+        agg_base: 61_500,
+        dst_id: 997,
+        dst_worker: 0,
+        expected: 5,
+        more: false,
+        seen_base: 200_200,
+        generation: 0,
+    };
+    let extra = vec![
+        ((9, 500_000, 0), AggAction::Partials(p)),
+        (
+            (9, 500_001, 0),
+            AggAction::Partials(AggregateParams {
+                seen_base: 200_201,
+                ..p
+            }),
+        ),
+    ];
+    let partial = |w: u16, src: u32, count: u16, what: &str| {
+        let mut s = Repr::new(PacketType::Data);
+        s.worker_id = w;
+        s.src_id = src;
+        s.count = count;
+        s.block_id = 9;
+        s.round = 3;
+        s.frac_bits = 20;
+        Step {
+            port: w,
+            frame: frame(w, s, Some(&[w as i32 + 1; LANES])),
+            what: what.into(),
+        }
+    };
+    let steps = vec![
+        block_done(1, 0, 0),
+        block_done(0, 0, 0),
+        block_done(2, 0, 0),
+        block_done(2, 0, 0),
+        partial(1, 500_000, 2, "a partial of block 9 of round 3 (not gated)"),
+        partial(2, 500_001, 3, "the partial that completes it"),
+    ];
+    Scenario {
+        name: "fabric_spine",
+        config,
+        plan,
+        extra_entries: extra,
+        steps,
+        uplink_ports: Vec::new(),
     }
 }
 
@@ -1207,6 +1352,8 @@ pub fn all() -> Vec<Scenario> {
         random_mix(),
         recycled_generations(),
         fabric_partials(),
+        fabric_leaf(),
+        fabric_spine(),
     ]
 }
 

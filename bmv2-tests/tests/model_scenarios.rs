@@ -317,6 +317,64 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.drop_unexpected, 1, "the pull, {c:?}");
                 assert_eq!((c.results, c.aggregated, c.bypassed), (2, 5, 2), "{c:?}");
             }
+            "fabric_leaf" => {
+                use sgnn_wire::PacketType as T;
+                let got: Vec<_> = out
+                    .iter()
+                    .map(|e| {
+                        let (r, _) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                        (r.sgnn.packet_type, e.port, r.sgnn.worker_id, r.ip.dst)
+                    })
+                    .collect();
+                let ip = sgnn_wire::addressing::worker_ip;
+                assert_eq!(
+                    got,
+                    vec![
+                        // Both workers in: one BlockDone up to the root (port 2) as worker 7.
+                        (T::BlockDone, 2, 7, ip(2)),
+                        // The root's advance: to every replica of the advance group.
+                        (T::BlockAdvance, 0, 0, ip(0)),
+                        (T::BlockAdvance, 1, 1, ip(1)),
+                        (T::BlockAdvance, 2, 2, ip(2)),
+                        // Worker 0 lost it: answered alone.
+                        (T::BlockAdvance, 0, 0, ip(0)),
+                        // The spine's Result, forwarded to worker 0.
+                        (T::Result, 0, 0, ip(0)),
+                    ]
+                );
+                assert_eq!(
+                    (c.block_done, c.block_done_duplicate, c.block_done_stale),
+                    (2, 1, 1),
+                    "{c:?}"
+                );
+                assert_eq!((c.block_advance, c.drop_stale), (1, 1), "{c:?}");
+                assert_eq!((c.drop_unexpected, c.drop_wrong_port), (2, 1), "{c:?}");
+                assert_eq!(c.forwarded, 1, "{c:?}");
+            }
+            "fabric_spine" => {
+                use sgnn_wire::PacketType as T;
+                let got: Vec<_> = out
+                    .iter()
+                    .map(|e| {
+                        let (r, _) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                        (r.sgnn.packet_type, e.port, r.sgnn.count)
+                    })
+                    .collect();
+                assert_eq!(
+                    got,
+                    vec![
+                        (T::BlockAdvance, 0, 0),
+                        (T::BlockAdvance, 1, 0),
+                        (T::BlockAdvance, 2, 0),
+                        (T::BlockAdvance, 2, 0),
+                        (T::Result, 0, 5),
+                    ]
+                );
+                assert_eq!((c.block_done, c.block_advance), (2, 1), "{c:?}");
+                assert_eq!((c.drop_unknown_worker, c.block_done_stale), (1, 1), "{c:?}");
+                assert_eq!((c.drop_stale, c.aggregated, c.results), (0, 2, 1), "{c:?}");
+                assert_eq!(m.regs.sync_done, vec![false, false]);
+            }
             other => panic!("unchecked scenario {other}"),
         }
     }

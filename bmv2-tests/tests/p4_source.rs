@@ -416,7 +416,15 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
     // The program's initial settings are the contract's `Settings::default()`.
     let init = config::Settings::default();
     let mac = init.switch_mac.iter().fold(0u64, |a, &b| a << 8 | b as u64);
+    let (role, sync_base, up_id, up_peer) = init.role.params();
     for (name, v) in [
+        ("INIT_ROLE", role as u64),
+        ("INIT_SYNC_BASE", sync_base as u64),
+        ("INIT_UP_ID", up_id as u64),
+        ("INIT_UP_PEER", up_peer as u64),
+        ("ROLE_STAR", config::role::STAR as u64),
+        ("ROLE_LEAF", config::role::LEAF as u64),
+        ("ROLE_SPINE", config::role::SPINE as u64),
         ("INIT_WORKERS", init.workers as u64),
         ("INIT_BLOCKS_PER_ROUND", init.blocks_per_round as u64),
         ("INIT_ECN_THRESHOLD", init.ecn_threshold as u64),

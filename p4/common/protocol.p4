@@ -23,6 +23,15 @@ const bit<32> INIT_DROP_PROB        = 0;            // off
 const bit<48> INIT_SWITCH_MAC       = 0x02000000fffe; // 02:00:00:00:ff:fe
 const bit<32> INIT_SWITCH_IP        = 0x0a0000fe;     // 10.0.0.254
 const bit<32> INIT_PLAN_TAG         = 0;              // no plan loaded
+const bit<8>  INIT_ROLE             = 0;              // ROLE_STAR
+const bit<16> INIT_SYNC_BASE        = 0;
+const bit<16> INIT_UP_ID            = 0;
+const bit<16> INIT_UP_PEER          = 0;
+/* set_config's role (sgnn_switch::config::role; docs/switch-interface.md, "Leaf-spine
+ * fabric"): every worker on this switch, a leaf, or a spine of a leaf-spine fabric. */
+const bit<8>  ROLE_STAR             = 0;
+const bit<8>  ROLE_LEAF             = 1;
+const bit<8>  ROLE_SPINE            = 2;
 /* dst_id of a daemon's start-up probe (an Ack to itself); the switch answers with
  * plan_tag in src_id (sgnn_wire::PROBE_DST). */
 const bit<32> PROBE_DST             = 0xffffffff;

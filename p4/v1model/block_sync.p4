@@ -10,7 +10,13 @@
  *
  * sync_done cannot be cleared for all workers in one pass, so each multicast replica
  * clears its own worker's entry in egress (BlockSyncEgress), before the advance leaves:
- * a worker's next BlockDone, sent after it got the advance, always finds its entry clear. */
+ * a worker's next BlockDone, sent after it got the advance, always finds its entry clear.
+ *
+ * On a leaf-spine fabric (switch_config's role; sgnn_switch::fabric): sync_done[0] is worker
+ * sync_base's; a leaf whose workers are all in sends one BlockDone up to the root spine
+ * (worker up_id, to worker_table[up_peer]) instead of advancing, and advances when the root's
+ * BlockAdvance for its current block comes back (from_root); the root spine counts the
+ * leaves as its workers. */
 #ifndef SGNN_BLOCK_SYNC_P4
 #define SGNN_BLOCK_SYNC_P4
 
@@ -30,7 +36,8 @@ control CurrentBlock(out bit<16> round, out bit<16> block) {
 
 control BlockSync(inout headers_t hdr,
                   inout metadata_t meta,
-                  inout standard_metadata_t sm) {
+                  inout standard_metadata_t sm,
+                  in bool from_root) {
     @name(".sync_count") @id(40) register<bit<16>>(1) sync_count;
 
     /* The packet becomes BlockAdvance(round, block) for `worker`: a fresh header
@@ -57,22 +64,33 @@ control BlockSync(inout headers_t hdr,
     }
 
     apply {
-        bit<16> workers = meta.cfg.workers;
-        bit<16> w = hdr.sgnn.worker_id;
-        // workers above MAX_WORKERS is a configuration error; never index past it.
-        if (w >= workers || (bit<32>)w >= MAX_WORKERS) {
-            events.count(EV_DROP_UNKNOWN_WORKER);
+        bit<16> round;
+        bit<16> block;
+        sync_round.read(round, 0);
+        sync_block.read(block, 0);
+        bool advance = false;
+        if (from_root) {
+            // A leaf: the root spine's BlockAdvance (sgnn_switch::fabric). For the current
+            // block it advances as its own last BlockDone would on a star.
+            if (hdr.sgnn.round == round && hdr.sgnn.block_id == block) {
+                advance = true;
+            } else {
+                events.count(EV_DROP_STALE);
+            }
         } else {
-            bit<16> round;
-            bit<16> block;
-            sync_round.read(round, 0);
-            sync_block.read(block, 0);
-            if (hdr.sgnn.round < round
+            bit<16> workers = meta.cfg.workers;
+            // sync_done[0] is worker sync_base's (0 but on a fabric's leaf or spine).
+            bit<16> w = hdr.sgnn.worker_id - meta.cfg.sync_base;
+            // workers above MAX_WORKERS is a configuration error; never index past it.
+            if (w >= workers || (bit<32>)w >= MAX_WORKERS) {
+                events.count(EV_DROP_UNKNOWN_WORKER);
+            } else if (hdr.sgnn.round < round
                     || (hdr.sgnn.round == round && hdr.sgnn.block_id < block)) {
                 // The worker lost the advance: answer it alone.
                 events.count(EV_BLOCK_DONE_STALE);
-                make_advance(hdr.sgnn.round, hdr.sgnn.block_id, w);
-                meta.dst_worker = w;
+                bit<16> worker = hdr.sgnn.worker_id;
+                make_advance(hdr.sgnn.round, hdr.sgnn.block_id, worker);
+                meta.dst_worker = worker;
                 meta.to_worker = 1;
             } else if (hdr.sgnn.round != round || hdr.sgnn.block_id != block) {
                 events.count(EV_DROP_STALE);
@@ -87,24 +105,35 @@ control BlockSync(inout headers_t hdr,
                     sync_count.read(count, 0);
                     count = count + 1;
                     events.count(EV_BLOCK_DONE);
+                    sync_count.write(0, count);
                     if (count == workers) {
-                        events.count(EV_BLOCK_ADVANCE);
-                        make_advance(round, block, 0);   // worker_id set per replica
-                        meta.advance_mc = 1;
-                        sm.mcast_grp = ADVANCE_MCAST_GROUP;
-                        sync_count.write(0, 0);
-                        block = block + 1;
-                        if (block >= meta.cfg.blocks_per_round) {
-                            block = 0;
-                            round = round + 1;
+                        if (meta.cfg.role == ROLE_LEAF) {
+                            // A leaf reports its workers done to the root spine, as worker
+                            // up_id, and waits for the root's advance.
+                            make_advance(round, block, meta.cfg.up_id);
+                            hdr.sgnn.pkt_type = TYPE_BLOCK_DONE;
+                            meta.dst_worker = meta.cfg.up_peer;
+                            meta.to_worker = 1;
+                        } else {
+                            advance = true;
                         }
-                        sync_block.write(0, block);
-                        sync_round.write(0, round);
-                    } else {
-                        sync_count.write(0, count);
                     }
                 }
             }
+        }
+        if (advance) {
+            events.count(EV_BLOCK_ADVANCE);
+            make_advance(round, block, 0);   // worker_id set per replica
+            meta.advance_mc = 1;
+            sm.mcast_grp = ADVANCE_MCAST_GROUP;
+            sync_count.write(0, 0);
+            block = block + 1;
+            if (block >= meta.cfg.blocks_per_round) {
+                block = 0;
+                round = round + 1;
+            }
+            sync_block.write(0, block);
+            sync_round.write(0, round);
         }
     }
 }
@@ -119,8 +148,10 @@ control BlockSyncEgress(inout headers_t hdr,
         meta.dst_worker = sm.egress_rid;
         hdr.sgnn.worker_id = sm.egress_rid;
         // An all-sent notice (recovery.p4) takes the same group and leaves sync_done alone.
-        if (hdr.sgnn.pkt_type == TYPE_BLOCK_ADVANCE && (bit<32>)sm.egress_rid < MAX_WORKERS) {
-            sync_done.write((bit<32>)sm.egress_rid, 0);
+        // sync_done[0] is worker sync_base's (a fabric's leaf or spine).
+        bit<16> i = sm.egress_rid - meta.cfg.sync_base;
+        if (hdr.sgnn.pkt_type == TYPE_BLOCK_ADVANCE && (bit<32>)i < MAX_WORKERS) {
+            sync_done.write((bit<32>)i, 0);
         }
     }
 }

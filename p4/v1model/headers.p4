@@ -27,6 +27,10 @@ struct config_t {
     bit<48> switch_mac;
     bit<32> switch_ip;
     bit<32> plan_tag;
+    bit<8>  role;           // ROLE_STAR, ROLE_LEAF, ROLE_SPINE
+    bit<16> sync_base;      // worker id of sync_done[0]
+    bit<16> up_id;          // a leaf's worker id at the root spine
+    bit<16> up_peer;        // a leaf's worker_table id of the root spine
 }
 
 /* meta.agg_kind (aggregation.p4). */

@@ -17,7 +17,8 @@ control SwitchConfig(inout metadata_t meta) {
     @name(".set_config") @id(7)
     action set_config(bit<16> workers, bit<16> blocks_per_round, bit<32> ecn_threshold,
                       bit<32> drop_every, bit<32> drop_prob, bit<48> switch_mac,
-                      bit<32> switch_ip, bit<32> plan_tag) {
+                      bit<32> switch_ip, bit<32> plan_tag, bit<8> role,
+                      bit<16> sync_base, bit<16> up_id, bit<16> up_peer) {
         meta.cfg.workers = workers;
         meta.cfg.blocks_per_round = blocks_per_round;
         meta.cfg.ecn_threshold = ecn_threshold;
@@ -26,6 +27,10 @@ control SwitchConfig(inout metadata_t meta) {
         meta.cfg.switch_mac = switch_mac;
         meta.cfg.switch_ip = switch_ip;
         meta.cfg.plan_tag = plan_tag;
+        meta.cfg.role = role;
+        meta.cfg.sync_base = sync_base;
+        meta.cfg.up_id = up_id;
+        meta.cfg.up_peer = up_peer;
     }
 
     @name(".switch_config") @id(6)
@@ -33,7 +38,8 @@ control SwitchConfig(inout metadata_t meta) {
         actions = { @defaultonly set_config; }
         default_action = set_config(INIT_WORKERS, INIT_BLOCKS_PER_ROUND, INIT_ECN_THRESHOLD,
                                     INIT_DROP_EVERY, INIT_DROP_PROB, INIT_SWITCH_MAC,
-                                    INIT_SWITCH_IP, INIT_PLAN_TAG);
+                                    INIT_SWITCH_IP, INIT_PLAN_TAG, INIT_ROLE,
+                                    INIT_SYNC_BASE, INIT_UP_ID, INIT_UP_PEER);
         size = 1;
     }
 

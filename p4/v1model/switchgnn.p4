@@ -75,6 +75,10 @@ control SgnnIngress(inout headers_t hdr,
                 // A Data pass or a pull goes through Aggregation, applied at one place only
                 // (bmv2 wants one call site per table).
                 bool run_aggregation = false;
+                // Block synchronisation, applied at one place: a worker's BlockDone, or on a
+                // leaf the root spine's BlockAdvance (block_sync.p4).
+                bool run_sync = false;
+                bool from_root = false;
                 if (t == TYPE_DATA) {
                     bool accepted = true;
                     if (from_host) {
@@ -83,7 +87,10 @@ control SgnnIngress(inout headers_t hdr,
                         bit<16> sync_r;
                         bit<16> sync_b;
                         current_block.apply(sync_r, sync_b);
-                        if (hdr.sgnn.round != sync_r || hdr.sgnn.block_id != sync_b) {
+                        // A spine's partials were gated by their leaves (a spine other
+                        // than the root never learns the block; agg_tag keeps blocks apart).
+                        if (meta.cfg.role != ROLE_SPINE
+                                && (hdr.sgnn.round != sync_r || hdr.sgnn.block_id != sync_b)) {
                             events.count(EV_DROP_STALE);
                             accepted = false;
                         } else if (hdr.sgnn.pass != 0 && hdr.sgnn.resend == 0) {
@@ -105,8 +112,17 @@ control SgnnIngress(inout headers_t hdr,
                     if (!own_port) {
                         events.count(EV_DROP_WRONG_PORT);
                     } else {
-                        block_sync.apply(hdr, meta, sm);
+                        run_sync = true;
                     }
+                } else if (t == TYPE_BLOCK_ADVANCE && meta.cfg.role == ROLE_LEAF
+                           && hdr.ipv4.dst_addr == meta.cfg.switch_ip && !known) {
+                    // The root spine's advance, to this leaf from a port of no worker.
+                    run_sync = true;
+                    from_root = true;
+                } else if (t == TYPE_RESULT && hdr.ipv4.dst_addr != meta.cfg.switch_ip
+                           && !known) {
+                    // A spine's Result on its way to a worker under this leaf.
+                    forward = true;
                 } else if (t == TYPE_ACK && hdr.sgnn.dst_id == SEQ_PROBE) {
                     // A tail probe, answered with a NACK frame, or the all-sent notice to
                     // every worker (recovery.p4).
@@ -145,6 +161,9 @@ control SgnnIngress(inout headers_t hdr,
                 }
                 if (run_aggregation) {
                     aggregation.apply(hdr, meta, sm);
+                }
+                if (run_sync) {
+                    block_sync.apply(hdr, meta, sm, from_root);
                 }
             }
         }

@@ -46,8 +46,101 @@ pub const SET_CONFIG: Action = Action {
             name: "plan_tag",
             bits: 32,
         },
+        Param {
+            name: "role",
+            bits: 8,
+        },
+        Param {
+            name: "sync_base",
+            bits: 16,
+        },
+        Param {
+            name: "up_id",
+            bits: 16,
+        },
+        Param {
+            name: "up_peer",
+            bits: 16,
+        },
     ],
 };
+
+/// `set_config`'s `role` values (`ROLE_*` in `p4/common/protocol.p4`).
+pub mod role {
+    /// Every worker on this switch.
+    pub const STAR: u8 = 0;
+    /// A leaf of a leaf-spine fabric.
+    pub const LEAF: u8 = 1;
+    /// A spine of a leaf-spine fabric.
+    pub const SPINE: u8 = 2;
+}
+
+/// Where a switch sits in a leaf-spine fabric ([`crate::fabric`]): `set_config`'s `role`,
+/// `sync_base`, `up_id` and `up_peer`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Role {
+    /// Every worker on this switch: it synchronises blocks itself (`role` 0, the rest 0).
+    #[default]
+    Star,
+    /// A leaf (`role` 1): its block synchronisation counts its `workers` workers from
+    /// `first_worker` (`sync_base`); when all are in, it reports up as worker `id` (`up_id`)
+    /// to the root spine (peer `root` of its `worker_table`, `up_peer`), and advances when
+    /// the root's BlockAdvance comes back.
+    Leaf {
+        /// Its first worker's id.
+        first_worker: u16,
+        /// Its worker id at the root spine.
+        id: u16,
+        /// The root spine's peer id here.
+        root: u16,
+    },
+    /// A spine (`role` 2): adds leaves' partials whatever block it is at; the root spine's
+    /// block synchronisation counts the leaves, worker ids from `first_peer` (`sync_base`).
+    Spine {
+        /// The first leaf's peer id.
+        first_peer: u16,
+    },
+}
+
+impl Role {
+    /// The worker id of `sync_done[0]`.
+    pub fn sync_base(self) -> u16 {
+        match self {
+            Role::Star => 0,
+            Role::Leaf { first_worker, .. } => first_worker,
+            Role::Spine { first_peer } => first_peer,
+        }
+    }
+
+    /// `(role, sync_base, up_id, up_peer)`.
+    pub fn params(self) -> (u8, u16, u16, u16) {
+        match self {
+            Role::Star => (role::STAR, 0, 0, 0),
+            Role::Leaf {
+                first_worker,
+                id,
+                root,
+            } => (role::LEAF, first_worker, id, root),
+            Role::Spine { first_peer } => (role::SPINE, first_peer, 0, 0),
+        }
+    }
+
+    /// The role `params` stand for; `None` for an unknown `role`.
+    pub fn from_params(role: u8, sync_base: u16, up_id: u16, up_peer: u16) -> Option<Role> {
+        match role {
+            role::STAR => Some(Role::Star),
+            role::LEAF => Some(Role::Leaf {
+                first_worker: sync_base,
+                id: up_id,
+                root: up_peer,
+            }),
+            role::SPINE => Some(Role::Spine {
+                first_peer: sync_base,
+            }),
+            _ => None,
+        }
+    }
+}
 
 /// `switch_config`: keyless; its default action holds the settings.
 pub const SWITCH_CONFIG: Table = Table {
@@ -78,6 +171,8 @@ pub struct Settings {
     pub switch_ip: [u8; 4],
     /// [`sgnn_plan::Plan::tag`] of the plan loaded (0: none), the answer to a probe.
     pub plan_tag: u32,
+    /// Its place in a leaf-spine fabric (`role`, `sync_base`, `up_id`, `up_peer`).
+    pub role: Role,
 }
 
 impl Default for Settings {
@@ -91,6 +186,7 @@ impl Default for Settings {
             switch_mac: SWITCH_MAC,
             switch_ip: SWITCH_IP,
             plan_tag: 0,
+            role: Role::Star,
         }
     }
 }

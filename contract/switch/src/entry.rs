@@ -311,20 +311,27 @@ impl TypedEntry {
                 vec![port as u128],
                 vec![worker_id as u128],
             ),
-            TypedEntry::Config(s) => (
-                &SET_CONFIG,
-                vec![],
-                vec![
-                    s.workers as u128,
-                    s.blocks_per_round as u128,
-                    s.ecn_threshold as u128,
-                    s.drop_every as u128,
-                    s.drop_prob as u128,
-                    mac_value(s.switch_mac),
-                    ip_value(s.switch_ip),
-                    s.plan_tag as u128,
-                ],
-            ),
+            TypedEntry::Config(s) => {
+                let (role, sync_base, up_id, up_peer) = s.role.params();
+                (
+                    &SET_CONFIG,
+                    vec![],
+                    vec![
+                        s.workers as u128,
+                        s.blocks_per_round as u128,
+                        s.ecn_threshold as u128,
+                        s.drop_every as u128,
+                        s.drop_prob as u128,
+                        mac_value(s.switch_mac),
+                        ip_value(s.switch_ip),
+                        s.plan_tag as u128,
+                        role as u128,
+                        sync_base as u128,
+                        up_id as u128,
+                        up_peer as u128,
+                    ],
+                )
+            }
         };
         let t = self.table();
         Entry {
@@ -423,6 +430,18 @@ impl TypedEntry {
                 switch_mac: mac_of(g("switch_mac")),
                 switch_ip: (g("switch_ip") as u32).to_be_bytes(),
                 plan_tag: g("plan_tag") as u32,
+                role: crate::config::Role::from_params(
+                    g("role") as u8,
+                    g("sync_base") as u16,
+                    g("up_id") as u16,
+                    g("up_peer") as u16,
+                )
+                .ok_or_else(|| {
+                    ContractError::Invalid(format!(
+                        "set_config role {}: 0 (star), 1 (leaf) or 2 (spine)",
+                        g("role")
+                    ))
+                })?,
             }),
         })
     }
@@ -534,6 +553,11 @@ mod tests {
                 workers: 4,
                 plan_tag: 0xdead_beef,
                 drop_prob: Settings::drop_prob_of(0.25),
+                role: crate::config::Role::Leaf {
+                    first_worker: 8,
+                    id: 34,
+                    root: 40,
+                },
                 ..Settings::default()
             }),
         ]

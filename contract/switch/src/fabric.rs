@@ -2,8 +2,9 @@
 //! `agg_table` entries, ports and peers each switch gets. The two actions
 //! ([`crate::aggregation::AGGREGATE_UP`], [`crate::aggregation::AGGREGATE_PARTIALS`]) are in
 //! the v1model program and the software switch (not the TNA program:
-//! [`crate::tna::V1MODEL_ONLY_ACTIONS`]); the leaf and spine roles of block synchronisation
-//! are the software switch's only (`softswitch::FabricRole`).
+//! [`crate::tna::V1MODEL_ONLY_ACTIONS`]), and so are the leaf and spine roles of block
+//! synchronisation ([`crate::config::Role`], `set_config`'s `role`, `sync_base`, `up_id`,
+//! `up_peer`; the TNA program takes and ignores them).
 //!
 //! Shape: `leaves` leaf switches with `workers / leaves` workers each (worker `w` on leaf
 //! `w / per_leaf`, on the leaf's port `w % per_leaf`), every leaf linked to every one of
@@ -31,8 +32,8 @@
 //!   `workers + l`.
 //!
 //! Not yet: loss recovery across the two levels (a lost partial leaves its aggregate
-//! incomplete; the simulator refuses loss on a fabric), raw bypass of a split aggregate, and
-//! the P4 programs.
+//! incomplete; with loss the simulator runs its models on a fabric), raw bypass of a split
+//! aggregate, the TNA program, and `switch-ctl load` onto a fabric.
 
 use sgnn_plan::{Plan, ReplicaGroups};
 

@@ -94,7 +94,11 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .param("drop_prob", 0)
         .param("switch_mac", 0x02_00_00_00_ff_fe)
         .param("switch_ip", 0x0a00_00fe)
-        .param("plan_tag", 0xdead_beef);
+        .param("plan_tag", 0xdead_beef)
+        .param("role", 0)
+        .param("sync_base", 0)
+        .param("up_id", 0)
+        .param("up_peer", 0);
     t.apply(&[switch_ctl::target::Op::SetDefault(cfg.clone())])
         .unwrap();
     assert_eq!(t.read_default("switch_config").unwrap(), Some(cfg));

@@ -216,6 +216,7 @@ impl Pipeline {
         c.mac = s.switch_mac;
         c.ip = s.switch_ip;
         c.plan_tag = s.plan_tag;
+        c.role = s.role;
         self.regs.sync_done.resize(s.workers as usize, false);
     }
 
@@ -231,6 +232,7 @@ impl Pipeline {
             switch_mac: c.mac,
             switch_ip: c.ip,
             plan_tag: c.plan_tag,
+            role: c.role,
         }
     }
 

@@ -93,41 +93,9 @@ pub struct SwitchConfig {
     pub role: FabricRole,
 }
 
-/// Where a switch sits in a leaf-spine fabric (`sgnn_switch::fabric`, software switch only).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum FabricRole {
-    /// Every worker on this switch: it synchronises blocks itself.
-    #[default]
-    Star,
-    /// A leaf: its block synchronisation counts its `workers` workers from `first_worker`;
-    /// when all are in, it reports up as worker `id` to the root spine (peer `root` of its
-    /// `worker_table`), and advances when the root's BlockAdvance comes back.
-    Leaf {
-        /// Its first worker's id.
-        first_worker: u16,
-        /// Its worker id at the root spine.
-        id: u16,
-        /// The root spine's peer id here.
-        root: u16,
-    },
-    /// A spine: adds leaves' partials whatever block it is at; the root spine's block
-    /// synchronisation counts the leaves, worker ids from `first_peer`.
-    Spine {
-        /// The first leaf's peer id.
-        first_peer: u16,
-    },
-}
-
-impl FabricRole {
-    /// The worker id of `sync_done[0]`.
-    fn sync_base(self) -> u16 {
-        match self {
-            FabricRole::Star => 0,
-            FabricRole::Leaf { first_worker, .. } => first_worker,
-            FabricRole::Spine { first_peer } => first_peer,
-        }
-    }
-}
+/// Where a switch sits in a leaf-spine fabric: the contract's [`sgnn_switch::config::Role`]
+/// (`set_config`'s `role`, `sync_base`, `up_id`, `up_peer`).
+pub use sgnn_switch::config::Role as FabricRole;
 
 impl SwitchConfig {
     /// What `switch-ctl load` sets for `plan` (program.rs's `set_config`): the plan's
