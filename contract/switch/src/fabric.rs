@@ -33,11 +33,14 @@
 //!
 //! Not yet: loss recovery across the two levels (a lost partial leaves its aggregate
 //! incomplete; with loss the simulator runs its models on a fabric), raw bypass of a split
-//! aggregate, the TNA program, and `switch-ctl load` onto a fabric.
+//! aggregate, the TNA program, and a testbed of several switch processes.
 
 use sgnn_plan::{Plan, ReplicaGroups};
+use sgnn_wire::addressing::{worker_ip, worker_mac};
 
 use crate::aggregation::{AggAction, AggKey, AggregateParams};
+use crate::config::{Role, Settings};
+use crate::TypedEntry;
 
 /// The spine that counts the leaves' BlockDone and multicasts BlockAdvance.
 pub const ROOT_SPINE: u32 = 0;
@@ -178,6 +181,130 @@ impl Fabric {
         h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         h ^= h >> 31;
         (h % u64::from(self.spines)) as u32
+    }
+}
+
+/// What `switch` holds besides its `agg_table` rows and DSCP classes: its ports, peers and
+/// routes (`worker_table`, `worker_addr`, `ipv4_forward`, `port_worker`) and its multicast
+/// groups (the advance group and the plan's replica groups, `groups`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SwitchTables {
+    /// Table entries.
+    pub entries: Vec<TypedEntry>,
+    /// Multicast groups: (group, replicas as (replica id, port)).
+    pub groups: Vec<(u16, Vec<(u16, u16)>)>,
+}
+
+/// [`SwitchTables`] of `switch` (see the module for ports and peers). Worker `w`'s address is
+/// `sgnn_wire::addressing::worker_ip(w)` and `worker_mac(w)`.
+pub fn switch_tables(
+    fabric: &Fabric,
+    switch: FabricSwitch,
+    groups: &ReplicaGroups,
+) -> SwitchTables {
+    let mut entries = Vec::new();
+    let mut ports = vec![0u16; fabric.workers as usize];
+    let mut advance = Vec::new();
+    let peer =
+        |entries: &mut Vec<TypedEntry>, id: u16, port: u16, (mac, ip): ([u8; 6], [u8; 4])| {
+            entries.push(TypedEntry::Worker {
+                worker_id: id,
+                port,
+            });
+            entries.push(TypedEntry::WorkerAddr {
+                worker_id: id,
+                mac,
+                ip,
+            });
+            entries.push(TypedEntry::Ipv4Forward { dst_addr: ip, port });
+        };
+    for w in 0..fabric.workers {
+        let local = matches!(switch, FabricSwitch::Leaf(l) if fabric.leaf_of(w) == l);
+        let port = match switch {
+            FabricSwitch::Leaf(l) if local => (w - fabric.workers_of(l).start) as u16,
+            FabricSwitch::Leaf(_) => fabric.uplink_port(fabric.spine_towards(w)),
+            FabricSwitch::Spine(_) => fabric.leaf_of(w) as u16,
+        };
+        let id = w as u16;
+        ports[w as usize] = port;
+        peer(&mut entries, id, port, (worker_mac(id), worker_ip(id)));
+        if local {
+            entries.push(TypedEntry::PortWorker {
+                port,
+                worker_id: id,
+            });
+            advance.push((id, port));
+        }
+    }
+    match switch {
+        FabricSwitch::Leaf(_) => {
+            for s in 0..fabric.spines {
+                let port = fabric.uplink_port(s);
+                peer(
+                    &mut entries,
+                    fabric.spine_peer(s),
+                    port,
+                    fabric.spine_addr(s),
+                );
+            }
+        }
+        FabricSwitch::Spine(_) => {
+            for l in 0..fabric.leaves {
+                let id = fabric.leaf_peer(l);
+                peer(&mut entries, id, l as u16, fabric.leaf_addr(l));
+                entries.push(TypedEntry::PortWorker {
+                    port: l as u16,
+                    worker_id: id,
+                });
+                advance.push((id, l as u16));
+            }
+        }
+    }
+    let mut out = vec![(crate::block_sync::ADVANCE_GROUP, advance)];
+    for (i, set) in groups.sets.iter().enumerate() {
+        let id = (sgnn_plan::FIRST_REPLICA_GROUP as usize + i) as u16;
+        let replicas = set
+            .iter()
+            .filter(|&&w| w < fabric.workers)
+            .map(|&w| (w as u16, ports[w as usize]))
+            .collect();
+        out.push((id, replicas));
+    }
+    SwitchTables {
+        entries,
+        groups: out,
+    }
+}
+
+/// The settings of `switch` for `plan` (`set_config`): its workers (a leaf's own, a spine's
+/// leaves), blocks per round, plan tag, role and address; the rest as
+/// [`Settings::default`].
+pub fn settings(plan: &Plan, fabric: &Fabric, switch: FabricSwitch) -> Settings {
+    let (mac, ip) = fabric.addr(switch);
+    let (workers, role) = match switch {
+        FabricSwitch::Leaf(l) => (
+            fabric.per_leaf(),
+            Role::Leaf {
+                first_worker: fabric.workers_of(l).start as u16,
+                id: fabric.leaf_peer(l),
+                root: fabric.spine_peer(ROOT_SPINE),
+            },
+        ),
+        FabricSwitch::Spine(_) => (
+            fabric.leaves,
+            Role::Spine {
+                first_peer: fabric.leaf_peer(0),
+            },
+        ),
+    };
+    Settings {
+        workers: workers as u16,
+        blocks_per_round: plan.blocks.len() as u16,
+        plan_tag: plan.tag(),
+        switch_mac: mac,
+        switch_ip: ip,
+        role,
+        ..Settings::default()
     }
 }
 

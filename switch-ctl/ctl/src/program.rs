@@ -150,6 +150,14 @@ pub enum ProgramError {
         /// Switch size.
         have: u64,
     },
+    /// A fabric whose workers are not the plan's.
+    #[error("the fabric has {fabric} workers but the plan {workers}: plan for --workers {fabric} or give the fabric the plan's")]
+    FabricWorkers {
+        /// Plan workers.
+        workers: u32,
+        /// Fabric workers.
+        fabric: u32,
+    },
     /// Ports do not match the plan.
     #[error("the plan has {workers} workers but {ports} worker ports were given")]
     Ports {
@@ -299,5 +307,123 @@ pub fn program_for(
     prog.block_entries = (0..plan.blocks.len())
         .map(|b| block_entries(plan, b, &groups))
         .collect();
+    Ok(prog)
+}
+
+/// Builds and checks everything `switch` of a leaf-spine `fabric` needs for `plan`
+/// (`sgnn_switch::fabric`: its role and address in the settings, its ports, peers, routes
+/// and groups, each block's rows as `lower_block` gives them to it). Of `deployment`, the
+/// ECN threshold, the drop simulator, the DSCP classes and the recirculation port are used;
+/// the ports are the fabric's (a leaf's workers first, then one uplink per spine; a spine's
+/// port `l` to leaf `l`).
+pub fn program_for_fabric(
+    plan: &Plan,
+    fabric: &sgnn_switch::fabric::Fabric,
+    switch: sgnn_switch::fabric::FabricSwitch,
+    deployment: &Deployment,
+    sizes: &SwitchSizes,
+) -> Result<SwitchProgram, ProgramError> {
+    use sgnn_switch::fabric::{lower_block, settings, switch_tables};
+    if fabric.workers != plan.workers() {
+        return Err(ProgramError::FabricWorkers {
+            workers: plan.workers(),
+            fabric: fabric.workers,
+        });
+    }
+    // Worker ids and peer ids share the worker tables.
+    let ids = fabric.workers as u64 + fabric.leaves.max(fabric.spines) as u64;
+    if ids > sizes.max_workers {
+        return Err(ProgramError::Workers {
+            workers: ids,
+            have: sizes.max_workers,
+        });
+    }
+    let segments = plan.manifest.segments as u64;
+    let used = plan
+        .blocks
+        .iter()
+        .flat_map(|b| b.aggregators.iter())
+        .map(|a| a.base as u64 + segments)
+        .max()
+        .unwrap_or(0);
+    if used > sizes.aggregators {
+        return Err(ProgramError::Aggregators {
+            used,
+            have: sizes.aggregators,
+            max_mem: format!(
+                "{}KB",
+                sizes.aggregators * plan.manifest.config.agg_bytes as u64 / 1024
+            ),
+        });
+    }
+    let mut s = settings(plan, fabric, switch);
+    s.ecn_threshold = deployment.ecn_threshold;
+    s.drop_every = deployment.drop_every;
+    s.drop_prob = Settings::drop_prob_of(deployment.drop_probability);
+    let groups = plan.replica_groups();
+    let st = switch_tables(fabric, switch, &groups);
+    let mut prog = SwitchProgram {
+        config: TypedEntry::Config(s).to_entry(),
+        base_entries: st.entries.iter().map(TypedEntry::to_entry).collect(),
+        block_entries: Vec::new(),
+        registers: Vec::new(),
+        groups: st
+            .groups
+            .iter()
+            .map(|(id, r)| MulticastGroup {
+                id: *id as u32,
+                replicas: r
+                    .iter()
+                    .map(|&(rid, port)| (rid as u32, port as u32))
+                    .collect(),
+            })
+            .collect(),
+        clone_sessions: vec![(RECIRCULATION_SESSION, deployment.recirculation_port)],
+    };
+    for &(dscp, queue) in &deployment.dscp_priority {
+        prog.base_entries
+            .push(TypedEntry::DscpPriority { dscp, queue }.to_entry());
+    }
+    let reg = |register, value| RegisterWrite {
+        register,
+        index: 0,
+        value,
+    };
+    prog.registers = vec![
+        reg(block_sync::SYNC_ROUND.name, 0),
+        reg(block_sync::SYNC_BLOCK.name, 0),
+        reg(block_sync::SYNC_COUNT.name, 0),
+        reg(drop_simulator::DROP_SEEN.name, 0),
+    ];
+    for w in 0..s.workers as u64 {
+        prog.registers.push(RegisterWrite {
+            register: block_sync::SYNC_DONE.name,
+            index: w,
+            value: 0,
+        });
+    }
+    for b in 0..plan.blocks.len() {
+        let rows = lower_block(plan, fabric, b, &groups);
+        let rows = rows.of(switch);
+        // src_seen: a leaf's cells are its block's sources', a spine's one per partial.
+        let cells = match switch {
+            sgnn_switch::fabric::FabricSwitch::Leaf(_) => {
+                plan.blocks[b].sources.len() as u64 * segments
+            }
+            sgnn_switch::fabric::FabricSwitch::Spine(_) => rows.len() as u64 * segments,
+        };
+        if cells > sizes.seen_cells {
+            return Err(ProgramError::SeenCells {
+                block: b,
+                cells,
+                have: sizes.seen_cells,
+            });
+        }
+        prog.block_entries.push(
+            rows.iter()
+                .map(|&(k, a)| TypedEntry::Agg(k, a).to_entry())
+                .collect(),
+        );
+    }
     Ok(prog)
 }

@@ -328,3 +328,102 @@ fn p4runtime_over_tls_needs_the_right_ca() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["settings"]["plan_tag"], plan.tag(), "{out}");
 }
+
+/// `switch-ctl load --fabric 2,2 --fabric-switch leaf:N|spine:N` over real gRPC into one
+/// software switch per leaf and spine: each holds exactly what the simulator's fabric gives
+/// that switch (`Tables::for_fabric`, `SwitchConfig::for_fabric`, `lower_block`), role and
+/// address included. Bad fabric arguments are clear errors.
+#[test]
+fn load_each_switch_of_a_leaf_spine_fabric() {
+    use sgnn_switch::fabric::{lower_block, Fabric, FabricSwitch};
+    let (dir, plan) = plan_dir(64 * 1024, 64);
+    let d = dir.path().to_str().unwrap();
+    let fabric = Fabric::new(4, 2, 2).unwrap();
+    let groups = plan.replica_groups();
+    let mut split = 0;
+    for (name, role) in [
+        ("leaf:0", FabricSwitch::Leaf(0)),
+        ("leaf:1", FabricSwitch::Leaf(1)),
+        ("spine:0", FabricSwitch::Spine(0)),
+        ("spine:1", FabricSwitch::Spine(1)),
+    ] {
+        let sw = Arc::new(Mutex::new(Pipeline::new(
+            SwitchConfig::default(),
+            Tables::default(),
+        )));
+        let sock = tempfile::tempdir().unwrap();
+        let addr = softswitch::p4rt::spawn(
+            sw.clone(),
+            0,
+            softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
+        )
+        .unwrap();
+        let (ok, out, err) = ctl(&[
+            "load",
+            "--plan",
+            d,
+            "--target",
+            &addr,
+            "--quiet",
+            "--fabric",
+            "2,2",
+            "--fabric-switch",
+            name,
+        ]);
+        assert!(ok, "{name}: {out}{err}");
+        let p = sw.lock().unwrap();
+        let want_cfg = SwitchConfig::for_fabric(&plan, &fabric, role);
+        assert_eq!(
+            (p.config.role, p.config.workers, p.config.ip, p.config.mac),
+            (want_cfg.role, want_cfg.workers, want_cfg.ip, want_cfg.mac),
+            "{name}"
+        );
+        let mut want = Tables::for_fabric(&fabric, role, &groups);
+        for b in 0..plan.blocks.len() {
+            want.install_entries(lower_block(&plan, &fabric, b, &groups).of(role));
+        }
+        assert_eq!(p.tables.agg_table, want.agg_table, "{name}");
+        assert_eq!(p.tables.worker_table, want.worker_table, "{name}");
+        assert_eq!(p.tables.worker_addr, want.worker_addr, "{name}");
+        assert_eq!(p.tables.port_worker, want.port_worker, "{name}");
+        assert_eq!(p.tables.ipv4_forward, want.ipv4_forward, "{name}");
+        assert_eq!(p.tables.multicast_groups, want.multicast_groups, "{name}");
+        if matches!(role, FabricSwitch::Spine(_)) {
+            split += p.tables.agg_table.len();
+        }
+    }
+    assert!(
+        split > 0,
+        "the plan's rows span the leaves: the spines hold partials rows"
+    );
+    for (args, want) in [
+        (
+            ["--fabric", "3,2", "--fabric-switch", "leaf:0"],
+            "leaves that divide the workers",
+        ),
+        (
+            ["--fabric", "2", "--fabric-switch", "leaf:0"],
+            "want LEAVES,SPINES",
+        ),
+        (
+            ["--fabric", "2,2", "--fabric-switch", "leaf:2"],
+            "leaves 0..2 and spines 0..2",
+        ),
+        (
+            ["--fabric", "2,2", "--fabric-switch", "core:0"],
+            "want leaf:N or spine:N",
+        ),
+    ] {
+        let mut a = vec![
+            "load",
+            "--plan",
+            d,
+            "--target",
+            "unix:/nonexistent",
+            "--quiet",
+        ];
+        a.extend(args);
+        let (ok, _, err) = ctl(&a);
+        assert!(!ok && err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -127,29 +127,12 @@ impl SwitchConfig {
         fabric: &sgnn_switch::fabric::Fabric,
         switch: sgnn_switch::fabric::FabricSwitch,
     ) -> SwitchConfig {
-        use sgnn_switch::fabric::{FabricSwitch, ROOT_SPINE};
-        let (mac, ip) = fabric.addr(switch);
-        let (workers, role) = match switch {
-            FabricSwitch::Leaf(l) => (
-                fabric.per_leaf(),
-                FabricRole::Leaf {
-                    first_worker: fabric.workers_of(l).start as u16,
-                    id: fabric.leaf_peer(l),
-                    root: fabric.spine_peer(ROOT_SPINE),
-                },
-            ),
-            FabricSwitch::Spine(_) => (
-                fabric.leaves,
-                FabricRole::Spine {
-                    first_peer: fabric.leaf_peer(0),
-                },
-            ),
-        };
+        let s = sgnn_switch::fabric::settings(plan, fabric, switch);
         SwitchConfig {
-            workers: workers as u16,
-            mac,
-            ip,
-            role,
+            workers: s.workers,
+            mac: s.switch_mac,
+            ip: s.switch_ip,
+            role: s.role,
             ..SwitchConfig::for_plan(plan)
         }
     }

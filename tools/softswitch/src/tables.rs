@@ -18,6 +18,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use sgnn_plan::Plan;
 use sgnn_switch::fabric::{Fabric, FabricSwitch};
+use sgnn_switch::TypedEntry;
 
 /// A multiplicative hasher for the small integer keys of the tables (exact-match keys are
 /// not attacker-chosen here; SipHash cost a third of the pipeline's time).
@@ -237,59 +238,31 @@ impl Tables {
         switch: FabricSwitch,
         groups: &sgnn_plan::ReplicaGroups,
     ) -> Tables {
-        use sgnn_wire::addressing::{worker_ip, worker_mac};
+        let st = sgnn_switch::fabric::switch_tables(fabric, switch, groups);
         let mut t = Tables::default();
-        let mut advance = Vec::new();
-        let peer = |t: &mut Tables, id: u16, port: PortId, (mac, ip): ([u8; 6], [u8; 4])| {
-            t.worker_table.insert(id, port);
-            t.worker_addr.insert(id, WorkerAddr { mac, ip });
-            t.ipv4_forward.insert(ip, port);
-        };
-        for w in 0..fabric.workers {
-            let port = match switch {
-                FabricSwitch::Leaf(l) if fabric.leaf_of(w) == l => {
-                    (w - fabric.workers_of(l).start) as PortId
+        for e in st.entries {
+            match e {
+                TypedEntry::Worker { worker_id, port } => {
+                    t.worker_table.insert(worker_id, port);
                 }
-                FabricSwitch::Leaf(_) => fabric.uplink_port(fabric.spine_towards(w)),
-                FabricSwitch::Spine(_) => fabric.leaf_of(w) as PortId,
-            };
-            let id = w as u16;
-            peer(&mut t, id, port, (worker_mac(id), worker_ip(id)));
-            if matches!(switch, FabricSwitch::Leaf(l) if fabric.leaf_of(w) == l) {
-                t.port_worker.insert(port, id);
-                advance.push(Replica { rid: id, port });
+                TypedEntry::WorkerAddr { worker_id, mac, ip } => {
+                    t.worker_addr.insert(worker_id, WorkerAddr { mac, ip });
+                }
+                TypedEntry::Ipv4Forward { dst_addr, port } => {
+                    t.ipv4_forward.insert(dst_addr, port);
+                }
+                TypedEntry::PortWorker { port, worker_id } => {
+                    t.port_worker.insert(port, worker_id);
+                }
+                other => unreachable!("switch_tables gives no {other:?}"),
             }
         }
-        match switch {
-            FabricSwitch::Leaf(_) => {
-                for s in 0..fabric.spines {
-                    let port = fabric.uplink_port(s);
-                    peer(&mut t, fabric.spine_peer(s), port, fabric.spine_addr(s));
-                }
-            }
-            FabricSwitch::Spine(_) => {
-                for l in 0..fabric.leaves {
-                    let id = fabric.leaf_peer(l);
-                    peer(&mut t, id, l as PortId, fabric.leaf_addr(l));
-                    t.port_worker.insert(l as PortId, id);
-                    advance.push(Replica {
-                        rid: id,
-                        port: l as PortId,
-                    });
-                }
-            }
-        }
-        t.multicast_groups.insert(ADVANCE_GROUP, advance);
-        for (i, set) in groups.sets.iter().enumerate() {
-            let id = (sgnn_plan::FIRST_REPLICA_GROUP as usize + i) as u16;
-            let replicas = set
-                .iter()
-                .filter_map(|&w| {
-                    let rid = w as u16;
-                    t.worker_table.get(&rid).map(|&port| Replica { rid, port })
-                })
+        for (id, replicas) in st.groups {
+            let r = replicas
+                .into_iter()
+                .map(|(rid, port)| Replica { rid, port })
                 .collect();
-            t.multicast_groups.insert(id, replicas);
+            t.multicast_groups.insert(id, r);
         }
         t
     }

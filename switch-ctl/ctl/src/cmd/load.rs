@@ -39,6 +39,22 @@ pub struct LoadArgs {
     /// Drop simulator: drop each SwitchGNN frame from a host with this probability.
     #[arg(long, default_value_t = 0.0)]
     drop_prob: f64,
+    /// Load one switch of a leaf-spine fabric (docs/switch-interface.md, "Leaf-spine
+    /// fabric"): LEAVES,SPINES, with the plan's workers spread evenly over the leaves (worker
+    /// w on leaf w / (workers / LEAVES)). Needs --fabric-switch. The v1model program (bmv2,
+    /// the software switch) has the roles; the TNA program does not.
+    #[arg(
+        long,
+        value_name = "LEAVES,SPINES",
+        requires = "fabric_switch",
+        conflicts_with = "worker_ports"
+    )]
+    fabric: Option<String>,
+    /// Which switch of --fabric this is: leaf:N or spine:N (spine:0 synchronises the
+    /// blocks). Ports: a leaf's workers on ports 0.., then one uplink per spine; a spine's
+    /// port l leads to leaf l.
+    #[arg(long, value_name = "leaf:N|spine:N", requires = "fabric")]
+    fabric_switch: Option<String>,
     /// Updates per P4Runtime WriteRequest.
     #[arg(long, default_value_t = 1000)]
     batch: usize,
@@ -54,6 +70,11 @@ pub fn run(a: &LoadArgs) -> Result<()> {
     use switch_ctl::program::{program_for, Deployment};
     use switch_ctl::target::P4RuntimeTarget;
     let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
+    // Checked before the switch is reached: a bad argument is the first thing to fix.
+    let fabric = match (&a.fabric, &a.fabric_switch) {
+        (Some(f), Some(sw)) => Some(parse_fabric(f, sw, plan.workers())?),
+        _ => None,
+    };
     let t = &a.target;
     let mut target: Box<dyn switch_ctl::Target> = match (&a.p4info, &a.device_config) {
         (Some(_), Some(_)) if t.target.starts_with("bfrt://") => bail!(
@@ -106,7 +127,21 @@ pub fn run(a: &LoadArgs) -> Result<()> {
     }
     dep.drop_probability = a.drop_prob;
     let sizes = sizes_of(target.as_ref())?;
-    let prog = program_for(&plan, &dep, &sizes)?;
+    let prog = match fabric {
+        Some((fabric, switch)) => {
+            if a.recirculation_port.is_none() {
+                // One past the fabric's ports.
+                dep.recirculation_port = match switch {
+                    sgnn_switch::fabric::FabricSwitch::Leaf(_) => {
+                        u32::from(fabric.uplink_port(fabric.spines))
+                    }
+                    sgnn_switch::fabric::FabricSwitch::Spine(_) => fabric.leaves,
+                };
+            }
+            switch_ctl::program::program_for_fabric(&plan, &fabric, switch, &dep, &sizes)?
+        }
+        None => program_for(&plan, &dep, &sizes)?,
+    };
     let bar = if a.quiet {
         ProgressBar::hidden()
     } else {
@@ -142,4 +177,41 @@ pub fn run(a: &LoadArgs) -> Result<()> {
         t.target
     );
     Ok(())
+}
+
+/// `--fabric LEAVES,SPINES` and `--fabric-switch leaf:N|spine:N` for a plan of `workers`.
+fn parse_fabric(
+    fabric: &str,
+    switch: &str,
+    workers: u32,
+) -> Result<(
+    sgnn_switch::fabric::Fabric,
+    sgnn_switch::fabric::FabricSwitch,
+)> {
+    use sgnn_switch::fabric::{Fabric, FabricSwitch};
+    let nums: Vec<u32> = fabric
+        .split(',')
+        .map(|x| x.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .ok()
+        .filter(|v: &Vec<u32>| v.len() == 2)
+        .with_context(|| format!("--fabric {fabric:?}: want LEAVES,SPINES, e.g. 8,8"))?;
+    let f = Fabric::new(workers, nums[0], nums[1]).with_context(|| format!("--fabric {fabric}"))?;
+    let (kind, n) = switch.split_once(':').with_context(|| {
+        format!("--fabric-switch {switch:?}: want leaf:N or spine:N, e.g. leaf:0")
+    })?;
+    let n: u32 = n
+        .parse()
+        .with_context(|| format!("--fabric-switch {switch:?}: N is a number"))?;
+    let sw = match kind {
+        "leaf" if n < f.leaves => FabricSwitch::Leaf(n),
+        "spine" if n < f.spines => FabricSwitch::Spine(n),
+        "leaf" | "spine" => bail!(
+            "--fabric-switch {switch}: the fabric has leaves 0..{} and spines 0..{}",
+            f.leaves,
+            f.spines
+        ),
+        _ => bail!("--fabric-switch {switch:?}: want leaf:N or spine:N"),
+    };
+    Ok((f, sw))
 }
