@@ -220,6 +220,27 @@ fn block_done(w: u16, block: u16, round: u16) -> Step {
     }
 }
 
+/// A Data frame of source `src` from worker `w` (on its port) with `lanes`, 20 fraction
+/// bits, and whatever `set` changes in its header.
+fn data_step(
+    w: u16,
+    src: u32,
+    lanes: &[i32; LANES],
+    what: String,
+    set: impl FnOnce(&mut Repr),
+) -> Step {
+    let mut s = Repr::new(PacketType::Data);
+    s.worker_id = w;
+    s.src_id = src;
+    s.frac_bits = 20;
+    set(&mut s);
+    Step {
+        port: w,
+        frame: frame(w, s, Some(lanes)),
+        what,
+    }
+}
+
 fn block_done_all(plan: &Plan, block: u16, round: u16) -> Vec<Step> {
     (0..plan.workers() as u16)
         .map(|w| block_done(w, block, round))
@@ -721,18 +742,11 @@ pub fn recycled_generations() -> Scenario {
     extra.push(extra_aggregate(100_014, 60_020, 912, 2, 1, 200_014));
     extra.last_mut().expect("pushed").0 .2 = 1; // pass 1
     let data = |src: u32, round: u16, resend: bool| {
-        let w = (src % 3) as u16;
-        let mut s = Repr::new(PacketType::Data);
-        s.worker_id = w;
-        s.src_id = src;
-        s.round = round;
-        s.frac_bits = 20;
-        s.flags.resend = resend;
-        Step {
-            port: w,
-            frame: frame(w, s, Some(&recycled_lanes(src))),
-            what: format!("data src {src} round {round} resend {resend}"),
-        }
+        let what = format!("data src {src} round {round} resend {resend}");
+        data_step((src % 3) as u16, src, &recycled_lanes(src), what, |s| {
+            s.round = round;
+            s.flags.resend = resend;
+        })
     };
     let mut steps = vec![
         // (a)
@@ -1102,17 +1116,10 @@ pub fn fabric_partials() -> Scenario {
         ),
     ];
     let data = |w: u16, src: u32, count: u16, lanes: [i32; LANES], resend: bool, what: &str| {
-        let mut s = Repr::new(PacketType::Data);
-        s.worker_id = w;
-        s.src_id = src;
-        s.count = count;
-        s.frac_bits = 20;
-        s.flags.resend = resend;
-        Step {
-            port: w,
-            frame: frame(w, s, Some(&lanes)),
-            what: what.into(),
-        }
+        data_step(w, src, &lanes, what.into(), |s| {
+            s.count = count;
+            s.flags.resend = resend;
+        })
     };
     let ramp = |k: i32| std::array::from_fn::<i32, LANES, _>(|l| k * 100 + l as i32);
     let mut sat = [3; LANES];
@@ -1305,18 +1312,11 @@ pub fn fabric_spine() -> Scenario {
         ),
     ];
     let partial = |w: u16, src: u32, count: u16, what: &str| {
-        let mut s = Repr::new(PacketType::Data);
-        s.worker_id = w;
-        s.src_id = src;
-        s.count = count;
-        s.block_id = 9;
-        s.round = 3;
-        s.frac_bits = 20;
-        Step {
-            port: w,
-            frame: frame(w, s, Some(&[w as i32 + 1; LANES])),
-            what: what.into(),
-        }
+        data_step(w, src, &[w as i32 + 1; LANES], what.into(), |s| {
+            s.count = count;
+            s.block_id = 9;
+            s.round = 3;
+        })
     };
     let steps = vec![
         block_done(1, 0, 0),

@@ -345,9 +345,31 @@ pub fn block_over_seen_cells(plan: &Plan, have: u64) -> Option<(usize, u64)> {
 /// replicated source's pass 0 is `replicate(group)`; its aggregators follow from pass 1.
 /// What `switch-ctl load` installs and what the software switch holds after it.
 pub fn block_entries(plan: &Plan, b: usize, groups: &ReplicaGroups) -> Vec<(AggKey, AggAction)> {
+    let mut out = Vec::with_capacity(plan.blocks[b].fanout.len());
+    block_entries_by(
+        plan,
+        b,
+        groups,
+        |_, _, p| AggAction::Aggregate(p),
+        |_, e| out.push(e),
+    );
+    out
+}
+
+/// [`block_entries`]'s walk, for a switch that turns rows into other actions (a fabric's
+/// leaf, `crate::fabric::lower_block`): each source's entries in pass order, a replicated
+/// source's `replicate` first; the action of source index `i`'s pass to `row` is
+/// `aggregate(i, row, params)`, given the `aggregate` parameters a star's switch gets; every
+/// entry goes to `push` with its source index.
+pub(crate) fn block_entries_by(
+    plan: &Plan,
+    b: usize,
+    groups: &ReplicaGroups,
+    mut aggregate: impl FnMut(usize, u32, AggregateParams) -> AggAction,
+    mut push: impl FnMut(usize, (AggKey, AggAction)),
+) {
     let block = &plan.blocks[b];
     let segments = plan.manifest.segments;
-    let mut out = Vec::with_capacity(block.fanout.len());
     for (i, &src) in block.sources.iter().enumerate() {
         let passes = block.passes(i);
         let seen_base = i as u32 * segments;
@@ -358,34 +380,38 @@ pub fn block_entries(plan: &Plan, b: usize, groups: &ReplicaGroups) -> Vec<(AggK
         };
         let first = match groups.of_vertex.get(&src) {
             Some(&group) => {
-                out.push((
-                    key(0),
-                    AggAction::Replicate {
-                        group: group as u16,
-                        more: !passes.is_empty(),
-                        seen_base,
-                    },
-                ));
+                push(
+                    i,
+                    (
+                        key(0),
+                        AggAction::Replicate {
+                            group: group as u16,
+                            more: !passes.is_empty(),
+                            seen_base,
+                        },
+                    ),
+                );
                 1
             }
             None => 0,
         };
         for (p, &row) in passes.iter().enumerate() {
             let slot = block.aggregators[row as usize];
-            out.push((
-                key(first + p),
-                AggAction::Aggregate(AggregateParams {
-                    agg_base: slot.base,
-                    dst_id: slot.dst,
-                    dst_worker: plan.partition[slot.dst as usize] as u16,
-                    expected: slot.expected as u16,
-                    more: p + 1 < passes.len(),
-                    seen_base,
-                    generation: u16::try_from(slot.generation)
-                        .expect("the planner keeps an aggregator's generation below 65536"),
-                }),
-            ));
+            let params = AggregateParams {
+                agg_base: slot.base,
+                dst_id: slot.dst,
+                dst_worker: plan.partition[slot.dst as usize] as u16,
+                expected: slot.expected as u16,
+                more: p + 1 < passes.len(),
+                seen_base,
+                generation: slot_generation(slot.generation),
+            };
+            push(i, (key(first + p), aggregate(i, row, params)));
         }
     }
-    out
+}
+
+/// A row's generation as `aggregate`'s 16-bit parameter.
+pub(crate) fn slot_generation(g: u32) -> u16 {
+    u16::try_from(g).expect("the planner keeps an aggregator's generation below 65536")
 }

@@ -38,7 +38,7 @@
 use sgnn_plan::{Plan, ReplicaGroups};
 use sgnn_wire::addressing::{worker_ip, worker_mac};
 
-use crate::aggregation::{AggAction, AggKey, AggregateParams};
+use crate::aggregation::{block_entries_by, slot_generation, AggAction, AggKey, AggregateParams};
 use crate::config::{Role, Settings};
 use crate::TypedEntry;
 
@@ -361,9 +361,6 @@ pub fn lower_block(plan: &Plan, fabric: &Fabric, b: usize, groups: &ReplicaGroup
     // Per (row, leaf) of a split row: the partial's id on the row's spine.
     let mut partial = vec![u32::MAX; rows * nl];
     let mut next_partial = vec![0u32; fabric.spines as usize];
-    let generation = |g: u32| {
-        u16::try_from(g).expect("the planner keeps an aggregator's generation below 65536")
-    };
     for (row, slot) in block.aggregators.iter().enumerate() {
         let dst_worker = plan.partition[slot.dst as usize];
         let dl = fabric.leaf_of(dst_worker) as usize;
@@ -395,64 +392,33 @@ pub fn lower_block(plan: &Plan, fabric: &Fabric, b: usize, groups: &ReplicaGroup
                     expected: slot.expected as u16,
                     more: false,
                     seen_base: k * segments,
-                    generation: generation(slot.generation),
+                    generation: slot_generation(slot.generation),
                 }),
             ));
         }
     }
-    for (i, &src) in block.sources.iter().enumerate() {
-        let l = leaf_of_src(src);
-        let passes = block.passes(i);
-        let seen_base = i as u32 * segments;
-        let key = |pass: usize| AggKey {
-            block_id: b as u16,
-            src_id: src,
-            pass: pass as u8,
-        };
-        let entries = &mut out.leaves[l];
-        let first = match groups.of_vertex.get(&src) {
-            Some(&group) => {
-                entries.push((
-                    key(0),
-                    AggAction::Replicate {
-                        group: group as u16,
-                        more: !passes.is_empty(),
-                        seen_base,
-                    },
-                ));
-                1
-            }
-            None => 0,
-        };
-        for (p, &row) in passes.iter().enumerate() {
-            let slot = block.aggregators[row as usize];
-            let more = p + 1 < passes.len();
-            let g = generation(slot.generation);
-            let k = partial[row as usize * nl + l];
-            let action = if k == u32::MAX {
-                AggAction::Aggregate(AggregateParams {
-                    agg_base: slot.base,
-                    dst_id: slot.dst,
-                    dst_worker: plan.partition[slot.dst as usize] as u16,
-                    expected: slot.expected as u16,
-                    more,
-                    seen_base,
-                    generation: g,
-                })
-            } else {
-                AggAction::Up(AggregateParams {
-                    agg_base: slot.base,
+    // Each source's rows on its owner's leaf: a row finished there as on a star, a split
+    // row's share up to the row's spine.
+    let src_leaf: Vec<usize> = block.sources.iter().map(|&u| leaf_of_src(u)).collect();
+    let leaves = &mut out.leaves;
+    block_entries_by(
+        plan,
+        b,
+        groups,
+        |i, row, p| {
+            let l = src_leaf[i];
+            match partial[row as usize * nl + l] {
+                u32::MAX => AggAction::Aggregate(p),
+                k => AggAction::Up(AggregateParams {
                     dst_id: k,
                     dst_worker: fabric.spine_peer(fabric.spine_of(b, row)),
                     expected: local[row as usize * nl + l] as u16,
-                    more,
-                    seen_base,
-                    generation: g,
-                })
-            };
-            entries.push((key(first + p), action));
-        }
-    }
+                    ..p
+                }),
+            }
+        },
+        |i, e| leaves[src_leaf[i]].push(e),
+    );
     out
 }
 

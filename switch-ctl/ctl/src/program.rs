@@ -196,24 +196,7 @@ pub fn program_for(
             ports: deployment.worker_ports.len(),
         });
     }
-    let segments = plan.manifest.segments as u64;
-    let used = plan
-        .blocks
-        .iter()
-        .flat_map(|b| b.aggregators.iter())
-        .map(|a| a.base as u64 + segments)
-        .max()
-        .unwrap_or(0);
-    if used > sizes.aggregators {
-        return Err(ProgramError::Aggregators {
-            used,
-            have: sizes.aggregators,
-            max_mem: format!(
-                "{}KB",
-                sizes.aggregators * plan.manifest.config.agg_bytes as u64 / 1024
-            ),
-        });
-    }
+    check_aggregators(plan, sizes)?;
     if let Some((block, cells)) = aggregation::block_over_seen_cells(plan, sizes.seen_cells) {
         return Err(ProgramError::SeenCells {
             block,
@@ -286,28 +269,52 @@ pub fn program_for(
     );
     prog.clone_sessions
         .push((RECIRCULATION_SESSION, deployment.recirculation_port));
-    let reg = |register, value| RegisterWrite {
+    prog.registers = sync_resets(workers);
+    prog.block_entries = (0..plan.blocks.len())
+        .map(|b| block_entries(plan, b, &groups))
+        .collect();
+    Ok(prog)
+}
+
+/// Refuses a plan whose aggregators reach beyond the switch's.
+fn check_aggregators(plan: &Plan, sizes: &SwitchSizes) -> Result<(), ProgramError> {
+    let segments = plan.manifest.segments as u64;
+    let used = plan
+        .blocks
+        .iter()
+        .flat_map(|b| b.aggregators.iter())
+        .map(|a| a.base as u64 + segments)
+        .max()
+        .unwrap_or(0);
+    if used > sizes.aggregators {
+        return Err(ProgramError::Aggregators {
+            used,
+            have: sizes.aggregators,
+            max_mem: format!(
+                "{}KB",
+                sizes.aggregators * plan.manifest.config.agg_bytes as u64 / 1024
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The sync state's resets: round, block, count, the drop simulator's count and
+/// `sync_done` of each of the `workers` the switch synchronises.
+fn sync_resets(workers: u64) -> Vec<RegisterWrite> {
+    let reg = |register, index| RegisterWrite {
         register,
-        index: 0,
-        value,
+        index,
+        value: 0,
     };
-    prog.registers = vec![
+    let mut r = vec![
         reg(block_sync::SYNC_ROUND.name, 0),
         reg(block_sync::SYNC_BLOCK.name, 0),
         reg(block_sync::SYNC_COUNT.name, 0),
         reg(drop_simulator::DROP_SEEN.name, 0),
     ];
-    for w in 0..workers {
-        prog.registers.push(RegisterWrite {
-            register: block_sync::SYNC_DONE.name,
-            index: w,
-            value: 0,
-        });
-    }
-    prog.block_entries = (0..plan.blocks.len())
-        .map(|b| block_entries(plan, b, &groups))
-        .collect();
-    Ok(prog)
+    r.extend((0..workers).map(|w| reg(block_sync::SYNC_DONE.name, w)));
+    r
 }
 
 /// Builds and checks everything `switch` of a leaf-spine `fabric` needs for `plan`
@@ -338,24 +345,8 @@ pub fn program_for_fabric(
             have: sizes.max_workers,
         });
     }
+    check_aggregators(plan, sizes)?;
     let segments = plan.manifest.segments as u64;
-    let used = plan
-        .blocks
-        .iter()
-        .flat_map(|b| b.aggregators.iter())
-        .map(|a| a.base as u64 + segments)
-        .max()
-        .unwrap_or(0);
-    if used > sizes.aggregators {
-        return Err(ProgramError::Aggregators {
-            used,
-            have: sizes.aggregators,
-            max_mem: format!(
-                "{}KB",
-                sizes.aggregators * plan.manifest.config.agg_bytes as u64 / 1024
-            ),
-        });
-    }
     let mut s = settings(plan, fabric, switch);
     s.ecn_threshold = deployment.ecn_threshold;
     s.drop_every = deployment.drop_every;
@@ -384,24 +375,7 @@ pub fn program_for_fabric(
         prog.base_entries
             .push(TypedEntry::DscpPriority { dscp, queue }.to_entry());
     }
-    let reg = |register, value| RegisterWrite {
-        register,
-        index: 0,
-        value,
-    };
-    prog.registers = vec![
-        reg(block_sync::SYNC_ROUND.name, 0),
-        reg(block_sync::SYNC_BLOCK.name, 0),
-        reg(block_sync::SYNC_COUNT.name, 0),
-        reg(drop_simulator::DROP_SEEN.name, 0),
-    ];
-    for w in 0..s.workers as u64 {
-        prog.registers.push(RegisterWrite {
-            register: block_sync::SYNC_DONE.name,
-            index: w,
-            value: 0,
-        });
-    }
+    prog.registers = sync_resets(s.workers as u64);
     for b in 0..plan.blocks.len() {
         let rows = lower_block(plan, fabric, b, &groups);
         let rows = rows.of(switch);

@@ -45,12 +45,10 @@ fn ctl(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-#[test]
-fn load_dump_clear_a_software_switch_over_p4runtime() {
-    let sw = Arc::new(Mutex::new(Pipeline::new(
-        SwitchConfig::default(),
-        Tables::default(),
-    )));
+/// `switch` serving P4Runtime on a Unix socket in a temporary directory (kept while the
+/// returned directory lives): the switch, the directory and the target address.
+fn serve(switch: Pipeline) -> (Arc<Mutex<Pipeline>>, tempfile::TempDir, String) {
+    let sw = Arc::new(Mutex::new(switch));
     let sock = tempfile::tempdir().unwrap();
     let addr = softswitch::p4rt::spawn(
         sw.clone(),
@@ -58,6 +56,12 @@ fn load_dump_clear_a_software_switch_over_p4runtime() {
         softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
     )
     .unwrap();
+    (sw, sock, addr)
+}
+
+#[test]
+fn load_dump_clear_a_software_switch_over_p4runtime() {
+    let (sw, _sock, addr) = serve(Pipeline::new(SwitchConfig::default(), Tables::default()));
     let (dir, plan) = plan_dir(64 * 1024, 64);
     let d = dir.path().to_str().unwrap();
     let (ok, out, err) = ctl(&[
@@ -173,14 +177,7 @@ fn unreachable_switches_and_plans_that_do_not_fit_are_clear_errors() {
 fn a_plan_for_more_workers_than_the_switch_has_ports_is_refused_at_load() {
     let mut p = Pipeline::new(SwitchConfig::default(), Tables::default());
     p.host_ports = Some(2);
-    let sw = Arc::new(Mutex::new(p));
-    let sock = tempfile::tempdir().unwrap();
-    let addr = softswitch::p4rt::spawn(
-        sw.clone(),
-        0,
-        softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
-    )
-    .unwrap();
+    let (_sw, _sock, addr) = serve(p);
     let (dir, _) = plan_dir(64 * 1024, 64);
     let (ok, out, err) = ctl(&[
         "load",
@@ -347,17 +344,7 @@ fn load_each_switch_of_a_leaf_spine_fabric() {
         ("spine:0", FabricSwitch::Spine(0)),
         ("spine:1", FabricSwitch::Spine(1)),
     ] {
-        let sw = Arc::new(Mutex::new(Pipeline::new(
-            SwitchConfig::default(),
-            Tables::default(),
-        )));
-        let sock = tempfile::tempdir().unwrap();
-        let addr = softswitch::p4rt::spawn(
-            sw.clone(),
-            0,
-            softswitch::p4rt::Listen::Unix(sock.path().join("p4rt.sock")),
-        )
-        .unwrap();
+        let (sw, _sock, addr) = serve(Pipeline::new(SwitchConfig::default(), Tables::default()));
         let (ok, out, err) = ctl(&[
             "load",
             "--plan",

@@ -8,7 +8,7 @@ use sgnn_switch::counters::{Event, EVENTS, PORT_RX, PORT_TX};
 use sgnn_switch::{block_sync, drop_simulator, recovery, ContractError, TableKey, TypedEntry};
 
 use crate::pipeline::{agg_state, Pipeline, PORTS, SEEN_VALID};
-use crate::tables::{Replica, WorkerAddr};
+use crate::tables::Replica;
 
 /// A control operation the switch refused, with the reason a client can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -174,34 +174,16 @@ impl Pipeline {
             }
             return Ok(());
         }
-        match to_typed(e)? {
-            TypedEntry::Agg(k, a) => {
-                t.agg_table.insert((k.block_id, k.src_id, k.pass), a);
+        let typed = to_typed(e)?;
+        if let (TypedEntry::Worker { worker_id, port }, Some(have)) = (typed, self.host_ports) {
+            if port >= have {
+                return Err(ControlError::Invalid(format!(
+                    "worker {worker_id} on port {port}, but this switch has {have} host ports (0..{have}): the plan is for more workers than the switch was started with; start it with one port per worker or plan for at most {have} workers"
+                )));
             }
-            TypedEntry::Worker { worker_id, port } => {
-                if let Some(have) = self.host_ports {
-                    if port >= have {
-                        return Err(ControlError::Invalid(format!(
-                            "worker {worker_id} on port {port}, but this switch has {have} host ports (0..{have}): the plan is for more workers than the switch was started with; start it with one port per worker or plan for at most {have} workers"
-                        )));
-                    }
-                }
-                self.tables.worker_table.insert(worker_id, port);
-            }
-            TypedEntry::Ipv4Forward { dst_addr, port } => {
-                t.ipv4_forward.insert(dst_addr, port);
-            }
-            TypedEntry::DscpPriority { dscp, queue } => {
-                t.dscp_priority.insert(dscp, queue);
-            }
-            TypedEntry::WorkerAddr { worker_id, mac, ip } => {
-                t.worker_addr.insert(worker_id, WorkerAddr { mac, ip });
-            }
-            TypedEntry::PortWorker { port, worker_id } => {
-                t.port_worker.insert(port, worker_id);
-            }
-            TypedEntry::Config(_) => unreachable!("handled above"),
         }
+        let row = self.tables.insert_entry(typed);
+        debug_assert!(row, "switch_config handled above");
         Ok(())
     }
 

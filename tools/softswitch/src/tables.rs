@@ -241,21 +241,8 @@ impl Tables {
         let st = sgnn_switch::fabric::switch_tables(fabric, switch, groups);
         let mut t = Tables::default();
         for e in st.entries {
-            match e {
-                TypedEntry::Worker { worker_id, port } => {
-                    t.worker_table.insert(worker_id, port);
-                }
-                TypedEntry::WorkerAddr { worker_id, mac, ip } => {
-                    t.worker_addr.insert(worker_id, WorkerAddr { mac, ip });
-                }
-                TypedEntry::Ipv4Forward { dst_addr, port } => {
-                    t.ipv4_forward.insert(dst_addr, port);
-                }
-                TypedEntry::PortWorker { port, worker_id } => {
-                    t.port_worker.insert(port, worker_id);
-                }
-                other => unreachable!("switch_tables gives no {other:?}"),
-            }
+            let row = t.insert_entry(e);
+            debug_assert!(row, "switch_tables gives table rows only");
         }
         for (id, replicas) in st.groups {
             let r = replicas
@@ -265,6 +252,33 @@ impl Tables {
             t.multicast_groups.insert(id, r);
         }
         t
+    }
+
+    /// Inserts (or replaces) the row `e` in its table; `false` for the settings
+    /// ([`TypedEntry::Config`]), which are no table row.
+    pub fn insert_entry(&mut self, e: TypedEntry) -> bool {
+        match e {
+            TypedEntry::Agg(k, a) => {
+                self.agg_table.insert((k.block_id, k.src_id, k.pass), a);
+            }
+            TypedEntry::Worker { worker_id, port } => {
+                self.worker_table.insert(worker_id, port);
+            }
+            TypedEntry::Ipv4Forward { dst_addr, port } => {
+                self.ipv4_forward.insert(dst_addr, port);
+            }
+            TypedEntry::DscpPriority { dscp, queue } => {
+                self.dscp_priority.insert(dscp, queue);
+            }
+            TypedEntry::WorkerAddr { worker_id, mac, ip } => {
+                self.worker_addr.insert(worker_id, WorkerAddr { mac, ip });
+            }
+            TypedEntry::PortWorker { port, worker_id } => {
+                self.port_worker.insert(port, worker_id);
+            }
+            TypedEntry::Config(_) => return false,
+        }
+        true
     }
 
     /// Adds `agg_table` entries (as [`sgnn_switch::fabric::lower_block`] makes them).

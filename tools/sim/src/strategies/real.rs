@@ -680,34 +680,31 @@ impl<'p> RealExchange<'p> {
     }
 
     fn finalize_counters(&mut self) {
-        let mut c = softswitch::Counters::default();
-        for sw in &self.switches {
-            let p = &sw.pipeline.counters;
-            c.aggregated += p.aggregated;
-            c.recirculated += p.recirculated;
-            c.results += p.results;
-            c.drop_stale += p.drop_stale;
-            c.reclaimed += p.reclaimed;
-            c.block_done_stale += p.block_done_stale;
-            c.bypassed_late += p.bypassed_late;
-        }
-        self.counters.contributions = c.aggregated;
-        self.counters.recirculations = c.recirculated + self.counters.harvest_passes;
+        use sgnn_switch::counters::Event;
+        let sum = |e: Event| -> u64 {
+            self.switches
+                .iter()
+                .map(|s| s.pipeline.counters.get(e))
+                .sum()
+        };
+        let c = &mut self.counters;
+        c.contributions = sum(Event::Aggregated);
+        c.recirculations = sum(Event::Recirculated) + c.harvest_passes;
         if self.cfg.fabric.is_none() {
-            self.counters.leaf_results = c.results;
+            c.leaf_results = sum(Event::Results);
         }
         // Aggregates completed and sent down as Results (a leaf's partials are not).
-        self.counters.results = self.counters.leaf_results + self.counters.spine_results;
-        self.counters.spine_partials = self
+        c.results = c.leaf_results + c.spine_results;
+        c.spine_partials = self
             .switches
             .iter()
             .filter(|s| matches!(s.role, Some(FabricSwitch::Spine(_))))
             .map(|s| s.pipeline.counters.data)
             .sum();
-        self.counters.stale = c.drop_stale;
-        self.counters.released = c.reclaimed;
-        self.counters.advance_resends = c.block_done_stale;
-        self.counters.generation_conflicts = c.bypassed_late;
+        c.stale = sum(Event::DropStale);
+        c.released = sum(Event::Reclaimed);
+        c.advance_resends = sum(Event::BlockDoneStale);
+        c.generation_conflicts = sum(Event::BypassedLate);
     }
 
     /// The switch counters at the end of the run.
