@@ -801,12 +801,12 @@ impl App for RealExchange<'_> {
         let si = (sw - self.first_switch) as usize;
         self.serve_recirculation(si, now, out);
         let frame = self.frames.take(pkt.a);
+        // Before the frame: the block this switch (or, for a spine, the root) is at now.
         self.follow_blocks(si);
         let port = self.switches[si].port_of[pkt.src as usize];
         let next = self.switches[si]
             .pipeline
             .ingress(port, &frame, &mut self.emitted);
-        self.follow_blocks(si);
         self.emit(si, now, out, next.is_some());
         if let Some(r) = next {
             self.recirculate_later(si, now, r);
