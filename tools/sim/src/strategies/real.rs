@@ -313,6 +313,25 @@ impl<'p> RealExchange<'p> {
                     host_switch[w as usize] = leaf_node(fabric.leaf_of(w));
                 }
                 groups = plan.replica_groups();
+                // A leaf's src_seen holds its block's (source, segment) pairs, as a star's.
+                let leaf_cells = SwitchConfig::for_plan(plan).seen_cells;
+                if cfg.mode == Mode::SwitchGnn {
+                    let have = u64::from(leaf_cells);
+                    if let Some((block, cells)) =
+                        sgnn_switch::aggregation::block_over_seen_cells(plan, have)
+                    {
+                        return Err(SimError::SeenCells { block, cells, have });
+                    }
+                }
+                // The blocks every switch starts with, lowered once for all of them.
+                let start: Vec<FabricBlock> = match cfg.mode {
+                    Mode::SwitchGnn if cfg.all_blocks => (0..plan.blocks.len()).collect(),
+                    Mode::SwitchGnn => (0..plan.blocks.len().min(1)).collect(),
+                    Mode::HostBased => Vec::new(),
+                }
+                .into_iter()
+                .map(|b: usize| lower_block(plan, &fabric, b, &groups))
+                .collect();
                 for role in (0..nl)
                     .map(FabricSwitch::Leaf)
                     .chain((0..ns).map(FabricSwitch::Spine))
@@ -330,20 +349,15 @@ impl<'p> RealExchange<'p> {
                     for (p, &n) in ports.iter().enumerate() {
                         port_of[n as usize] = p as u16;
                     }
-                    if cfg.mode == Mode::SwitchGnn {
-                        // A spine's src_seen: one cell per (partial, segment) of a block.
+                    if matches!(role, FabricSwitch::Spine(_)) {
+                        // A spine's src_seen: one cell per (partial, segment) of a block, at
+                        // most every aggregator once per leaf.
                         sc.seen_cells = sc
                             .seen_cells
                             .max((plan.manifest.aggregators * u64::from(nl)).min(1 << 28) as u32);
-                        let blocks = if cfg.all_blocks {
-                            plan.blocks.len()
-                        } else {
-                            plan.blocks.len().min(1)
-                        };
-                        for b in 0..blocks {
-                            let fb = lower_block(plan, &fabric, b, &groups);
-                            tables.install_entries(fb.of(role));
-                        }
+                    }
+                    for fb in &start {
+                        tables.install_entries(fb.of(role));
                     }
                     switches.push((sc, tables, Some(role), ports, port_of));
                 }
