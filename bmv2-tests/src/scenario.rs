@@ -1221,8 +1221,13 @@ pub fn fabric_partials() -> Scenario {
 /// are its own; port 2 is its uplink to the root spine (worker id 2 in its tables, no
 /// `port_worker` entry). Its workers' BlockDone become one BlockDone up (as worker 7); the
 /// root's BlockAdvance for its block advances it and goes to its workers, another copy is
-/// stale; a spine's Result is forwarded down, a worker's is not.
+/// stale; a spine's Result is forwarded down, a worker's is not. Loss recovery on a leaf: a
+/// worker's BlockDone again once all are in sends the leaf's up again; clean tail probes are
+/// answered but never counted (no all-sent notice); a pull of a row the leaf does not have,
+/// or of its share of a split row (`aggregate_up`), is answered `PULL_GONE` to the requester,
+/// while a pull of one of its own rows is answered as on a star.
 pub fn fabric_leaf() -> Scenario {
+    use sgnn_wire::recovery::SEQ_PROBE;
     let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
     let config = SwitchConfig {
         workers: 2,
@@ -1255,10 +1260,60 @@ pub fn fabric_leaf() -> Scenario {
             what: what.into(),
         }
     };
+    let clean_probe = |w: u16| {
+        let mut s = Repr::new(PacketType::Ack);
+        s.worker_id = w;
+        s.dst_id = SEQ_PROBE;
+        Step {
+            port: w,
+            frame: frame(w, s, None),
+            what: format!("clean tail probe of worker {w} (answered, not counted)"),
+        }
+    };
+    let pull = |w: u16, src: u32, what: &str| {
+        let mut s = Repr::new(PacketType::FetchReq);
+        s.worker_id = w;
+        s.src_id = src;
+        s.dst_id = 4_242;
+        s.segment = 0;
+        s.frac_bits = 20;
+        Step {
+            port: w,
+            frame: frame(w, s, None),
+            what: format!("pull of {what}"),
+        }
+    };
+    // One of the plan's own rows of block 0 (plain `aggregate` on this leaf).
+    let own = Tables::from_plan(&plan, &worker_ports(plan.workers()))
+        .agg_table
+        .iter()
+        .filter(|(k, a)| k.0 == 0 && k.2 == 0 && matches!(a, AggAction::Aggregate(_)))
+        .map(|(k, _)| k.1)
+        .min()
+        .expect("block 0 has aggregate rows");
+    let up = AggregateParams {
+        agg_base: 61_000,
+        dst_id: 3,
+        dst_worker: 2,
+        expected: 2,
+        more: false,
+        seen_base: 200_100,
+        generation: 0,
+    };
+    let extra = vec![((0, 100_100, 0), AggAction::Up(up))];
     let steps = vec![
         block_done(0, 0, 0),
         block_done(1, 0, 0),
         block_done(1, 0, 0),
+        clean_probe(0),
+        clean_probe(1),
+        pull(1, 9_999_999, "a row this leaf has not (gone, to worker 1)"),
+        pull(
+            0,
+            100_100,
+            "the leaf's share of a split row (gone, to worker 0)",
+        ),
+        pull(1, own, "one of the leaf's own rows (as on a star)"),
         advance(0, 0, 0, "BlockAdvance from a worker's port (unexpected)"),
         advance(
             2,
@@ -1276,7 +1331,7 @@ pub fn fabric_leaf() -> Scenario {
         name: "fabric_leaf",
         config,
         plan,
-        extra_entries: Vec::new(),
+        extra_entries: extra,
         steps,
         uplink_ports: vec![2],
     }

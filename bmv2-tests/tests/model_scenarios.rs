@@ -327,11 +327,41 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                     })
                     .collect();
                 let ip = sgnn_wire::addressing::worker_ip;
+                // The pulls' answers: gone, gone, then the own row's (nothing in it yet).
+                let answers: Vec<_> = out
+                    .iter()
+                    .filter_map(|e| {
+                        let (r, l) = sgnn_wire::FrameRepr::parse(&e.frame).unwrap();
+                        let s = r.sgnn;
+                        (s.packet_type == T::Result && s.flags.resend).then_some((
+                            e.port,
+                            s.src_id,
+                            s.count,
+                            l == Some([0; 32]),
+                        ))
+                    })
+                    .collect();
+                let gone = sgnn_wire::recovery::PULL_GONE;
+                assert_eq!(answers.len(), 3, "{answers:?}");
+                assert_eq!(answers[..2], [(1, gone, 0, true), (0, gone, 0, true)]);
+                assert_ne!(answers[2].1, gone, "the leaf's own row is read");
+                assert_eq!(c.pulled, 3, "{c:?}");
+                assert_eq!(c.all_sent, 0, "a leaf sends no notice: {c:?}");
+                assert_eq!(c.seq_probed, 2, "{c:?}");
                 assert_eq!(
                     got,
                     vec![
                         // Both workers in: one BlockDone up to the root (port 2) as worker 7.
                         (T::BlockDone, 2, 7, ip(2)),
+                        // Worker 1 asks again: the leaf's BlockDone up again.
+                        (T::BlockDone, 2, 7, ip(2)),
+                        // Clean probes, each answered to its worker (a NACK frame).
+                        (T::Ack, 0, 0, ip(0)),
+                        (T::Ack, 1, 1, ip(1)),
+                        // The pulls: gone to each requester; the own row to its worker.
+                        (T::Result, 1, 1, ip(1)),
+                        (T::Result, 0, 0, ip(0)),
+                        got[6],
                         // The root's advance: to every replica of the advance group.
                         (T::BlockAdvance, 0, 0, ip(0)),
                         (T::BlockAdvance, 1, 1, ip(1)),

@@ -294,7 +294,7 @@ control Aggregation(inout headers_t hdr,
 
     /* A pull's answer (see the top of this file): the FetchReq becomes a Result with RESEND
      * to the row's worker, lanes added. One action for the reads of the slot. */
-    @hidden action pull_answer(bit<32> idx, bit<32> tag) {
+    @hidden action pull_answer(bit<32> idx, bit<32> tag, bool not_here) {
         bit<8> state;
         bit<32> held;
         bit<16> held_gen;
@@ -306,10 +306,10 @@ control Aggregation(inout headers_t hdr,
         agg_count.read(count, idx);
         agg_ids.read(ids, idx);
         bool ours = state != AGG_FREE && held == tag;
-        bool holds = ours && held_gen == meta.generation
+        bool holds = !not_here && ours && held_gen == meta.generation
                      && (state == AGG_ACTIVE || state == AGG_DONE);
-        bool gone = ours && (held_gen > meta.generation
-                             || (held_gen == meta.generation && state == AGG_BYPASSED));
+        bool gone = not_here || (ours && (held_gen > meta.generation
+                             || (held_gen == meta.generation && state == AGG_BYPASSED)));
         hdr.lanes.setValid();
         bit<32> acc;
         PULL_LANE(0)
@@ -423,27 +423,40 @@ control Aggregation(inout headers_t hdr,
         // 0: no effect (miss, duplicate, bad src_seen cell), 1: aggregate, 2: deliver,
         // 3: replicate.
         bit<2> run = 0;
+        bool hit = true;
         switch (agg_table.apply().action_run) {
             aggregate: { run = 1; }
             aggregate_up: { run = 1; }
             aggregate_partials: { run = 1; }
             deliver:   { run = 2; }
             replicate: { run = 3; }
-            default:   { events.count(EV_DROP_NO_ENTRY); }
+            default:   { hit = false; }
+        }
+        // A leaf answers a pull of an aggregate that is not its own (no row here, or the
+        // leaf's share of a split row) gone, to the requester: it takes the raw path.
+        bool gone_here = meta.pull == 1 && meta.cfg.role == ROLE_LEAF
+                         && (!hit || (run == 1 && meta.agg_kind != AGG_KIND_PLAIN));
+        if (!hit && !gone_here) {
+            events.count(EV_DROP_NO_ENTRY);
         }
 
         // A pull reads the row's aggregator and leaves as the answer: no duplicate check, no
         // effect, no next pass (Pipeline::pull).
         if (meta.pull == 1) {
-            // A fabric row (a leaf's share, a spine's sum of partials) is not pulled.
-            if (run == 2 || run == 3 || meta.agg_kind != AGG_KIND_PLAIN) {
+            if (gone_here) {
+                meta.dst_worker = hdr.sgnn.worker_id;
+                meta.out_dst_id = hdr.sgnn.dst_id;
+                pull_answer(0, 0, true);
+                events.count(EV_PULLED);
+            } else if (run == 2 || run == 3 || meta.agg_kind != AGG_KIND_PLAIN) {
+                // A fabric row (a spine's sum of partials) is not pulled.
                 events.count(EV_DROP_UNEXPECTED);
             } else if (run == 1) {
                 bit<33> pslot = (bit<33>)meta.agg_base + (bit<33>)hdr.sgnn.segment;
                 if (pslot >= (bit<33>)AGGREGATORS) {
                     events.count(EV_DROP_BAD_INDEX);
                 } else {
-                    pull_answer(pslot[31:0], hdr.sgnn.round ++ hdr.sgnn.block_id);
+                    pull_answer(pslot[31:0], hdr.sgnn.round ++ hdr.sgnn.block_id, false);
                     events.count(EV_PULLED);
                 }
             }

@@ -16,7 +16,9 @@
  * sync_base's; a leaf whose workers are all in sends one BlockDone up to the root spine
  * (worker up_id, to worker_table[up_peer]) instead of advancing, and advances when the root's
  * BlockAdvance for its current block comes back (from_root); the root spine counts the
- * leaves as its workers. */
+ * leaves as its workers. A worker's BlockDone again while the leaf waits (the leaf's
+ * BlockDone or the root's advance was lost) sends the leaf's up again; the root answers one
+ * for a block it has passed with that block's advance, as a star answers a worker. */
 #ifndef SGNN_BLOCK_SYNC_P4
 #define SGNN_BLOCK_SYNC_P4
 
@@ -97,27 +99,33 @@ control BlockSync(inout headers_t hdr,
             } else {
                 bit<8> done;
                 sync_done.read(done, (bit<32>)w);
+                bit<16> count;
+                sync_count.read(count, 0);
+                // Complete: every worker in, before this frame (a duplicate) or with it.
+                bool complete = false;
                 if (done != 0) {
                     events.count(EV_BLOCK_DONE_DUPLICATE);
+                    // A worker asks again for an advance it has not seen: on a leaf whose
+                    // workers are all in, its BlockDone up or the root's advance was lost,
+                    // so it reports up again (the root answers a block it has passed).
+                    complete = count == workers;
                 } else {
                     sync_done.write((bit<32>)w, 1);
-                    bit<16> count;
-                    sync_count.read(count, 0);
                     count = count + 1;
                     events.count(EV_BLOCK_DONE);
                     sync_count.write(0, count);
-                    if (count == workers) {
-                        if (meta.cfg.role == ROLE_LEAF) {
-                            // A leaf reports its workers done to the root spine, as worker
-                            // up_id, and waits for the root's advance.
-                            make_advance(round, block, meta.cfg.up_id);
-                            hdr.sgnn.pkt_type = TYPE_BLOCK_DONE;
-                            meta.dst_worker = meta.cfg.up_peer;
-                            meta.to_worker = 1;
-                        } else {
-                            advance = true;
-                        }
+                    complete = count == workers;
+                    if (complete && meta.cfg.role != ROLE_LEAF) {
+                        advance = true;
                     }
+                }
+                if (complete && meta.cfg.role == ROLE_LEAF) {
+                    // A leaf reports its workers done to the root spine, as worker up_id,
+                    // and waits for the root's advance.
+                    make_advance(round, block, meta.cfg.up_id);
+                    hdr.sgnn.pkt_type = TYPE_BLOCK_DONE;
+                    meta.dst_worker = meta.cfg.up_peer;
+                    meta.to_worker = 1;
                 }
             }
         }

@@ -27,7 +27,8 @@
  * the block afresh) with key = block ^ (round[0] << 15). The probe
  * that brings left to 0 is not answered to its worker: it becomes the all-sent notice (an Ack with
  * dst_id SEND_DONE), multicast to every worker through the advance group; each replica is
- * addressed in egress (BlockSyncEgress) as a BlockAdvance replica is. */
+ * addressed in egress (BlockSyncEgress) as a BlockAdvance replica is. A fabric's leaf counts
+ * nothing and sends no notice (its count would cover its own workers only). */
 #ifndef SGNN_RECOVERY_P4
 #define SGNN_RECOVERY_P4
 
@@ -138,8 +139,10 @@ control Recovery(inout headers_t hdr,
         bit<16> n = (probe == 1) ? hdr.sgnn.src_id[15:0] : hdr.sgnn.dst_id[15:0];
         seq_access((bit<32>)hdr.sgnn.worker_id, n);
         nack = meta.nack == 1;
-        if (probe == 1 && meta.new_gap == 0 && meta.nack_next == n
-                && meta.nack_gaps == hdr.sgnn.count) {
+        // A leaf counts no probe and sends no notice: its count would cover its own
+        // workers only, not contributions still coming from other leaves.
+        if (probe == 1 && meta.cfg.role != ROLE_LEAF && meta.new_gap == 0
+                && meta.nack_next == n && meta.nack_gaps == hdr.sgnn.count) {
             bit<16> round;
             bit<16> block;
             sync_round.read(round, 0);

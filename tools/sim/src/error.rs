@@ -157,13 +157,6 @@ pub enum SimError {
     #[error("background traffic needs every host link at the same rate")]
     BackgroundLinkRates,
     /// A topology whose host count is not the plan's worker count.
-    /// Loss on a leaf-spine fabric run by the real code.
-    #[error(
-        "loss on a leaf-spine fabric: the real code's two-level aggregation has no loss \
-         recovery across the levels yet (sgnn_switch::fabric); run the fabric lossless or use \
-         a star"
-    )]
-    FabricLoss,
     #[error("the topology has {hosts} hosts but the plan {workers} workers")]
     HostCount {
         /// Hosts of the topology.

@@ -554,8 +554,8 @@ pub fn run_strategy_with(
     }
     // The real code runs a star, or a leaf-spine fabric laid out as `Topology::leaf_spine`
     // does (every leaf and spine a software switch, two-level aggregation as
-    // `sgnn_switch::fabric` lowers it) when there is no loss to recover across the levels.
-    let fabric = topo.fabric().filter(|_| opts.loss == 0.0);
+    // `sgnn_switch::fabric` lowers it), with or without loss.
+    let fabric = topo.fabric();
     let delivery = matches!(
         strategy,
         Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto
@@ -568,8 +568,7 @@ pub fn run_strategy_with(
             strategy: strategy.name(),
             switches: topo.switches,
             why: if delivery {
-                ", or on a leaf-spine without --loss (real switches); with loss a leaf-spine \
-                 runs the simulator's models, which have switchgnn and host_based only"
+                ", or on a leaf-spine laid out as --topology leaf-spine lays it out"
             } else {
                 ""
             },

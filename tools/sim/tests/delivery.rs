@@ -116,9 +116,9 @@ fn auto_beats_host_based_and_the_paper_at_one_recirculation_port() {
 /// On a leaf-spine of real switches (lossless) the delivery strategies run: their replicas
 /// and partial sources cross the leaves and spines, and every worker's sums equal the
 /// reference. The one-switch cost model chooses the deliveries but predicts nothing there.
-/// With loss a fabric runs the models, which have no delivery strategy: refused.
+/// With loss too (recovered across the levels; `tests/real.rs` checks those sums).
 #[test]
-fn delivery_strategies_run_on_a_fabric_of_real_switches_without_loss() {
+fn delivery_strategies_run_on_a_fabric_of_real_switches() {
     let p = plan(9, 8, 100_000_000, 64);
     let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, DELAY);
     let exact = HostOptions {
@@ -136,10 +136,15 @@ fn delivery_strategies_run_on_a_fabric_of_real_switches_without_loss() {
         let lossy = HostOptions {
             loss: 0.01,
             timeout: Some(100 * sgnn_sim::net::PS_PER_US),
+            verify: true,
             ..Default::default()
         };
-        let e = run_strategy_with(&p, s, topo.clone(), sim_cfg(), &lossy, &mut |_| {}).unwrap_err();
-        assert!(e.to_string().contains("star only"), "{e}");
+        let r = run_strategy_with(&p, s, topo.clone(), sim_cfg(), &lossy, &mut |_| {}).unwrap();
+        assert!(
+            r.time.is_some() && r.failure.is_none(),
+            "{} with loss: {r:?}",
+            s.name()
+        );
     }
 }
 

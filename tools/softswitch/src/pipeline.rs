@@ -1022,7 +1022,11 @@ impl Pipeline {
         let n = s.src_id as u16;
         let o = self.seq_access(s.worker_id, n, true);
         let current = (s.round, s.block_id) == (self.regs.sync_round, self.regs.sync_block);
-        if current && probe_clean(n, s.count, o) {
+        // A leaf's count would cover its own workers only, and its notice would tell them
+        // that contributions still on their way from other leaves were lost: a leaf counts
+        // nothing and sends no notice (its workers pull after the fetch timeout).
+        let leaf = matches!(self.config.role, FabricRole::Leaf { .. });
+        if current && !leaf && probe_clean(n, s.count, o) {
             let w = s.worker_id as usize;
             let (done, count, sent) = sent_step(
                 self.regs.sent_done[w],
@@ -1080,7 +1084,20 @@ impl Pipeline {
             self.counters.drop_stale += 1;
             return;
         }
-        let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, s.pass)) else {
+        let action = self.tables.agg_table.get(&(s.block_id, s.src_id, s.pass));
+        if matches!(self.config.role, FabricRole::Leaf { .. })
+            && matches!(
+                action,
+                None | Some(AggAction::Up(_)) | Some(AggAction::Partials(_))
+            )
+        {
+            // On a leaf, an aggregate that is not this leaf's own (its row lives on a spine,
+            // or here only as the leaf's share) cannot be read: the requester is told it is
+            // gone and takes its sources' raw values.
+            self.pull_gone(repr, out);
+            return;
+        }
+        let Some(&action) = action else {
             self.counters.drop_no_entry += 1;
             return;
         };
@@ -1127,6 +1144,23 @@ impl Pipeline {
         self.send_to_worker(p.dst_worker, r, Some(&lanes), repr.ip.dscp, out);
     }
 
+    /// A leaf's answer to a pull of an aggregate it does not hold: a Result with RESEND to
+    /// the requesting worker for the pull's destination, `count` 0, `src_id` `PULL_GONE`.
+    fn pull_gone(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
+        let s = repr.sgnn;
+        let mut r = Repr::new(PacketType::Result);
+        r.flags.resend = true;
+        r.worker_id = s.worker_id;
+        r.src_id = PULL_GONE;
+        r.dst_id = s.dst_id;
+        r.block_id = s.block_id;
+        r.round = s.round;
+        r.segment = s.segment;
+        r.frac_bits = s.frac_bits;
+        self.counters.pulled += 1;
+        self.send_to_worker(s.worker_id, r, Some(&[0; LANES]), repr.ip.dscp, out);
+    }
+
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
         let s = repr.sgnn;
         // port_worker first: only the worker on the ingress port may report for itself.
@@ -1158,25 +1192,39 @@ impl Pipeline {
             self.counters.drop_stale += 1;
             return;
         }
+        let complete = |count: u16, of: usize| count as usize == of;
         if self.regs.sync_done[w] {
             self.counters.block_done_duplicate += 1;
+            // A worker asks again for an advance it has not seen. A leaf whose workers are
+            // all in has sent its BlockDone up: that, or the root's advance, was lost. It
+            // sends it up again; the root answers a block it has passed with its advance.
+            if complete(self.regs.sync_count, self.regs.sync_done.len()) {
+                self.report_up(cur, repr.ip.dscp, out);
+            }
             return;
         }
         self.regs.sync_done[w] = true;
         self.regs.sync_count += 1;
         self.counters.block_done += 1;
-        if self.regs.sync_count as usize == self.regs.sync_done.len() {
-            if let FabricRole::Leaf { id, root, .. } = self.config.role {
-                // A leaf reports its workers done to the root spine and waits for its advance.
-                let mut d = Repr::new(PacketType::BlockDone);
-                d.worker_id = id;
-                d.round = cur.0;
-                d.block_id = cur.1;
-                self.send_to_worker(root, d, None, repr.ip.dscp, out);
-                return;
+        if complete(self.regs.sync_count, self.regs.sync_done.len()) {
+            if !self.report_up(cur, repr.ip.dscp, out) {
+                self.advance(repr.ip.dscp, out);
             }
-            self.advance(repr.ip.dscp, out);
         }
+    }
+
+    /// On a leaf: BlockDone for `cur` up to the root spine, as the leaf's peer id there (it
+    /// then waits for the root's advance). Whether this switch is a leaf.
+    fn report_up(&mut self, cur: (u16, u16), dscp: u8, out: &mut Vec<Emitted>) -> bool {
+        let FabricRole::Leaf { id, root, .. } = self.config.role else {
+            return false;
+        };
+        let mut d = Repr::new(PacketType::BlockDone);
+        d.worker_id = id;
+        d.round = cur.0;
+        d.block_id = cur.1;
+        self.send_to_worker(root, d, None, dscp, out);
+        true
     }
 
     /// The root spine's BlockAdvance reaches a leaf: for the leaf's current block it advances

@@ -214,3 +214,105 @@ fn leaves_synchronise_blocks_through_the_root_spine() {
         assert_eq!(leaf.counters.drop_stale, 1);
     }
 }
+
+/// Loss between the levels: a leaf's BlockDone or the root's advance lost. The workers,
+/// waiting, send their BlockDone again; the leaf (all its workers in) sends its own up again,
+/// and the root, past that block, answers the leaf alone with its advance.
+#[test]
+fn a_lost_leaf_block_done_or_root_advance_is_asked_for_again() {
+    let f = fabric();
+    let mut leaves = [switch(FabricSwitch::Leaf(0)), switch(FabricSwitch::Leaf(1))];
+    let mut spine = switch(FabricSwitch::Spine(0));
+    let uplink = f.uplink_port(0);
+    // Leaf 0 reports; its BlockDone is lost.
+    run(&mut leaves[0], 0, &block_done(0));
+    let lost = run(&mut leaves[0], 1, &block_done(1));
+    assert_eq!(lost.len(), 1);
+    // Leaf 1 reports and the root hears it.
+    run(&mut leaves[1], 0, &block_done(2));
+    let up1 = run(&mut leaves[1], 1, &block_done(3));
+    assert!(run(&mut spine, 1, &up1[0].frame).is_empty());
+    // Worker 0 asks again: leaf 0 sends its BlockDone up again, the same frame.
+    let again = run(&mut leaves[0], 0, &block_done(0));
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].port, &again[0].frame), (uplink, &lost[0].frame));
+    assert_eq!(leaves[0].counters.block_done_duplicate, 1);
+    // The root completes the block; the advance to leaf 1 is lost this time.
+    let advances = run(&mut spine, 0, &again[0].frame);
+    assert_eq!(advances.len(), 2);
+    assert_eq!(spine.regs.sync_block, 1);
+    let to0 = advances.iter().find(|e| e.port == 0).unwrap();
+    assert_eq!(run(&mut leaves[0], uplink, &to0.frame).len(), 2);
+    // Leaf 1's workers ask again; its BlockDone goes up again and the root, past block 0,
+    // answers leaf 1 alone.
+    let again = run(&mut leaves[1], 1, &block_done(3));
+    assert_eq!(again.len(), 1);
+    let answer = run(&mut spine, 1, &again[0].frame);
+    assert_eq!(answer.len(), 1);
+    assert_eq!(answer[0].port, 1);
+    let (r, _) = parse(&answer[0]);
+    assert_eq!(r.ip.dst, f.leaf_addr(1).1);
+    assert_eq!(
+        (r.sgnn.packet_type, r.sgnn.block_id, r.sgnn.worker_id),
+        (PacketType::BlockAdvance, 0, f.leaf_peer(1))
+    );
+    assert_eq!(spine.counters.block_done_stale, 1);
+    assert_eq!(spine.regs.sync_block, 1, "the root does not advance again");
+    let down = run(&mut leaves[1], uplink, &answer[0].frame);
+    assert_eq!(down.len(), 2, "leaf 1 advances, to both its workers");
+    assert_eq!(leaves[1].regs.sync_block, 1);
+    // A leaf not yet complete sends nothing up for a duplicate.
+    let mut fresh = switch(FabricSwitch::Leaf(0));
+    run(&mut fresh, 0, &block_done(0));
+    assert!(run(&mut fresh, 0, &block_done(0)).is_empty());
+}
+
+/// A pull on a leaf of an aggregate the leaf does not hold whole (its share of a split row,
+/// or a row only a spine has) is answered `PULL_GONE` to the requester, who takes the raw
+/// path; a leaf counts no clean probe and sends no all-sent notice.
+#[test]
+fn a_leaf_answers_pulls_of_split_rows_gone_and_sends_no_notice() {
+    use sgnn_wire::recovery::{PULL_GONE, SEQ_PROBE};
+    let f = fabric();
+    let mut leaf = switch(FabricSwitch::Leaf(0));
+    let leaf_ip = f.leaf_addr(0).1;
+    for (src, why) in [(A, "the leaf's share"), (B, "no row on this leaf")] {
+        let mut s = Repr::new(PacketType::FetchReq);
+        s.flags.fetch = true;
+        s.worker_id = 0;
+        s.src_id = src;
+        s.dst_id = D;
+        s.segment = 0;
+        let out = run(&mut leaf, 0, &common::frame_to(0, leaf_ip, s, None));
+        assert_eq!(out.len(), 1, "{why}");
+        let (r, l) = parse(&out[0]);
+        assert_eq!(out[0].port, 0, "{why}: to the requester");
+        assert_eq!(
+            (
+                r.sgnn.packet_type,
+                r.sgnn.flags.resend,
+                r.sgnn.src_id,
+                r.sgnn.dst_id,
+                r.sgnn.count,
+                r.sgnn.worker_id
+            ),
+            (PacketType::Result, true, PULL_GONE, D, 0, 0),
+            "{why}"
+        );
+        assert_eq!(l, Some([0; LANES]));
+    }
+    assert_eq!(leaf.counters.pulled, 2);
+    // Both workers probe clean: each gets its NACK-frame answer, no notice.
+    for w in 0..2u16 {
+        let mut p = Repr::new(PacketType::Ack);
+        p.flags.ack = true;
+        p.worker_id = w;
+        p.dst_id = SEQ_PROBE;
+        let out = run(&mut leaf, w, &common::frame(w, p, None));
+        assert_eq!(out.len(), 1);
+        let (r, _) = parse(&out[0]);
+        assert_eq!((out[0].port, r.sgnn.dst_id == SEQ_PROBE), (w, false));
+        assert!(r.sgnn.flags.resend, "a NACK frame");
+    }
+    assert_eq!(leaf.counters.all_sent, 0);
+}

@@ -241,6 +241,11 @@ impl Engine {
         );
         if b + 1 < self.view.blocks.len() {
             self.enter_block(now, b + 1);
+            // Frames of that block kept while this worker's leaf had not advanced
+            // (EngineConfig::under_leaf); on a star none are kept here.
+            for f in std::mem::take(&mut self.early) {
+                self.handle_frame(now, &f);
+            }
         } else {
             self.complete_round(now);
         }

@@ -152,6 +152,14 @@ pub struct EngineConfig {
     pub recovery_window: usize,
     /// Most frames of the next round kept until it starts.
     pub early_buffer_frames: usize,
+    /// This worker's switch is a leaf of a leaf-spine fabric (`sgnn_switch::fabric`). On a
+    /// star the switch sends or forwards a block's traffic only after it has advanced to it,
+    /// so such a frame reaching a worker that waits for that advance proves the advance was
+    /// lost, and the worker advances without it. Under a leaf the other leaves and the
+    /// spines run ahead of this worker's own leaf, which may still wait for the root's
+    /// advance: the worker waits for its leaf's BlockAdvance (asking again on
+    /// `advance_timeout_ns`) and keeps such frames for the next block.
+    pub under_leaf: bool,
     /// The switch's MAC address (Ethernet destination of every frame).
     pub switch_mac: [u8; 6],
     /// The switch's IPv4 address.
@@ -174,6 +182,7 @@ impl Default for EngineConfig {
             peer_barrier: true,
             recovery_window: 256,
             early_buffer_frames: 1 << 16,
+            under_leaf: false,
             switch_mac: SWITCH_MAC,
             switch_ip: SWITCH_IP,
         }

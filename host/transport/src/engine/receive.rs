@@ -124,7 +124,13 @@ impl Engine {
             Relation::Current => self.dispatch(now, s, lanes),
             Relation::Next => {
                 let waiting = matches!(&self.phase, Phase::Block(bs) if bs.done_at.is_some());
-                if waiting {
+                if waiting && self.cfg.under_leaf && s.packet_type != PacketType::BlockAdvance {
+                    // Other leaves run ahead of ours (EngineConfig::under_leaf): kept.
+                    if self.early.len() < self.cfg.early_buffer_frames {
+                        self.stats.early_buffered += 1;
+                        self.early.push(frame.to_vec());
+                    }
+                } else if waiting {
                     // The switch only produces or forwards next-block traffic after it
                     // advanced: our BlockAdvance was lost.
                     self.stats.implicit_advances += 1;

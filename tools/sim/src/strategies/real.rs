@@ -68,8 +68,8 @@ pub struct RealConfig {
     /// behaves the same in less memory ([`RealExchange`]'s `follow_blocks`).
     pub all_blocks: bool,
     /// A leaf-spine fabric (`sgnn_switch::fabric`: two-level aggregation, every leaf and
-    /// spine a software switch) instead of a star. Lossless only: loss recovery across the
-    /// two levels is not built yet, so `loss` must be 0.
+    /// spine a software switch) instead of a star. With `loss`, every leaf and spine drops
+    /// frames at its ingress, each with its own stream.
     pub fabric: Option<Fabric>,
 }
 
@@ -296,9 +296,6 @@ impl<'p> RealExchange<'p> {
                 switches.push((switch_cfg, tables, None, (0..workers).collect(), port_of));
             }
             Some(fabric) => {
-                if cfg.loss > 0.0 {
-                    return Err(SimError::FabricLoss);
-                }
                 if fabric.workers != workers {
                     return Err(SimError::HostCount {
                         hosts: fabric.workers,
@@ -368,7 +365,8 @@ impl<'p> RealExchange<'p> {
             .enumerate()
             .map(|(i, (mut sc, mut tables, role, ports, port_of))| {
                 sc.drop_probability = cfg.loss;
-                sc.drop_seed = cfg.seed;
+                // Each switch its own drop stream (a star's is the seed itself).
+                sc.drop_seed = cfg.seed.wrapping_add(i as u64);
                 for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
                     tables.dscp_priority.insert(dscp, queue);
                 }
@@ -406,6 +404,7 @@ impl<'p> RealExchange<'p> {
             // A simulated switch is up before the first frame: no start-up probe or barrier.
             probe: false,
             peer_barrier: false,
+            under_leaf: cfg.fabric.is_some(),
             ..EngineConfig::default()
         };
         let mut engines = Vec::with_capacity(workers as usize);
