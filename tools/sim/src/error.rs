@@ -164,6 +164,18 @@ pub enum SimError {
         /// Workers of the plan.
         workers: u32,
     },
+    /// A strategy the real code runs, on a topology that is neither a star nor a leaf-spine
+    /// laid out as `Topology::leaf_spine` lays it out.
+    #[error(
+        "{strategy} runs the daemons' engines and the software switch, on a star or a \
+         leaf-spine fabric (--topology star|leaf-spine); topology {topology} is neither"
+    )]
+    NotStarOrFabric {
+        /// The strategy.
+        strategy: &'static str,
+        /// The topology's name.
+        topology: String,
+    },
     /// A star-only strategy on a topology of several switches.
     #[error("{strategy} runs on a star only (one switch; got {switches}){why}")]
     StarOnly {

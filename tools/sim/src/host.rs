@@ -1,23 +1,10 @@
-//! Host-side protocol pieces shared by the strategies: options (rate control, recovery
-//! timeout, background traffic), counters, and the one-timer-per-host deadline helper.
-//!
-//! Every host keeps at most one timer pending ([`Deadline`]): when it fires, the strategy
-//! compares the time with the host's current deadline (which moves with progress), acts if it
-//! is due, and re-arms. A host stops re-arming once its part of the layer is over, so the run
-//! ends when nothing is left to do.
+//! The hosts' side of a run: options (rate control, recovery timeout, background traffic,
+//! loss, verification) and counters. The hosts themselves are the daemons' engines
+//! (`strategies::RealExchange`).
 
 use crate::background::BackgroundConfig;
 use crate::cc::CcConfig;
-use crate::net::{Out, Time, PS_PER_US};
-
-/// Priority queue of recovery traffic: fetch requests and their raw replies (DSCP 26).
-pub const PRIO_RECOVERY: u8 = 4;
-
-/// Timer token of a host's protocol deadline (fetch / BlockDone resend).
-pub const TOKEN_HOST: u64 = 1;
-
-/// A recovery timeout doubles after every expiry, up to this factor of the base timeout.
-pub const MAX_BACKOFF: u64 = 16;
+use crate::net::{Time, PS_PER_US};
 
 /// Default recovery timeout (`--timeout-us`): the daemon's `--fetch-timeout-ms` and
 /// `--advance-timeout-ms` defaults, 20 ms. A receiver cannot tell a slow block from a lost
@@ -105,38 +92,5 @@ impl HostCounters {
             + self.block_done_resends
             + self.retransmissions
             + self.pulls
-    }
-}
-
-/// One pending timer per host.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadline {
-    /// Time of the pending timer (`Time::MAX`: none).
-    pub at: Time,
-}
-
-impl Default for Deadline {
-    fn default() -> Self {
-        Deadline { at: Time::MAX }
-    }
-}
-
-impl Deadline {
-    /// Makes sure a timer fires at `t` or earlier for `host`.
-    pub fn arm(&mut self, host: u32, t: Time, out: &mut Out) {
-        if self.at <= t {
-            return;
-        }
-        self.at = t;
-        out.timers.push((t, host, TOKEN_HOST));
-    }
-
-    /// A timer fired at `now`: `true` if it is the pending one (then none is pending).
-    pub fn fire(&mut self, now: Time) -> bool {
-        if self.at != now {
-            return false;
-        }
-        self.at = Time::MAX;
-        true
     }
 }

@@ -37,9 +37,7 @@ use sgnn_plan::traffic::StrategyTraffic;
 use sgnn_plan::{Partitioner, Plan, PlanConfig, SendOrder};
 use sgnn_transport::engine::Mode;
 use sgnn_wire::{wire_bytes, DATA_FRAME_LEN};
-use strategies::{
-    Exchange, HostBased, OneShot, RealConfig, RealExchange, SwitchCounters, SwitchGnn,
-};
+use strategies::{Exchange, OneShot, RealConfig, RealExchange, SwitchCounters};
 pub use topology::Topology;
 
 /// Strategies the simulator runs. `tools/sim/README.md` has a table of their models and
@@ -574,6 +572,23 @@ pub fn run_strategy_with(
             },
         });
     }
+    // The real code needs a switch per node it can lower the plan onto.
+    let real_code = matches!(
+        strategy,
+        Strategy::HostBased
+            | Strategy::SwitchGnn
+            | Strategy::SwitchGnnNoGamr
+            | Strategy::SwitchGnnNoCc
+            | Strategy::Multicast
+            | Strategy::Partials
+            | Strategy::SwitchGnnAuto
+    );
+    if real_code && topo.switches != 1 && fabric.is_none() {
+        return Err(SimError::NotStarOrFabric {
+            strategy: strategy.name(),
+            topology: topo.name.clone(),
+        });
+    }
     if !strategy.plan_variant().matches(&plan.manifest.config) {
         return Err(SimError::PlanMismatch {
             strategy: strategy.name(),
@@ -648,40 +663,14 @@ pub fn run_strategy_with(
         r.overhead = Some(app.acks.clone());
         Ok::<_, SimError>(r)
     };
-    let real_code = star || fabric.is_some();
     let mut r = match strategy {
-        Strategy::HostBased if real_code => real(plan, Mode::HostBased, true, progress)?,
-        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc if real_code => {
-            real(
-                plan,
-                Mode::SwitchGnn,
-                strategy != Strategy::SwitchGnnNoCc,
-                progress,
-            )?
-        }
-        Strategy::HostBased => {
-            let app = HostBased::new(plan).with_timeout(opts.timeout);
-            let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;
-            let mut r = report(&net, strategy.name(), app.finish, None, wall);
-            r.hosts = app.host_counters.clone();
-            r.background = bg;
-            r
-        }
-        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => {
-            let cc = (strategy != Strategy::SwitchGnnNoCc).then_some(opts.cc);
-            let app = SwitchGnn::on_topology(plan, &topo, cfg.recirc_bps)?.with_host_logic(
-                cc,
-                &link_bps,
-                opts.timeout,
-            );
-            let (net, wall, app, bg) = run_wrapped(app, topo, &link_bps, cfg.net, opts, progress)?;
-            let counters = app.counters.clone();
-            let mut r = report(&net, strategy.name(), app.finish, Some(counters), wall);
-            r.hosts = app.host_counters();
-            r.rates = app.rate_samples();
-            r.background = bg;
-            r
-        }
+        Strategy::HostBased => real(plan, Mode::HostBased, true, progress)?,
+        Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => real(
+            plan,
+            Mode::SwitchGnn,
+            strategy != Strategy::SwitchGnnNoCc,
+            progress,
+        )?,
         Strategy::Strawman => one_shot(
             OneShot::strawman(plan, plan.manifest.config.seed, switch_node, cfg.recirc_bps),
             topo,

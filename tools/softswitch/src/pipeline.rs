@@ -1206,10 +1206,10 @@ impl Pipeline {
         self.regs.sync_done[w] = true;
         self.regs.sync_count += 1;
         self.counters.block_done += 1;
-        if complete(self.regs.sync_count, self.regs.sync_done.len()) {
-            if !self.report_up(cur, repr.ip.dscp, out) {
-                self.advance(repr.ip.dscp, out);
-            }
+        if complete(self.regs.sync_count, self.regs.sync_done.len())
+            && !self.report_up(cur, repr.ip.dscp, out)
+        {
+            self.advance(repr.ip.dscp, out);
         }
     }
 

@@ -125,8 +125,21 @@ pub fn matchings(mut t: Vec<u64>, n: usize) -> Vec<(Vec<usize>, u64)> {
     out
 }
 
-/// Vectors worker `w` sends worker `d` under `host_based` (`T[w * M + d]`), Hermod's input.
-pub use super::host_based::host_based_matrix;
+/// Vectors worker `w` sends worker `d` under `host_based` (`T[w * M + d]`), Hermod's input:
+/// one per boundary vertex of `w` and remote worker with a neighbour of it.
+pub fn host_based_matrix(plan: &Plan) -> Vec<u64> {
+    let m = plan.workers() as usize;
+    let mut t = vec![0u64; m * m];
+    let mut parts: Vec<u32> = Vec::new();
+    for u in 0..plan.graph.num_vertices() as u32 {
+        plan.remote_parts(u, &mut parts);
+        let pu = plan.partition[u as usize] as usize;
+        for &d in &parts {
+            t[pu * m + d as usize] += 1;
+        }
+    }
+    t
+}
 
 /// The Hermod schedule of one layer under `plan`'s partition, for hosts sending at
 /// `host_bps`.

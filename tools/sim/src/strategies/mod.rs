@@ -1,25 +1,11 @@
 //! Strategies as host and switch logic ([`App`]s) driven by a real plan.
 //!
-//! - [`HostBased`] (BNS-GCN, p = 1): every worker unicasts, for each boundary vertex it owns,
-//!   one feature vector (`segments` data frames) to every remote worker with a neighbour of
-//!   it, all-to-all, paced at line rate; the switch only forwards. Destinations are served
-//!   round-robin one vector at a time, starting at the next worker, so the all-to-all is
-//!   spread over the receivers.
-//! - [`SwitchGnn`] (paper 3.2-3.3): per block in plan order each worker sends its block
-//!   sources' frames in the planned order (each source's segments back to back); the switch
-//!   adds every contribution into the aggregators of the block's table, and when an
-//!   aggregator's count reaches its expected value emits one Result frame to the destination's
-//!   worker. A source feeding `k` aggregators uses pass 0 on arrival and `k - 1` passes on
-//!   the recirculation path (a FIFO server of its own bandwidth: pass `p` of a packet whose
-//!   recirculation starts at `t` completes at `t + p * frame_time`); the time is computed,
-//!   not simulated pass by pass. A worker sends BlockDone once its sources are out and all its
-//!   results of the block are in; when every worker has, the switch multicasts
-//!   BlockAdvance and the next block starts.
-//!   On a leaf-spine fabric the aggregation has two levels: each leaf adds its own workers'
-//!   contributions (with its own recirculation path) and finishes a row whose contributors
-//!   are all under the destination's leaf; otherwise each contributing leaf sends a partial
-//!   to the spine hashed from (block, row, segment), which finishes it. BlockDone goes to
-//!   spine 0, whose BlockAdvance the leaves replicate to their workers.
+//! - `host_based` (BNS-GCN, p = 1) and `switchgnn` (every variant, and the delivery
+//!   strategies) run the real code: [`RealExchange`] drives the daemons' engines
+//!   (`sgnn-transport`) and one software-switch `Pipeline` per switch, on a star or a
+//!   leaf-spine fabric (two-level aggregation, `sgnn_switch::fabric`), with or without loss.
+//!   Their models, which computed the same exchange without frames or sums, were removed once
+//!   the real code ran every topology and loss rate they did (2026-11-27).
 //!
 //! The other strategies have their model in their own module: [`g3`], [`strawman`] (also
 //! `unlimited`), [`supergcn`], [`hermod`], and the approximate [`emma`], [`grappa`], [`dgs`];
@@ -32,23 +18,21 @@ use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
 use crate::net::{Kind, Pkt, Time};
 
+mod counters;
 pub mod dgs;
 pub mod emma;
 pub mod exchange;
 pub mod g3;
 pub mod grappa;
 pub mod hermod;
-mod host_based;
 mod real;
 pub mod strawman;
 pub mod supergcn;
-mod switchgnn;
 
+pub use counters::SwitchCounters;
 pub use exchange::Exchange;
-pub use host_based::HostBased;
 pub use real::{feature, RealConfig, RealExchange};
 pub use strawman::OneShot;
-pub use switchgnn::{SwitchCounters, SwitchGnn};
 
 /// Priority queue of block control frames (DSCP 46).
 pub const PRIO_CONTROL: u8 = 7;
@@ -142,17 +126,6 @@ impl Occupancy {
         }
     }
 
-    /// Frees every booked, incomplete aggregator (partial sums left by lost frames) and
-    /// returns how many; completed ones still free at their completion time.
-    pub fn release_open(&mut self) -> u64 {
-        std::mem::take(&mut self.open)
-    }
-
-    /// Booked aggregators not yet complete.
-    pub fn open(&self) -> u64 {
-        self.open
-    }
-
     /// Aggregators in use at `now` (not before the last `book`).
     pub fn in_use(&self, now: Time) -> u64 {
         self.open + self.closing.iter().filter(|t| t.0 > now).count() as u64
@@ -241,20 +214,6 @@ impl Rows {
     }
 }
 
-pub(crate) fn control_pkt(kind: Kind, src: u32, dst: u32, block: u32) -> Pkt {
-    Pkt {
-        kind,
-        prio: PRIO_CONTROL,
-        ecn: false,
-        seg: 0,
-        wire: CONTROL_WIRE,
-        src,
-        dst,
-        block,
-        a: 0,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::Occupancy;
@@ -267,7 +226,6 @@ mod tests {
         // The first completes at once, the second only at its pass at t = 10.
         o.complete(2, 2);
         o.complete(3, 10);
-        assert_eq!(o.open(), 0);
         assert_eq!(
             o.in_use(5),
             1,
@@ -277,8 +235,7 @@ mod tests {
         assert_eq!(o.book(4), 2, "the one still recirculating counts");
         assert_eq!(o.peak, 2);
         assert_eq!(o.book(11), 2, "the t = 10 one is free by t = 11");
-        assert_eq!(o.release_open(), 2);
-        assert_eq!(o.in_use(11), 0);
+        assert_eq!(o.in_use(11), 2, "both booked, neither complete");
         assert_eq!(o.peak, 2);
     }
 }
