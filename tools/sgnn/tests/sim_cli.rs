@@ -388,6 +388,30 @@ fn sim_places_partitions_on_leaves_unless_told_not_to() {
     );
 }
 
+/// Loss on a leaf-spine runs the real switches and engines (no models since 2026-11-27): the
+/// header says how a fabric loses and recovers, every strategy completes, sums verified.
+#[test]
+fn sim_recovers_loss_on_a_leaf_spine_with_the_real_code() {
+    let out = leaf_spine_sim(&[
+        "--strategies",
+        "host_based,switchgnn,switchgnn_auto",
+        "--loss",
+        "0.02",
+        "--timeout-us",
+        "200",
+        "--verify",
+    ]);
+    assert!(
+        out.contains("fabric loss: every leaf and spine drops at its ingress"),
+        "{out}"
+    );
+    assert!(!out.contains("simulator's models"), "{out}");
+    assert!(
+        !out.contains("incomplete") && !out.contains("did not complete"),
+        "{out}"
+    );
+}
+
 #[test]
 fn sim_takes_its_switch_from_a_profile_and_flags_override_it() {
     let dir = tempfile::tempdir().unwrap();

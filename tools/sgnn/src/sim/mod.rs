@@ -135,9 +135,9 @@ pub struct SimArgs {
     /// Loss: the switch's drop simulator drops each SwitchGNN frame a worker sends with this
     /// probability (0 to 1), as `sgnn testbed --loss` does; the daemons' recovery brings the
     /// layer back. The strategies the real code runs (host_based, switchgnn and its variants,
-    /// multicast, partials, switchgnn_auto on a star). On a leaf-spine, loss runs the
-    /// simulator's models of switchgnn and host_based instead of the real switches (their
-    /// two-level aggregation has no loss recovery across the levels yet).
+    /// multicast, partials, switchgnn_auto). On a leaf-spine every leaf and spine drops at
+    /// its ingress; a lost partial or spine Result costs its receiver the timeout and the
+    /// cell's raw sources (docs/evaluation.md, "Loss on the leaf-spine").
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     loss: f64,
     /// Check every worker's sums against the single-process reference at the end of each run

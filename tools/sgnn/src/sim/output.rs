@@ -58,14 +58,17 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
         ));
     }
     if a.topology == "leaf-spine" {
-        header.push_str(if a.loss > 0.0 {
-            "\nfabric: with --loss, switchgnn and host_based run the simulator's models on the \
-             leaf-spine (the real switches' two-level aggregation has no loss recovery across \
-             the levels yet)"
-        } else {
+        header.push_str(
             "\nfabric: every leaf and spine is a software switch (two-level aggregation, \
-             sgnn_switch::fabric); the workers are the daemons' engines"
-        });
+             sgnn_switch::fabric); the workers are the daemons' engines",
+        );
+        if a.loss > 0.0 {
+            header.push_str(
+                "\nfabric loss: every leaf and spine drops at its ingress; a lost partial or \
+                 spine Result is recovered by its receiver from the cell's raw sources, after \
+                 the timeout",
+            );
+        }
     }
     header.push_str(&format!(
         "\nhosts: recovery timeout {}, background load {}{}",
