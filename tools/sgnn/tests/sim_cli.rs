@@ -397,12 +397,14 @@ fn sim_recovers_loss_on_a_leaf_spine_with_the_real_code() {
         "host_based,switchgnn,switchgnn_auto",
         "--loss",
         "0.02",
+        "--fabric-loss",
+        "0.02",
         "--timeout-us",
         "200",
         "--verify",
     ]);
     assert!(
-        out.contains("fabric loss: every leaf and spine drops at its ingress"),
+        out.contains("fabric loss: leaves drop 0.02 of their workers' frames, every switch 0.02"),
         "{out}"
     );
     assert!(!out.contains("simulator's models"), "{out}");

@@ -26,6 +26,11 @@ pub struct HostOptions {
     /// The switch's drop simulator (the strategies the real code runs): the probability of
     /// dropping each SwitchGNN frame a worker sends, as the testbed's `--loss` does.
     pub loss: f64,
+    /// On a leaf-spine: the probability of dropping each SwitchGNN frame one switch sends
+    /// another (partials, spine Results, a leaf's BlockDone, the root's advance, frames
+    /// forwarded between leaves), at the receiving switch. `loss` is the hosts' frames only,
+    /// as on a star.
+    pub fabric_loss: f64,
     /// Check every worker's sums against the single-process reference at the end (the
     /// strategies the real code runs; costs one pass over the graph's edges per feature).
     pub verify: bool,
@@ -38,6 +43,7 @@ impl Default for HostOptions {
             timeout: Some(DEFAULT_TIMEOUT),
             background: BackgroundConfig::default(),
             loss: 0.0,
+            fabric_loss: 0.0,
             verify: false,
         }
     }

@@ -640,6 +640,7 @@ pub fn run_strategy_with(
             seed: plan.manifest.config.seed,
             all_blocks: false,
             fabric,
+            fabric_loss: opts.fabric_loss,
         };
         let app = RealExchange::new(plan, rcfg)?;
         let (net, wall, mut app, bg) =

@@ -135,6 +135,7 @@ fn delivery_strategies_run_on_a_fabric_of_real_switches() {
         assert_eq!(r.predicted, None, "{}", s.name());
         let lossy = HostOptions {
             loss: 0.01,
+            fabric_loss: 0.01,
             timeout: Some(100 * sgnn_sim::net::PS_PER_US),
             verify: true,
             ..Default::default()

@@ -39,6 +39,7 @@ fn run_with(
         seed: 7,
         all_blocks: false,
         fabric: None,
+        fabric_loss: 0.0,
     };
     let mut app = RealExchange::new(p, cfg).unwrap();
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -74,6 +75,7 @@ fn a_switch_given_each_block_as_it_comes_runs_as_one_given_all() {
             seed: 7,
             all_blocks,
             fabric: None,
+            fabric_loss: 0.0,
         };
         let mut app = RealExchange::new(&p, cfg).unwrap();
         let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -170,6 +172,7 @@ fn a_fabric_of_real_switches_sums_exactly_in_two_levels() {
                 seed: 7,
                 all_blocks,
                 fabric: Some(fabric),
+                fabric_loss: 0.0,
             };
             let mut app = RealExchange::new(&p, cfg).unwrap();
             let topo = Topology::leaf_spine(
@@ -231,6 +234,7 @@ fn the_baseline_crosses_a_fabric_of_real_switches() {
         seed: 7,
         all_blocks: false,
         fabric: Some(fabric),
+        fabric_loss: 0.0,
     };
     let mut app = RealExchange::new(&p, cfg).unwrap();
     let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, PS_PER_US);
@@ -242,8 +246,9 @@ fn the_baseline_crosses_a_fabric_of_real_switches() {
         .all(|s| s.counters.aggregated == 0 && s.counters.forwarded > 0));
 }
 
-/// Loss on a fabric of real switches: every leaf and spine drops frames at its ingress
-/// (Data, partials, Results, BlockDone and advances, acks). The leaves' seq check repairs
+/// Loss on a fabric of real switches: leaves drop their workers' frames (`loss`, as a star's
+/// switch does) and every switch drops frames from other switches (`fabric_loss`: partials,
+/// Results, BlockDone and advances, forwarded acks). The leaves' seq check repairs
 /// their workers' Data; a lost partial or Result is pulled from the leaf, answered gone and
 /// taken from the sources' raw values; a lost leaf BlockDone or root advance is asked for
 /// again. Sums stay bit for bit exact and every layer completes, in both modes.
@@ -253,7 +258,7 @@ fn loss_on_a_fabric_is_recovered_and_sums_stay_exact() {
     for (leaves, spines) in [(2, 2), (4, 3)] {
         let fabric = sgnn_switch::fabric::Fabric::new(8, leaves, spines).unwrap();
         for mode in [Mode::SwitchGnn, Mode::HostBased] {
-            for loss in [0.01, 0.05] {
+            for (loss, fabric_loss) in [(0.01, 0.0), (0.01, 0.01), (0.05, 0.05)] {
                 let cfg = RealConfig {
                     mode,
                     rate: None,
@@ -264,6 +269,7 @@ fn loss_on_a_fabric_is_recovered_and_sums_stay_exact() {
                     seed: 7,
                     all_blocks: false,
                     fabric: Some(fabric),
+                    fabric_loss,
                 };
                 let mut app = RealExchange::new(&p, cfg).unwrap();
                 let topo = Topology::leaf_spine(
@@ -275,13 +281,20 @@ fn loss_on_a_fabric_is_recovered_and_sums_stay_exact() {
                     PS_PER_US,
                 );
                 run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
-                let case = format!("{mode:?} {leaves}x{spines} at {loss}");
+                let case = format!("{mode:?} {leaves}x{spines} at {loss}, {fabric_loss}");
                 assert_eq!(app.error, None, "{case}");
                 assert!(app.finish.is_some(), "{case}: the layer completes");
                 assert!(app.verify().unwrap() > 0, "{case}");
                 let dropped: Vec<u64> = app.switches().map(|s| s.counters.drop_simulated).collect();
-                assert!(dropped.iter().all(|&d| d > 0), "{case}: {dropped:?}");
-                if mode == Mode::SwitchGnn {
+                // Leaves drop their workers' frames; spines only what other switches send.
+                let (on_leaves, on_spines) = dropped.split_at(leaves as usize);
+                assert!(on_leaves.iter().all(|&d| d > 0), "{case}: {dropped:?}");
+                assert_eq!(
+                    on_spines.iter().all(|&d| d > 0),
+                    fabric_loss > 0.0,
+                    "{case}: {dropped:?}"
+                );
+                if mode == Mode::SwitchGnn && fabric_loss > 0.0 {
                     let h = app.host_counters();
                     let c = app.switch_counters();
                     eprintln!("{case}: {h:?}\n{c:?}");

@@ -135,11 +135,18 @@ pub struct SimArgs {
     /// Loss: the switch's drop simulator drops each SwitchGNN frame a worker sends with this
     /// probability (0 to 1), as `sgnn testbed --loss` does; the daemons' recovery brings the
     /// layer back. The strategies the real code runs (host_based, switchgnn and its variants,
-    /// multicast, partials, switchgnn_auto). On a leaf-spine every leaf and spine drops at
-    /// its ingress; a lost partial or spine Result costs its receiver the timeout and the
-    /// cell's raw sources (docs/evaluation.md, "Loss on the leaf-spine").
+    /// multicast, partials, switchgnn_auto). On a leaf-spine, each leaf drops this share of
+    /// its workers' frames, as a star's switch does; see --fabric-loss for the frames between
+    /// switches.
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     loss: f64,
+    /// Leaf-spine only: every leaf and spine drops each SwitchGNN frame another switch sends
+    /// it with this probability (0 to 1): partials, spine Results, a leaf's BlockDone, the
+    /// root's advance, frames between workers of different leaves. A lost partial or spine
+    /// Result costs its receiver the timeout and the cell's raw sources (docs/evaluation.md,
+    /// "Loss on the leaf-spine").
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    fabric_loss: f64,
     /// Check every worker's sums against the single-process reference at the end of each run
     /// of the real code (exact, bit for bit; one pass over the edges per feature).
     #[arg(long)]

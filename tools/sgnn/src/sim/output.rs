@@ -62,12 +62,13 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
             "\nfabric: every leaf and spine is a software switch (two-level aggregation, \
              sgnn_switch::fabric); the workers are the daemons' engines",
         );
-        if a.loss > 0.0 {
-            header.push_str(
-                "\nfabric loss: every leaf and spine drops at its ingress; a lost partial or \
-                 spine Result is recovered by its receiver from the cell's raw sources, after \
-                 the timeout",
-            );
+        if a.loss > 0.0 || a.fabric_loss > 0.0 {
+            header.push_str(&format!(
+                "\nfabric loss: leaves drop {} of their workers' frames, every switch {} of \
+                 the frames another switch sends it; a lost partial or spine Result is \
+                 recovered by its receiver from the cell's raw sources, after the timeout",
+                a.loss, a.fabric_loss
+            ));
         }
     }
     header.push_str(&format!(

@@ -104,6 +104,18 @@ pub(super) fn settings(a: &mut SimArgs) -> Result<Settings> {
     if !(a.loss.is_finite() && (0.0..1.0).contains(&a.loss)) {
         bail!("--loss is a probability in [0, 1), got {}", a.loss);
     }
+    if !(a.fabric_loss.is_finite() && (0.0..1.0).contains(&a.fabric_loss)) {
+        bail!(
+            "--fabric-loss is a probability in [0, 1), got {}",
+            a.fabric_loss
+        );
+    }
+    if a.fabric_loss > 0.0 && a.topology != "leaf-spine" {
+        bail!(
+            "--fabric-loss drops frames between switches: it needs --topology leaf-spine \
+             (a star has one switch; use --loss)"
+        );
+    }
     let mut opts = HostOptions {
         cc: CcConfig {
             initial_bps: a
@@ -123,6 +135,7 @@ pub(super) fn settings(a: &mut SimArgs) -> Result<Settings> {
         },
         timeout: (timeout > 0).then_some(timeout),
         loss: a.loss,
+        fabric_loss: a.fabric_loss,
         verify: a.verify,
         background: BackgroundConfig {
             load: a.background_load,

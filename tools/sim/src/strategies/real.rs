@@ -68,9 +68,12 @@ pub struct RealConfig {
     /// behaves the same in less memory ([`RealExchange`]'s `follow_blocks`).
     pub all_blocks: bool,
     /// A leaf-spine fabric (`sgnn_switch::fabric`: two-level aggregation, every leaf and
-    /// spine a software switch) instead of a star. With `loss`, every leaf and spine drops
-    /// frames at its ingress, each with its own stream.
+    /// spine a software switch) instead of a star. A leaf drops `loss` of the frames its
+    /// workers send, as a star's switch does; every switch drops `fabric_loss` of the frames
+    /// another switch sends it. Each switch draws from its own seeded stream.
     pub fabric: Option<Fabric>,
+    /// On a fabric: the probability of dropping each frame between two switches.
+    pub fabric_loss: f64,
 }
 
 /// Frames in flight, by index (a [`Pkt`] carries the index in `a`).
@@ -144,6 +147,8 @@ struct SimSwitch {
     /// The block whose entries were installed last.
     installed: u16,
     active_peak: u64,
+    /// Frames this switch drew a drop for (on a fabric: the index into its drop stream).
+    drawn: u64,
 }
 
 /// The engines of every worker and the software switch's pipelines: one switch on a star,
@@ -360,13 +365,16 @@ impl<'p> RealExchange<'p> {
                 }
             }
         }
+        let fabric = cfg.fabric.is_some();
         let switches: Vec<SimSwitch> = switches
             .into_iter()
             .enumerate()
             .map(|(i, (mut sc, mut tables, role, ports, port_of))| {
-                sc.drop_probability = cfg.loss;
-                // Each switch its own drop stream (a star's is the seed itself).
-                sc.drop_seed = cfg.seed.wrapping_add(i as u64);
+                // A star's switch drops what its hosts send with its own drop simulator; a
+                // fabric's switches drop per link (`switch_recv`), which the pipeline's drop
+                // simulator, blind to ports, cannot.
+                sc.drop_probability = if fabric { 0.0 } else { cfg.loss };
+                sc.drop_seed = cfg.seed;
                 for &(_, dscp, queue) in &sgnn_wire::dscp::CLASSES {
                     tables.dscp_priority.insert(dscp, queue);
                 }
@@ -380,6 +388,7 @@ impl<'p> RealExchange<'p> {
                     recirc_free: 0,
                     installed: 0,
                     active_peak: 0,
+                    drawn: 0,
                 }
             })
             .collect();
@@ -662,6 +671,24 @@ impl<'p> RealExchange<'p> {
 
     /// Books `passes` pass times on switch `si`'s recirculation port from `now` (after what
     /// it already carries); returns when they end.
+    /// On a fabric, whether switch `si` drops the frame that node `from` sent it: `loss` for
+    /// a worker's frame, `fabric_loss` for another switch's, drawn from the switch's own
+    /// stream (seeded by the run's seed and the switch's index).
+    fn drops(&mut self, si: usize, from: u32) -> bool {
+        let p = if from < self.first_switch {
+            self.cfg.loss
+        } else {
+            self.cfg.fabric_loss
+        };
+        if p <= 0.0 {
+            return false;
+        }
+        let sw = &mut self.switches[si];
+        sw.drawn += 1;
+        let x = super::draw_key(self.cfg.seed, 0x6c6f_7373_0000 + si as u64, sw.drawn);
+        ((x >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+
     fn occupy_recirc(&mut self, si: usize, now: Time, passes: u32) -> Time {
         let sw = &mut self.switches[si];
         let start = sw.recirc_free.max(now);
@@ -817,6 +844,12 @@ impl App for RealExchange<'_> {
         // Before the frame: the block this switch (or, for a spine, the root) is at now.
         self.follow_blocks(si);
         let port = self.switches[si].port_of[pkt.src as usize];
+        if self.cfg.fabric.is_some() && self.drops(si, pkt.src) {
+            self.switches[si]
+                .pipeline
+                .dropped_at_ingress(port, frame.len());
+            return;
+        }
         let next = self.switches[si]
             .pipeline
             .ingress(port, &frame, &mut self.emitted);
