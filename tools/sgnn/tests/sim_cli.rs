@@ -259,6 +259,13 @@ fn sim_rejects_unknown_strategies_and_topologies() {
         ("--plots", "gif", "expected svg, png, both or none"),
         ("--sample-us", "0", "--sample-us must be positive"),
         ("--sample-us", "often", "--sample-us: expected a number"),
+        // Loss between switches on a star, which has one.
+        ("--fabric-loss", "0.01", "it needs --topology leaf-spine"),
+        (
+            "--fabric-loss",
+            "1.5",
+            "--fabric-loss is a probability in [0, 1)",
+        ),
     ] {
         let o = sgnn()
             .args([
