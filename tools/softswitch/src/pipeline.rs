@@ -1106,7 +1106,8 @@ impl Pipeline {
             // On a leaf, an aggregate that is not this leaf's own (its row lives on a spine,
             // or here only as the leaf's share) cannot be read: the requester is told it is
             // gone and takes its sources' raw values.
-            self.pull_gone(repr, out);
+            let gone = (0, PULL_GONE, [0; LANES]);
+            self.answer_pull(&repr, s.worker_id, s.dst_id, gone, out);
             return;
         }
         let Some(&action) = action else {
@@ -1142,35 +1143,33 @@ impl Pipeline {
         } else {
             (0, 0, [0; LANES])
         };
+        self.answer_pull(&repr, p.dst_worker, p.dst_id, (count, ids, lanes), out);
+    }
+
+    /// The answer to `pull`: a Result with RESEND for `dst_id` to `worker` (the row's
+    /// destination worker, or on a leaf the requester), carrying `count`, the contributor
+    /// digest (or `PULL_GONE`) in `src_id`, and the sum.
+    fn answer_pull(
+        &mut self,
+        pull: &FrameRepr,
+        worker: u16,
+        dst_id: u32,
+        (count, ids, lanes): (u16, u32, [i32; LANES]),
+        out: &mut Vec<Emitted>,
+    ) {
+        let s = pull.sgnn;
         let mut r = Repr::new(PacketType::Result);
         r.flags.resend = true;
-        r.worker_id = p.dst_worker;
+        r.worker_id = worker;
         r.src_id = ids;
-        r.dst_id = p.dst_id;
+        r.dst_id = dst_id;
         r.block_id = s.block_id;
         r.count = count;
         r.round = s.round;
         r.segment = s.segment;
         r.frac_bits = s.frac_bits;
         self.counters.pulled += 1;
-        self.send_to_worker(p.dst_worker, r, Some(&lanes), repr.ip.dscp, out);
-    }
-
-    /// A leaf's answer to a pull of an aggregate it does not hold: a Result with RESEND to
-    /// the requesting worker for the pull's destination, `count` 0, `src_id` `PULL_GONE`.
-    fn pull_gone(&mut self, repr: FrameRepr, out: &mut Vec<Emitted>) {
-        let s = repr.sgnn;
-        let mut r = Repr::new(PacketType::Result);
-        r.flags.resend = true;
-        r.worker_id = s.worker_id;
-        r.src_id = PULL_GONE;
-        r.dst_id = s.dst_id;
-        r.block_id = s.block_id;
-        r.round = s.round;
-        r.segment = s.segment;
-        r.frac_bits = s.frac_bits;
-        self.counters.pulled += 1;
-        self.send_to_worker(s.worker_id, r, Some(&[0; LANES]), repr.ip.dscp, out);
+        self.send_to_worker(worker, r, Some(&lanes), pull.ip.dscp, out);
     }
 
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
@@ -1204,13 +1203,12 @@ impl Pipeline {
             self.counters.drop_stale += 1;
             return;
         }
-        let complete = |count: u16, of: usize| count as usize == of;
         if self.regs.sync_done[w] {
             self.counters.block_done_duplicate += 1;
             // A worker asks again for an advance it has not seen. A leaf whose workers are
             // all in has sent its BlockDone up: that, or the root's advance, was lost. It
             // sends it up again; the root answers a block it has passed with its advance.
-            if complete(self.regs.sync_count, self.regs.sync_done.len()) {
+            if self.all_in() {
                 self.report_up(cur, repr.ip.dscp, out);
             }
             return;
@@ -1218,11 +1216,14 @@ impl Pipeline {
         self.regs.sync_done[w] = true;
         self.regs.sync_count += 1;
         self.counters.block_done += 1;
-        if complete(self.regs.sync_count, self.regs.sync_done.len())
-            && !self.report_up(cur, repr.ip.dscp, out)
-        {
+        if self.all_in() && !self.report_up(cur, repr.ip.dscp, out) {
             self.advance(repr.ip.dscp, out);
         }
+    }
+
+    /// Every worker (on a spine, every leaf) has reported the current block.
+    fn all_in(&self) -> bool {
+        self.regs.sync_count as usize == self.regs.sync_done.len()
     }
 
     /// On a leaf: BlockDone for `cur` up to the root spine, as the leaf's peer id there (it
