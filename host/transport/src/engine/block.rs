@@ -243,9 +243,7 @@ impl Engine {
             self.enter_block(now, b + 1);
             // Frames of that block kept while this worker's leaf had not advanced
             // (EngineConfig::under_leaf); on a star none are kept here.
-            for f in std::mem::take(&mut self.early) {
-                self.handle_frame(now, &f);
-            }
+            self.replay_early(now);
         } else {
             self.complete_round(now);
         }

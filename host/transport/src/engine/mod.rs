@@ -368,9 +368,7 @@ impl Engine {
             Mode::HostBased => self.start_host(now, s),
         }
         // Frames of this round that came before it started.
-        for f in std::mem::take(&mut self.early) {
-            self.handle_frame(now, &f);
-        }
+        self.replay_early(now);
         Ok(())
     }
 

@@ -126,10 +126,7 @@ impl Engine {
                 let waiting = matches!(&self.phase, Phase::Block(bs) if bs.done_at.is_some());
                 if waiting && self.cfg.under_leaf && s.packet_type != PacketType::BlockAdvance {
                     // Other leaves run ahead of ours (EngineConfig::under_leaf): kept.
-                    if self.early.len() < self.cfg.early_buffer_frames {
-                        self.stats.early_buffered += 1;
-                        self.early.push(frame.to_vec());
-                    }
+                    self.keep_early(frame);
                 } else if waiting {
                     // The switch only produces or forwards next-block traffic after it
                     // advanced: our BlockAdvance was lost.
@@ -139,9 +136,8 @@ impl Engine {
                 } else if matches!(self.phase, Phase::Idle | Phase::Host(_)) {
                     if s.packet_type == PacketType::BlockAdvance {
                         self.stats.stale += 1;
-                    } else if self.early.len() < self.cfg.early_buffer_frames {
-                        self.stats.early_buffered += 1;
-                        self.early.push(frame.to_vec());
+                    } else {
+                        self.keep_early(frame);
                     }
                 } else {
                     self.stats.unexpected += 1;
@@ -152,6 +148,23 @@ impl Engine {
             Relation::Stale if s.packet_type == PacketType::FetchReq => self.serve_fetch(s),
             Relation::Stale | Relation::Other if raw_here => self.dispatch(now, s, lanes),
             Relation::Stale | Relation::Other => self.stats.stale += 1,
+        }
+    }
+
+    /// Keeps a frame that came before its block or round (up to `early_buffer_frames`), for
+    /// [`Engine::replay_early`].
+    fn keep_early(&mut self, frame: &[u8]) {
+        if self.early.len() < self.cfg.early_buffer_frames {
+            self.stats.early_buffered += 1;
+            self.early.push(frame.to_vec());
+        }
+    }
+
+    /// Handles the frames kept by [`Engine::keep_early`], now that their block or round runs
+    /// (those still ahead are kept again).
+    pub(super) fn replay_early(&mut self, now: u64) {
+        for f in std::mem::take(&mut self.early) {
+            self.handle_frame(now, &f);
         }
     }
 
