@@ -177,14 +177,12 @@ pub enum SimError {
         topology: String,
     },
     /// A star-only strategy on a topology of several switches.
-    #[error("{strategy} runs on a star only (one switch; got {switches}){why}")]
+    #[error("{strategy} runs on a star only (one switch; got {switches})")]
     StarOnly {
         /// The strategy's name.
         strategy: &'static str,
         /// Switches of the topology.
         switches: u32,
-        /// What else would run it (empty: nothing).
-        why: &'static str,
     },
     /// A plan made without the planner options the strategy needs.
     #[error(
@@ -339,7 +337,6 @@ mod tests {
                 SimError::StarOnly {
                     strategy: "strawman",
                     switches: 3,
-                    why: "",
                 },
                 "strawman runs on a star only (one switch; got 3)",
             ),

@@ -554,25 +554,14 @@ pub fn run_strategy_with(
     // does (every leaf and spine a software switch, two-level aggregation as
     // `sgnn_switch::fabric` lowers it), with or without loss.
     let fabric = topo.fabric();
-    let delivery = matches!(
-        strategy,
-        Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto
-    );
-    if topo.switches != 1
-        && (matches!(strategy, Strategy::Strawman | Strategy::Unlimited)
-            || (delivery && fabric.is_none()))
-    {
+    if topo.switches != 1 && matches!(strategy, Strategy::Strawman | Strategy::Unlimited) {
         return Err(SimError::StarOnly {
             strategy: strategy.name(),
             switches: topo.switches,
-            why: if delivery {
-                ", or on a leaf-spine laid out as --topology leaf-spine lays it out"
-            } else {
-                ""
-            },
         });
     }
-    // The real code needs a switch per node it can lower the plan onto.
+    // The real code needs a switch per node it can lower the plan onto (the delivery
+    // strategies included).
     let real_code = matches!(
         strategy,
         Strategy::HostBased
