@@ -220,6 +220,24 @@ fn block_done(w: u16, block: u16, round: u16) -> Step {
     }
 }
 
+/// A tail probe of worker `w` on `port` (its own, or another worker's): its next number
+/// `next`, the NACKs it knows `known`, for `block` of round 0.
+fn tail_probe_of(port: u16, w: u16, next: u16, known: u16, block: u16) -> Step {
+    let mut s = Repr::new(PacketType::Ack);
+    s.worker_id = w;
+    s.dst_id = sgnn_wire::recovery::SEQ_PROBE;
+    s.src_id = next as u32;
+    s.count = known;
+    s.block_id = block;
+    Step {
+        port,
+        frame: frame(w, s, None),
+        what: format!(
+            "tail probe of worker {w} (next {next}, {known} NACKs known, block {block}) on port {port}"
+        ),
+    }
+}
+
 /// A Data frame of source `src` from worker `w` (on its port) with `lanes`, 20 fraction
 /// bits, and whatever `set` changes in its header.
 fn data_step(
@@ -369,7 +387,7 @@ pub fn loss_recovery_paths() -> Scenario {
 /// another round, a first copy for a kept aggregate, and the clean probes that end in the
 /// all-sent notice.
 pub fn numbered_frames_nacks_and_pulls() -> Scenario {
-    use sgnn_wire::recovery::{SEQ_PROBE, SEQ_VALID};
+    use sgnn_wire::recovery::SEQ_VALID;
     let plan = plan_for("rmat:scale=7,edge_factor=6,seed=9", 3, 1 << 20, 32, 256);
     let enc = features(&plan, 5);
     let block = &plan.blocks[0];
@@ -381,21 +399,6 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
             port: s.worker_id,
             frame: frame(s.worker_id, s, Some(&enc[src as usize][seg as usize])),
             what: format!("{what}: src {src} seg {seg} number {n}"),
-        }
-    };
-    let tail_probe_of = |port: u16, w: u16, next: u16, known: u16, block: u16| {
-        let mut s = Repr::new(PacketType::Ack);
-        s.worker_id = w;
-        s.dst_id = SEQ_PROBE;
-        s.src_id = next as u32;
-        s.count = known;
-        s.block_id = block;
-        Step {
-            port,
-            frame: frame(w, s, None),
-            what: format!(
-                "tail probe of worker {w} (next {next}, {known} NACKs known, block {block}) on port {port}"
-            ),
         }
     };
     let tail_probe = |port: u16, w: u16, next: u16| tail_probe_of(port, w, next, 0, 0);
@@ -1227,7 +1230,6 @@ pub fn fabric_partials() -> Scenario {
 /// or of its share of a split row (`aggregate_up`), is answered `PULL_GONE` to the requester,
 /// while a pull of one of its own rows is answered as on a star.
 pub fn fabric_leaf() -> Scenario {
-    use sgnn_wire::recovery::SEQ_PROBE;
     let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
     let config = SwitchConfig {
         workers: 2,
@@ -1258,16 +1260,6 @@ pub fn fabric_leaf() -> Scenario {
             port,
             frame: frame_to(port, worker_ip(to), s, Some(&[9; LANES])),
             what: what.into(),
-        }
-    };
-    let clean_probe = |w: u16| {
-        let mut s = Repr::new(PacketType::Ack);
-        s.worker_id = w;
-        s.dst_id = SEQ_PROBE;
-        Step {
-            port: w,
-            frame: frame(w, s, None),
-            what: format!("clean tail probe of worker {w} (answered, not counted)"),
         }
     };
     let pull = |w: u16, src: u32, what: &str| {
@@ -1305,8 +1297,9 @@ pub fn fabric_leaf() -> Scenario {
         block_done(0, 0, 0),
         block_done(1, 0, 0),
         block_done(1, 0, 0),
-        clean_probe(0),
-        clean_probe(1),
+        // Clean tail probes: answered, not counted.
+        tail_probe_of(0, 0, 0, 0, 0),
+        tail_probe_of(1, 1, 0, 0, 0),
         pull(1, 9_999_999, "a row this leaf has not (gone, to worker 1)"),
         pull(
             0,
