@@ -52,6 +52,40 @@ fn run_with(
     (app.finish, values, drops, counters)
 }
 
+/// The settings of a run on `fabric` in `mode`: no rate control or recovery, 400 Gbit/s of
+/// recirculation, no loss (tests change what they need).
+fn on_fabric(mode: Mode, fabric: sgnn_switch::fabric::Fabric) -> RealConfig {
+    RealConfig {
+        mode,
+        rate: None,
+        timeout: None,
+        recirc_bps: 400 * GBPS,
+        harvest_passes: 0,
+        loss: 0.0,
+        seed: 7,
+        all_blocks: false,
+        fabric: Some(fabric),
+        fabric_loss: 0.0,
+    }
+}
+
+/// Runs a layer under `cfg` on the leaf-spine of `cfg.fabric` (100 Gbit/s links, 1 us).
+fn run_fabric(p: &sgnn_plan::Plan, cfg: RealConfig) -> RealExchange<'_> {
+    let f = cfg.fabric.expect("a fabric run");
+    let mut app = RealExchange::new(p, cfg).unwrap();
+    let topo = Topology::leaf_spine(
+        f.leaves,
+        f.spines,
+        f.workers / f.leaves,
+        100 * GBPS,
+        100 * GBPS,
+        PS_PER_US,
+    );
+    assert_eq!(topo.fabric(), Some(f));
+    run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+    app
+}
+
 /// The simulated switch is given each block's `agg_table` entries as it reaches it (and keeps
 /// the block before); `switch-ctl load` installs every block at once. Both switches run the
 /// same layer: same finish, same sums, same counters, with several blocks, recirculation and
@@ -163,28 +197,10 @@ fn a_fabric_of_real_switches_sums_exactly_in_two_levels() {
         let mut runs = Vec::new();
         for all_blocks in [false, true] {
             let cfg = RealConfig {
-                mode: Mode::SwitchGnn,
-                rate: None,
-                timeout: None,
-                recirc_bps: 400 * GBPS,
-                harvest_passes: 0,
-                loss: 0.0,
-                seed: 7,
                 all_blocks,
-                fabric: Some(fabric),
-                fabric_loss: 0.0,
+                ..on_fabric(Mode::SwitchGnn, fabric)
             };
-            let mut app = RealExchange::new(&p, cfg).unwrap();
-            let topo = Topology::leaf_spine(
-                leaves,
-                spines,
-                8 / leaves,
-                100 * GBPS,
-                100 * GBPS,
-                PS_PER_US,
-            );
-            assert_eq!(topo.fabric(), Some(fabric));
-            run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+            let mut app = run_fabric(&p, cfg);
             assert_eq!(app.error, None, "{leaves}x{spines}");
             assert!(app.verify().unwrap() > 0);
             let c = app.switch_counters();
@@ -225,20 +241,10 @@ fn the_baseline_crosses_a_fabric_of_real_switches() {
     let p = plan(9, 8, 16 * 1024, 64);
     let fabric = sgnn_switch::fabric::Fabric::new(8, 2, 2).unwrap();
     let cfg = RealConfig {
-        mode: Mode::HostBased,
-        rate: None,
-        timeout: None,
         recirc_bps: 100 * GBPS,
-        harvest_passes: 0,
-        loss: 0.0,
-        seed: 7,
-        all_blocks: false,
-        fabric: Some(fabric),
-        fabric_loss: 0.0,
+        ..on_fabric(Mode::HostBased, fabric)
     };
-    let mut app = RealExchange::new(&p, cfg).unwrap();
-    let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, PS_PER_US);
-    run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+    let app = run_fabric(&p, cfg);
     assert_eq!(app.error, None);
     assert!(app.verify().unwrap() > 0);
     assert!(app
@@ -260,27 +266,12 @@ fn loss_on_a_fabric_is_recovered_and_sums_stay_exact() {
         for mode in [Mode::SwitchGnn, Mode::HostBased] {
             for (loss, fabric_loss) in [(0.01, 0.0), (0.01, 0.01), (0.05, 0.05)] {
                 let cfg = RealConfig {
-                    mode,
-                    rate: None,
                     timeout: Some(200 * PS_PER_US),
-                    recirc_bps: 400 * GBPS,
-                    harvest_passes: 0,
                     loss,
-                    seed: 7,
-                    all_blocks: false,
-                    fabric: Some(fabric),
                     fabric_loss,
+                    ..on_fabric(mode, fabric)
                 };
-                let mut app = RealExchange::new(&p, cfg).unwrap();
-                let topo = Topology::leaf_spine(
-                    leaves,
-                    spines,
-                    8 / leaves,
-                    100 * GBPS,
-                    100 * GBPS,
-                    PS_PER_US,
-                );
-                run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
+                let mut app = run_fabric(&p, cfg);
                 let case = format!("{mode:?} {leaves}x{spines} at {loss}, {fabric_loss}");
                 assert_eq!(app.error, None, "{case}");
                 assert!(app.finish.is_some(), "{case}: the layer completes");
