@@ -115,10 +115,17 @@ impl Csr {
             ));
         }
         let n = indptr.len() - 1;
+        // Monotone first: with the last entry equal to the indices' length, every row's range
+        // is then inside `indices` (an entry past the end followed by a smaller one used to
+        // panic on the slice below).
+        if let Some(v) = indptr.windows(2).position(|w| w[0] > w[1]) {
+            return Err(format!(
+                "indptr decreases at vertex {v} ({} then {})",
+                indptr[v],
+                indptr[v + 1]
+            ));
+        }
         for v in 0..n {
-            if indptr[v] > indptr[v + 1] {
-                return Err(format!("indptr decreases at vertex {v}"));
-            }
             let list = &indices[indptr[v] as usize..indptr[v + 1] as usize];
             for (i, &u) in list.iter().enumerate() {
                 if u as usize >= n {
@@ -239,6 +246,21 @@ mod tests {
     fn from_raw_rejects_asymmetry() {
         let err = Csr::from_raw(vec![0, 1, 1], vec![1]).unwrap_err();
         assert!(err.contains("no reverse edge"), "{err}");
+    }
+
+    /// An indptr that jumps past the end of `indices` and comes back (non-monotone, but
+    /// starting at 0 and ending at the indices' length) is an error, not a slice panic.
+    #[test]
+    fn from_raw_rejects_a_non_monotone_indptr_without_panicking() {
+        let (g, _) = Csr::from_edges(3, &[(0, 1), (1, 2)]);
+        assert_eq!(g.indptr(), &[0, 1, 3, 4]);
+        let err = Csr::from_raw(vec![0, 9, 3, 4], g.indices().to_vec()).unwrap_err();
+        assert!(
+            err.contains("indptr decreases at vertex 1 (9 then 3)"),
+            "{err}"
+        );
+        let err = Csr::from_raw(vec![0, 3, 1, 4], g.indices().to_vec()).unwrap_err();
+        assert!(err.contains("indptr decreases at vertex 1"), "{err}");
     }
 
     #[test]

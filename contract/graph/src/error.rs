@@ -31,6 +31,37 @@ pub enum GraphError {
         /// What was wrong.
         message: String,
     },
+    /// A `.npy` header claims more data than the file holds: refused before anything is
+    /// allocated for it.
+    #[error("{path}: truncated data or a wrong header: header field '{field}' {shape} of dtype {dtype} claims {claimed} of data, but the file holds only {limit} bytes after its header (the limit)")]
+    NpyShape {
+        /// File.
+        path: PathBuf,
+        /// The header field at fault (`shape`).
+        field: &'static str,
+        /// The shape as written in the header.
+        shape: String,
+        /// The dtype the header's `descr` names (NumPy's name).
+        dtype: &'static str,
+        /// The bytes the shape and dtype claim.
+        claimed: String,
+        /// The bytes the file holds after its header.
+        limit: u64,
+    },
+    /// A feature value is NaN or infinite (after conversion to float32).
+    #[error("{path}: feature [{row}, {col}] (flat index {index}) is {value}; features must be finite numbers (the first bad value is named)")]
+    NonFinite {
+        /// File.
+        path: PathBuf,
+        /// Row (vertex) of the first bad value.
+        row: usize,
+        /// Column of the first bad value.
+        col: usize,
+        /// Flat (row-major) index of the first bad value.
+        index: usize,
+        /// The value (NaN, inf or -inf).
+        value: f32,
+    },
     /// A vertex id is outside the allowed range.
     #[error("{path}:{location}: vertex id {id} is out of range (must be below {limit})")]
     OutOfRange {

@@ -189,28 +189,43 @@ fn header_field<'a>(header: &'a str, key: &str) -> Option<&'a str> {
 }
 
 /// Reads a `.npy` file.
+///
+/// Nothing larger than the file is allocated: the data size the header's `shape` and `descr`
+/// claim is checked against the bytes the file holds after its header before the array is
+/// allocated, so a header claiming 10^10 rows is a [`GraphError::NpyShape`] naming the file,
+/// not an abort on an 80 GB allocation.
 pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
     let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut r = BufReader::with_capacity(1 << 20, file);
+    let len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
+    read_npy_from(BufReader::with_capacity(1 << 20, file), len, path)
+}
+
+/// Reads a `.npy` array held in memory (`name` is the file it came from, for messages): what
+/// [`read_npy`] does with a file's bytes.
+pub fn read_npy_bytes(bytes: &[u8], name: &Path) -> Result<NpyArray, GraphError> {
+    read_npy_from(bytes, bytes.len() as u64, name)
+}
+
+/// Reads a `.npy` array of `len` bytes from `r`; `path` names it in errors.
+fn read_npy_from(mut r: impl Read, len: u64, path: &Path) -> Result<NpyArray, GraphError> {
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic)
         .map_err(|_| GraphError::npy(path, "file too short for a .npy header"))?;
     if &magic[..6] != b"\x93NUMPY" {
         return Err(GraphError::npy(path, "not a .npy file (bad magic bytes)"));
     }
-    let hlen = match magic[6] {
+    let (hlen, prefix) = match magic[6] {
         1 => {
             let mut b = [0u8; 2];
             r.read_exact(&mut b)
                 .map_err(|_| GraphError::npy(path, "truncated header length"))?;
-            u16::from_le_bytes(b) as usize
+            (u16::from_le_bytes(b) as u64, 10u64)
         }
         2 | 3 => {
             let mut b = [0u8; 4];
             r.read_exact(&mut b)
                 .map_err(|_| GraphError::npy(path, "truncated header length"))?;
-            u32::from_le_bytes(b) as usize
+            (u32::from_le_bytes(b) as u64, 12u64)
         }
         v => {
             return Err(GraphError::npy(
@@ -219,10 +234,10 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
             ))
         }
     };
-    if hlen as u64 > len {
+    if prefix + hlen > len {
         return Err(GraphError::npy(path, "header length beyond end of file"));
     }
-    let mut hbytes = vec![0u8; hlen];
+    let mut hbytes = vec![0u8; hlen as usize];
     r.read_exact(&mut hbytes)
         .map_err(|_| GraphError::npy(path, "truncated header"))?;
     let header = String::from_utf8_lossy(&hbytes);
@@ -245,11 +260,16 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
         .map(|s| s.parse::<usize>())
         .collect::<Result<_, _>>()
         .map_err(|_| GraphError::npy(path, format!("bad shape {shape_s}")))?;
-    let count: usize = shape.iter().product();
-    let size = match descr {
-        "|i1" | "<i1" | "|u1" | "<u1" | "|b1" => 1,
-        "<i4" | "<u4" | "<f4" => 4,
-        "<i8" | "<u8" | "<f8" => 8,
+    let (size, dtype): (u64, &'static str) = match descr {
+        "|i1" | "<i1" => (1, "int8"),
+        "|u1" | "<u1" => (1, "uint8"),
+        "|b1" => (1, "bool"),
+        "<i4" => (4, "int32"),
+        "<u4" => (4, "uint32"),
+        "<f4" => (4, "float32"),
+        "<i8" => (8, "int64"),
+        "<u8" => (8, "uint64"),
+        "<f8" => (8, "float64"),
         other => {
             return Err(GraphError::npy(
                 path,
@@ -257,20 +277,42 @@ pub fn read_npy(path: &Path) -> Result<NpyArray, GraphError> {
             ))
         }
     };
-    let mut raw = vec![0u8; count * size];
+    // The data the header claims must be in the file before anything is allocated for it.
+    let available = len - prefix - hlen;
+    let claimed = shape
+        .iter()
+        .try_fold(size as u128, |acc, &d| acc.checked_mul(d as u128));
+    let bytes = match claimed {
+        Some(b) if b <= available as u128 => b as usize,
+        _ => {
+            return Err(GraphError::NpyShape {
+                path: path.to_path_buf(),
+                field: "shape",
+                shape: shape_s.to_string(),
+                dtype,
+                claimed: match claimed {
+                    Some(b) => format!("{b} bytes"),
+                    None => "more than 2^128 bytes".to_string(),
+                },
+                limit: available,
+            })
+        }
+    };
+    let mut raw = vec![0u8; bytes];
     r.read_exact(&mut raw).map_err(|_| {
         GraphError::npy(
             path,
-            format!(
-                "truncated data: shape {shape:?} needs {} bytes",
-                count * size
-            ),
+            format!("truncated data: shape {shape:?} needs {bytes} bytes"),
         )
     })?;
     macro_rules! conv {
         ($t:ty, $n:expr) => {
             raw.chunks_exact($n)
-                .map(|c| <$t>::from_le_bytes(c.try_into().unwrap()))
+                .map(|c| {
+                    let mut b = [0u8; $n];
+                    b.copy_from_slice(c);
+                    <$t>::from_le_bytes(b)
+                })
                 .collect()
         };
     }
@@ -346,5 +388,72 @@ mod tests {
         assert!(e.contains("e.npy") && e.contains("truncated"), "{e}");
         std::fs::write(&p, b"hello world, not numpy").unwrap();
         assert!(read_npy(&p).unwrap_err().to_string().contains("magic"));
+    }
+
+    /// A version-1 `.npy` file with `header` (padded) followed by `data`.
+    fn crafted(header: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = header.to_string();
+        h.push_str(&" ".repeat((64 - (10 + h.len() + 1) % 64) % 64));
+        h.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(h.as_bytes());
+        bytes.extend_from_slice(data);
+        bytes
+    }
+
+    /// A header claiming 10^10 rows over 10 bytes of data is an error naming the file, the
+    /// field and the limit, before anything is allocated (the old reader allocated the 160 GB
+    /// the header claimed and aborted).
+    #[test]
+    fn a_header_claiming_more_than_the_file_holds_is_refused_before_allocating() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("edges.npy");
+        let h = "{'descr': '<i8', 'fortran_order': False, 'shape': (10000000000, 2), }";
+        std::fs::write(&p, crafted(h, &[7u8; 10])).unwrap();
+        let e = read_npy(&p).unwrap_err();
+        match &e {
+            GraphError::NpyShape {
+                path,
+                field,
+                limit,
+                claimed,
+                ..
+            } => {
+                assert_eq!(path, &p);
+                assert_eq!(*field, "shape");
+                assert_eq!(*limit, 10);
+                assert_eq!(claimed, "160000000000 bytes");
+            }
+            other => panic!("expected NpyShape, got {other:?}"),
+        }
+        let m = e.to_string();
+        assert!(
+            m.contains("edges.npy") && m.contains("'shape'") && m.contains("only 10 bytes"),
+            "{m}"
+        );
+        // A shape whose element count overflows every integer type is the same error, not an
+        // arithmetic overflow.
+        let h = "{'descr': '<f8', 'fortran_order': False, 'shape': (18446744073709551615, 18446744073709551615, 18446744073709551615), }";
+        let e = read_npy_bytes(&crafted(h, &[]), Path::new("f.npy")).unwrap_err();
+        assert!(
+            matches!(&e, GraphError::NpyShape { claimed, limit: 0, .. } if claimed.starts_with("more than")),
+            "{e:?}"
+        );
+        // One byte short of the claim is refused; exactly the claim is read.
+        let h = "{'descr': '<u4', 'fortran_order': False, 'shape': (3,), }";
+        let e = read_npy_bytes(&crafted(h, &[1u8; 11]), Path::new("g.npy")).unwrap_err();
+        assert!(matches!(e, GraphError::NpyShape { limit: 11, .. }), "{e:?}");
+        let a = read_npy_bytes(&crafted(h, &[0u8; 12]), Path::new("g.npy")).unwrap();
+        assert_eq!(a.data, NpyData::U32(vec![0, 0, 0]));
+        // A version-2 header length beyond the file is refused before it is allocated.
+        let mut v2 = b"\x93NUMPY\x02\x00".to_vec();
+        v2.extend_from_slice(&u32::MAX.to_le_bytes());
+        v2.extend_from_slice(b"{}");
+        let e = read_npy_bytes(&v2, Path::new("h.npy")).unwrap_err();
+        assert!(
+            e.to_string().contains("header length beyond end of file"),
+            "{e}"
+        );
     }
 }

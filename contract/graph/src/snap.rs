@@ -74,7 +74,16 @@ fn parse_id(tok: &[u8]) -> Result<u64, BadId> {
 /// may be anything from 0 to `u64::MAX`, and the count is the largest id + 1, or the number of
 /// distinct ids when they are sparse and get renumbered.
 pub fn read_edge_list(path: &Path, num_vertices: Option<usize>) -> Result<EdgeList, GraphError> {
-    let mut r = open_maybe_gz(path)?;
+    read_edge_list_from(open_maybe_gz(path)?, path, num_vertices)
+}
+
+/// Reads an edge list from `r` (already decompressed), as [`read_edge_list`] reads a file;
+/// `path` names it in errors.
+pub fn read_edge_list_from(
+    mut r: impl BufRead,
+    path: &Path,
+    num_vertices: Option<usize>,
+) -> Result<EdgeList, GraphError> {
     let limit = num_vertices.map(|n| n as u64);
     let mut edges = RawEdges::default();
     let mut line = Vec::with_capacity(128);
