@@ -108,6 +108,37 @@ impl LabelledGraph {
     }
 }
 
+/// Most classes a labelled graph may have: training allocates a weight column (and a
+/// per-class count) for every class up to the largest label, so a label of 2^31 - 1 would
+/// allocate hundreds of gigabytes. Labels must also be below the number of vertices
+/// ([`class_limit`]). docs/formats.md, "Labelled graphs".
+pub const MAX_CLASSES: u64 = 1 << 20;
+
+/// The exclusive bound on the labels of a graph of `n` vertices: `min(n, MAX_CLASSES)`.
+pub fn class_limit(n: usize) -> u64 {
+    (n as u64).min(MAX_CLASSES)
+}
+
+/// `raw` as labels: each -1 (unlabelled) or a class below `limit`; the first other value is a
+/// [`TrainError::Label`] naming `path`, its row and the limit.
+fn checked_labels(path: &Path, raw: &[i128], limit: u64) -> Result<Vec<i64>, TrainError> {
+    raw.iter()
+        .enumerate()
+        .map(|(row, &l)| {
+            if l == -1 || (0..limit as i128).contains(&l) {
+                Ok(l as i64)
+            } else {
+                Err(TrainError::Label {
+                    path: path.to_path_buf(),
+                    row,
+                    label: l,
+                    limit,
+                })
+            }
+        })
+        .collect()
+}
+
 fn need(dir: &Path, name: &str) -> Result<PathBuf, TrainError> {
     let p = dir.join(name);
     if p.is_file() {
@@ -255,7 +286,6 @@ impl Shard {
         let fp = dir.join("features.npy");
         let f =
             Features::load(&fp).map_err(|e| TrainError::Input(format!("{}: {e}", fp.display())))?;
-        let labels: Vec<i64> = ints("labels.npy")?.into_iter().map(|x| x as i64).collect();
         let degrees: Vec<u32> = ints("degrees.npy")?.into_iter().map(|x| x as u32).collect();
         let masks: Vec<Vec<bool>> = ["train", "val", "test"]
             .iter()
@@ -273,6 +303,17 @@ impl Shard {
             .ok_or_else(|| {
                 TrainError::Input(format!("{}: missing or not a number", cp.display()))
             })?;
+        if classes as u64 > MAX_CLASSES {
+            return Err(TrainError::Input(format!(
+                "{}: {classes} classes, more than the limit {MAX_CLASSES} (2^20; docs/formats.md)",
+                cp.display()
+            )));
+        }
+        let labels = checked_labels(
+            &dir.join("labels.npy"),
+            &ints("labels.npy")?,
+            classes as u64,
+        )?;
         if f.num_vertices != n
             || labels.len() != n
             || degrees.len() != n
@@ -324,8 +365,8 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
     let lpath = need(dir, "labels.npy")?;
     let f = Features::load(&fpath).map_err(|e| TrainError::Input(e.to_string()))?;
     let la = read_npy(&lpath).map_err(|e| TrainError::Input(e.to_string()))?;
-    let labels: Vec<i64> = (0..la.data.len())
-        .map(|i| la.data.get_int(i).map(|x| x as i64))
+    let raw: Vec<i128> = (0..la.data.len())
+        .map(|i| la.data.get_int(i))
         .collect::<Option<_>>()
         .ok_or_else(|| {
             TrainError::Input(format!(
@@ -334,7 +375,8 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
                 la.data.dtype_name()
             ))
         })?;
-    let n = labels.len();
+    let n = raw.len();
+    let labels = checked_labels(&lpath, &raw, class_limit(n))?;
     if f.num_vertices != n {
         return Err(TrainError::Input(format!(
             "{} has {} rows but {} has {n} labels: one row and one label per vertex",
@@ -356,12 +398,6 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
     // Isolated vertices past the last edge's ids exist too: the label count is the vertex count.
     let list: Vec<(u32, u32)> = g.csr.edges().collect();
     let csr = Csr::from_edges(n, &list).0;
-    if labels.iter().any(|&l| l < -1) {
-        return Err(TrainError::Input(format!(
-            "{}: labels are classes 0.. or -1 (unlabelled)",
-            lpath.display()
-        )));
-    }
     let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
     if classes < 2 {
         return Err(TrainError::Input(format!(
