@@ -31,6 +31,18 @@ pub enum PlanError {
         /// Version this build reads.
         expected: String,
     },
+    /// A plan's arrays or manifest are structurally inconsistent (a planner bug, or a hand
+    /// edit with the digests recomputed): found by [`crate::Plan::check_structure`], which
+    /// every reader runs at load, before a value is used as an index or put on the wire.
+    #[error("{path}: {field}: {message}; the plan is inconsistent (a planner bug or an edit after planning), re-plan with `switch-ctl plan`")]
+    Structure {
+        /// The file at fault (relative to the plan directory for a plan not read from disk).
+        path: PathBuf,
+        /// The field or column at fault (`shape`, `frac_bits`, `fanout_ptr[3]`, ...).
+        field: String,
+        /// What is wrong, naming the block, vertex or row.
+        message: String,
+    },
     /// An invariant of the plan does not hold (see [`crate::verify`]).
     #[error("plan invariant violated: {0}")]
     Invariant(String),
@@ -44,6 +56,23 @@ impl PlanError {
         PlanError::Io {
             path: path.into(),
             source,
+        }
+    }
+
+    /// A [`PlanError::Structure`] of a plan read from `dir`: its path made the file's full
+    /// path (other errors as they are).
+    pub(crate) fn under(self, dir: &std::path::Path) -> Self {
+        match self {
+            PlanError::Structure {
+                path,
+                field,
+                message,
+            } => PlanError::Structure {
+                path: dir.join(path),
+                field,
+                message,
+            },
+            other => other,
         }
     }
 

@@ -360,8 +360,9 @@ impl Plan {
     }
 
     /// Reads a whole plan. Structural problems (shapes, dtypes, a graph that is not a valid
-    /// CSR or does not match the manifest's fingerprint) are errors here; deeper invariants are
-    /// checked by [`crate::verify`].
+    /// CSR or does not match the manifest's fingerprint, and everything
+    /// [`Plan::check_structure`] checks) are errors here; deeper invariants are checked by
+    /// [`crate::verify`].
     pub fn load(dir: &Path) -> Result<Plan, PlanError> {
         let manifest = Plan::load_manifest(dir)?;
         for rel in ["graph/indptr.npy", "graph/indices.npy", "partition.npy"] {
@@ -369,8 +370,15 @@ impl Plan {
         }
         let indptr = read_u64(&dir.join("graph/indptr.npy"))?;
         let indices = read_u32(&dir.join("graph/indices.npy"), None)?;
-        let graph =
-            Csr::from_raw(indptr, indices).map_err(|m| PlanError::format(dir.join("graph"), m))?;
+        // Name the array at fault: the row pointers, or the neighbour lists they point into.
+        let graph = Csr::from_raw(indptr, indices).map_err(|m| {
+            let file = if m.starts_with("indptr") {
+                "graph/indptr.npy"
+            } else {
+                "graph/indices.npy"
+            };
+            PlanError::format(dir.join(file), m)
+        })?;
         let fp = format!("{:016x}", graph.fingerprint());
         if fp != manifest.graph.fingerprint {
             return Err(PlanError::format(
@@ -452,7 +460,7 @@ impl Plan {
                 aggregators,
             });
         }
-        Ok(Plan {
+        let plan = Plan {
             manifest,
             graph,
             partition,
@@ -460,7 +468,11 @@ impl Plan {
             partials,
             replicate_ptr,
             replicate,
-        })
+        };
+        // Every consumer loads through here: none of them may index out of range, put a value
+        // outside its wire field, or sum against a partition the blocks contradict.
+        plan.check_structure().map_err(|e| e.under(dir))?;
+        Ok(plan)
     }
 
     /// Reads worker `w`'s schedule files (what `sgnn-hostd` loads).

@@ -19,6 +19,7 @@ pub mod mvc;
 pub mod profile;
 pub mod recycle;
 pub mod replay;
+pub mod structure;
 pub mod traffic;
 pub mod verify;
 

@@ -33,8 +33,12 @@ pub struct VerifySummary {
     pub peak_aggregators: u64,
 }
 
-/// Checks every invariant of `plan`; returns the first violation as [`PlanError::Invariant`].
+/// Checks every invariant of `plan`; returns the first violation as [`PlanError::Invariant`]
+/// (or, for what [`Plan::check_structure`] checks, [`PlanError::Structure`]).
 pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
+    // The structural checks first (every loader runs them too): the checks below index the
+    // arrays with the plan's own values.
+    plan.check_structure()?;
     let m = &plan.manifest;
     let cfg = &m.config;
     let n = plan.graph.num_vertices();
