@@ -382,11 +382,16 @@ impl Plan {
                     .map(|&u| (part[u as usize] != pv) as u64)
                     .sum();
                 if got != cross {
+                    let what = if got < cross {
+                        "a cross edge into it is served by no block"
+                    } else {
+                        "the blocks feed it more than its cross edges"
+                    };
                     return bad(
                         "partition.npy",
                         format!("[{v}]"),
                         format!(
-                            "vertex {v} (worker {pv}) has {cross} neighbours on other workers, but the blocks deliver {got} contributions to it: partition.npy and the blocks disagree"
+                            "vertex {v} (worker {pv}) has {cross} neighbours on other workers, but the blocks deliver {got} contributions to it: {what}, or partition.npy and the blocks disagree"
                         ),
                     );
                 }
