@@ -13,6 +13,7 @@ pub mod features;
 pub mod ids;
 pub mod npy;
 pub mod rmat;
+pub mod sbm;
 pub mod snap;
 pub mod source;
 

@@ -6,17 +6,21 @@ use std::str::FromStr;
 
 use crate::error::GraphError;
 use crate::rmat::RmatSpec;
+use crate::sbm::SbmSpec;
 use crate::snap::{read_edge_list, read_npy_edges};
 use crate::{BuildStats, Csr, VertexId};
 
 /// A graph source: a file (`.npy` edge array, or a SNAP edge list, plain or gzip) or an R-MAT
-/// spec `rmat:scale=S,edge_factor=F[,a=..,b=..,c=..,d=..,seed=..]`.
+/// spec `rmat:scale=S,edge_factor=F[,a=..,b=..,c=..,d=..,seed=..]`, or a stochastic block
+/// model `sbm:n=N,classes=K,p_in=P,p_out=Q[,seed=..]` ([`crate::sbm`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum GraphSource {
     /// A file.
     File(PathBuf),
     /// A generated graph.
     Rmat(RmatSpec),
+    /// A generated stochastic block model.
+    Sbm(SbmSpec),
 }
 
 /// A loaded, cleaned graph.
@@ -79,6 +83,9 @@ const RMAT_KEYS: &str = "scale (required, 1..=31), edge_factor (default 16), a, 
 impl FromStr for GraphSource {
     type Err = GraphError;
     fn from_str(s: &str) -> Result<Self, GraphError> {
+        if let Some(rest) = s.strip_prefix("sbm:") {
+            return Ok(GraphSource::Sbm(SbmSpec::parse(rest)?));
+        }
         let Some(rest) = s.strip_prefix("rmat:") else {
             if s.is_empty() {
                 return Err(GraphError::Spec("empty graph source".into()));
@@ -151,6 +158,11 @@ impl fmt::Display for GraphSource {
                 "rmat:scale={},edge_factor={},a={},b={},c={},d={},seed={}",
                 s.scale, s.edge_factor, s.a, s.b, s.c, s.d, s.seed
             ),
+            GraphSource::Sbm(s) => write!(
+                f,
+                "sbm:n={},classes={},p_in={},p_out={},seed={}",
+                s.n, s.classes, s.p_in, s.p_out, s.seed
+            ),
         }
     }
 }
@@ -174,6 +186,7 @@ impl GraphSource {
                 (list.num_vertices, list.edges, list.original_ids)
             }
             GraphSource::Rmat(s) => (s.num_vertices(), s.generate(), None),
+            GraphSource::Sbm(s) => (s.n, s.generate(), None),
         };
         let (csr, mut stats) = Csr::from_edges(n, &edges);
         drop(edges);

@@ -545,36 +545,17 @@ impl SbmSpec {
     pub fn generate(&self) -> LabelledGraph {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
         let n = self.n;
-        let labels: Vec<i64> = (0..n).map(|v| (v * self.classes / n) as i64).collect();
-        let mut edges = Vec::new();
-        // Class c holds the vertices v with v * classes / n == c.
-        let start = |c: usize| (c * n).div_ceil(self.classes);
-        for (u, &label) in labels.iter().enumerate() {
-            let cu = label as usize;
-            for c in cu..self.classes {
-                let (lo, p) = if c == cu {
-                    (u + 1, self.p_in)
-                } else {
-                    (start(c), self.p_out)
-                };
-                let hi = start(c + 1).min(n);
-                // Geometric skips: the gap to the next edge of a run of Bernoulli(p) pairs.
-                let mut v = lo;
-                while p > 0.0 && v < hi {
-                    let skip = if p >= 1.0 {
-                        0
-                    } else {
-                        let r: f64 = rng.gen_range(f64::MIN_POSITIVE..1.0);
-                        (r.ln() / (1.0 - p).ln()).floor() as usize
-                    };
-                    v = v.saturating_add(skip);
-                    if v < hi {
-                        edges.push((u as u32, v as u32));
-                    }
-                    v += 1;
-                }
-            }
-        }
+        let graph = sgnn_graph::sbm::SbmSpec {
+            n,
+            classes: self.classes,
+            p_in: self.p_in,
+            p_out: self.p_out,
+            seed: self.seed,
+        };
+        let labels: Vec<i64> = (0..n).map(|v| graph.class_of(v) as i64).collect();
+        // The edges first, then the features, from one stream: `sgnn sim --graph sbm:...`
+        // draws the same edges for the same keys and seed.
+        let edges = graph.edges_with(&mut rng);
         let csr = Csr::from_edges(n, &edges).0;
         let block = (self.dim / self.classes).max(1);
         let mut features = vec![0f32; n * self.dim];
