@@ -476,15 +476,23 @@ impl Tables {
                 per_worker[part[v] as usize].push(v as u32);
             }
         }
-        let longest = per_worker.iter().map(|l| l.len()).max().unwrap_or(0);
-        for i in 0..longest {
-            for list in &per_worker {
-                if let Some(&v) = list.get(i) {
-                    t.row_of[v as usize] = t.row_dst.len() as u32;
-                    t.row_dst.push(v);
-                    t.row_expected.push(expected[v as usize]);
-                }
+        // Rows interleaved in proportion: worker p's i-th row at (i + 1/2) / len(p) of the
+        // order, so that every worker's sums are spread over the whole order and its downlink
+        // receives at a steady rate while the senders go through it (a plain round robin
+        // leaves the order's tail to the workers with the most rows, whose downlinks then
+        // take every sum at once).
+        let mut keyed: Vec<(f64, u32, u32)> = Vec::new();
+        for (p, list) in per_worker.iter().enumerate() {
+            let len = list.len() as f64;
+            for (i, &v) in list.iter().enumerate() {
+                keyed.push(((i as f64 + 0.5) / len, p as u32, v));
             }
+        }
+        keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for (_, _, v) in keyed {
+            t.row_of[v as usize] = t.row_dst.len() as u32;
+            t.row_dst.push(v);
+            t.row_expected.push(expected[v as usize]);
         }
         t.capacity_rows = sizes.capacity_rows().min(u32::MAX as u64) as u32;
         t.max_block_sends = (sizes.seen_cells != u64::MAX).then(|| sizes.sends_per_block());
@@ -575,15 +583,38 @@ impl Tables {
                     rank[i] = r;
                 }
             }
+            // Raw vertices that are only replicated: the vertices of each replica set spread
+            // evenly over the sender's list (the i-th of a set of n in [i / n, (i + 1) / n)), so that
+            // every receiving worker, whose copies are a union of such sets, gets a steady
+            // share of the sender's pace instead of the copies of a run of vertex ids whose
+            // neighbours sit on one worker.
+            let mut set_size: std::collections::HashMap<&[u32], u64> =
+                std::collections::HashMap::new();
+            for &u in raws {
+                *set_size.entry(self.mcast_of(u)).or_default() += 1;
+            }
+            let mut set_seen: std::collections::HashMap<&[u32], u64> =
+                std::collections::HashMap::new();
             for (i, &u) in raws.iter().enumerate() {
                 let targets = &self.r_rows[self.r_off[u as usize]..self.r_off[u as usize + 1]];
+                let spread = {
+                    let set = self.mcast_of(u);
+                    let seen = set_seen.entry(set).or_default();
+                    // Within its slot, a place drawn from the vertex id, so that the many
+                    // sets of one vertex do not all stand at the middle.
+                    let jitter = (u64::from(u).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as f64
+                        / (1u64 << 53) as f64;
+                    let f = (*seen as f64 + jitter) / set_size[set] as f64;
+                    *seen += 1;
+                    f
+                };
                 let key = match targets.iter().min() {
                     Some(_) if self.raw_order == RawOrder::FanOut => {
                         (rank[i] as f64 + 0.5) * rows / n_raw
                     }
                     Some(&r) => r as f64,
-                    None if rows > 0.0 => (i as f64 + 0.5) * rows / n_raw,
-                    None => i as f64,
+                    None if rows > 0.0 => spread * rows,
+                    None => spread * n_raw,
                 };
                 keyed.push((
                     key,
@@ -633,6 +664,11 @@ impl Tables {
             self.recycle(slack);
         }
         self.cut_sends();
+    }
+
+    /// The workers raw vertex `u` is replicated to.
+    fn mcast_of(&self, u: u32) -> &[u32] {
+        &self.mcast[self.mcast_off[u as usize]..self.mcast_off[u as usize + 1]]
     }
 
     /// Sends placed at each aggregator row, over every worker: what the row brings into its

@@ -191,6 +191,88 @@ pub fn switchgnn(plan: &Plan) -> StrategyTraffic {
     t
 }
 
+/// The feature vectors (each `segments` data frames) one block puts on every worker's links:
+/// what the plan's pacing is computed from ([`pace`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockLoad {
+    /// Vectors each worker sends: its raw sources and partials.
+    pub up: Vec<u64>,
+    /// Vectors each worker receives: one sum per aggregator row it owns, and one raw copy per
+    /// vertex replicated to it.
+    pub down: Vec<u64>,
+}
+
+impl BlockLoad {
+    /// The block's planned span, in vector times at line rate: its busiest uplink, or its
+    /// busiest downlink stretched by [`PACE_HEADROOM`], whichever is longer. Every worker
+    /// spreads its sends of the block over it ([`BlockLoad::share`]).
+    pub fn span(&self) -> f64 {
+        let up = self.up.iter().copied().max().unwrap_or(0) as f64;
+        let down = self.down.iter().copied().max().unwrap_or(0) as f64;
+        up.max(down * PACE_HEADROOM)
+    }
+
+    /// The share of line rate at which worker `w` sends its vectors of the block so that they
+    /// span [`BlockLoad::span`]: `k / span` for `k` vectors, at most 1 (1 for a worker that
+    /// sends nothing).
+    pub fn share(&self, w: usize) -> f64 {
+        let k = self.up.get(w).copied().unwrap_or(0) as f64;
+        let span = self.span();
+        if k == 0.0 || span <= 0.0 {
+            1.0
+        } else {
+            (k / span).min(1.0)
+        }
+    }
+}
+
+/// How much longer than its busiest downlink a block's sends are spread (planned pacing,
+/// docs/host.md "Planned pacing"). A downlink planned at exactly its capacity cannot make up
+/// the time it idles while its first sums complete, so it ends the block with a queue that
+/// grows with the block's length; planned below capacity by this factor, the plan's own
+/// queues stay bounded whatever the block's length.
+pub const PACE_HEADROOM: f64 = 1.05;
+
+/// Every block's [`BlockLoad`], in block order. Ids that are neither a vertex nor a partial
+/// (refused by `verify`) count nowhere.
+pub fn block_loads(plan: &Plan) -> Vec<BlockLoad> {
+    let m = plan.workers() as usize;
+    plan.blocks
+        .iter()
+        .map(|block| {
+            let mut l = BlockLoad {
+                up: vec![0; m],
+                down: vec![0; m],
+            };
+            for &src in &block.sources {
+                if let Some(w) = plan.owner(src).filter(|&w| (w as usize) < m) {
+                    l.up[w as usize] += 1;
+                }
+                for &p in plan.replicas(src) {
+                    if let Some(d) = l.down.get_mut(p as usize) {
+                        *d += 1;
+                    }
+                }
+            }
+            for slot in &block.aggregators {
+                let owner = plan.partition.get(slot.dst as usize);
+                if let Some(d) = owner.and_then(|&p| l.down.get_mut(p as usize)) {
+                    *d += 1;
+                }
+            }
+            l
+        })
+        .collect()
+}
+
+/// The plan's pacing of worker `w` (docs/host.md, "Planned pacing"): per block, the share of
+/// its line rate at which its sends of that block span the block ([`BlockLoad::share`]), so
+/// that every worker's sends end together and no downlink receives faster than it drains,
+/// however the plan's sends converge on it.
+pub fn pace(loads: &[BlockLoad], w: usize) -> Vec<f64> {
+    loads.iter().map(|l| l.share(w)).collect()
+}
+
 /// Remote-neighbour count of every vertex.
 fn remote_degrees(plan: &Plan) -> Vec<u32> {
     (0..plan.graph.num_vertices() as u32)

@@ -29,6 +29,11 @@ pub const PROBE_DST: u32 = u32::MAX;
 /// any Ack), `segment` 0 for a hello, 1 for the answer. A daemon sends no data before it heard
 /// from every peer, so no frame of round 0 goes to a daemon whose port is not up yet.
 pub const PEER_HELLO: u32 = u32::MAX - 1;
+/// `dst_id` of a congestion notification (a CNP, as RoCE's DCQCN names it): an Ack from a
+/// worker to a peer (forwarded by IP like any Ack) that says frames the peer sent, or sums it
+/// contributed to, reached this worker ECN-marked. The peer's rate control halves its rate on
+/// it (`docs/host.md`, "Rate control"). `worker_id` is the notifying worker.
+pub const CNP: u32 = u32::MAX - 4;
 /// `dst_id` of a raw feature frame meant for every neighbour of its `src_id` on the receiving
 /// worker: the host-based baseline's frames, and the switch's replicas of a replicated raw
 /// vertex (`replicate` action, docs/switch-interface.md).

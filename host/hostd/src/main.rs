@@ -17,7 +17,7 @@ use sgnn_transport::datapath::{AfPacketDatapath, Datapath, UdpDatapath};
 use sgnn_transport::ipc::{self, Reply, Request};
 use sgnn_transport::reference::{next_layer, reference_sums};
 use sgnn_transport::{
-    DscpMap, EngineConfig, Layer, Mode, RateConfig, Session, TransportError, WorkerView,
+    DscpMap, EngineConfig, Layer, Mode, Pacing, RateConfig, Session, TransportError, WorkerView,
 };
 
 const ABOUT: &str = "SwitchGNN host daemon: one worker's side of in-network graph propagation.";
@@ -198,6 +198,13 @@ struct Args {
     /// gap to the rate before it, before additive increase resumes (0: additive only).
     #[arg(long, default_value_t = 0, value_name = "N")]
     rate_fast_recovery: u32,
+    /// Planned pacing (SwitchGNN mode): `planned` sends each block's Data at the share of
+    /// --max-rate-mbps the plan gives this worker (its sends of the block spread over the
+    /// block's busiest link, so the plan's own traffic queues nowhere and every ECN mark is
+    /// congestion the plan did not cause); `off` sends at the controlled rate alone.
+    /// docs/host.md, "Planned pacing".
+    #[arg(long, default_value_t = Pacing::Planned, value_name = "planned|off")]
+    pace: Pacing,
 
     /// Fetch missing contributions after this long without progress on a block, ms.
     #[arg(long, default_value_t = 20, value_name = "MS")]
@@ -328,6 +335,7 @@ fn engine_config(a: &Args) -> Result<EngineConfig> {
         recovery_window: a.recovery_window.max(1),
         stall_timeout_ns: (a.timeout * 1e9) as u64,
         probe: !a.no_probe,
+        pacing: a.pace,
         ..EngineConfig::default()
     })
 }

@@ -34,7 +34,7 @@ pub mod view;
 pub use class::{DscpMap, TrafficClass};
 pub use engine::{Direction, Engine, EngineConfig, Layer, Mode};
 pub use error::TransportError;
-pub use rate::RateConfig;
+pub use rate::{Pacing, RateConfig};
 pub use session::Session;
 pub use stats::Stats;
 pub use view::WorkerView;

@@ -19,6 +19,47 @@
 
 use serde::Serialize;
 
+/// Planned pacing (`--pace`, docs/host.md "Planned pacing"): whether a SwitchGNN worker sends
+/// each block's Data at the share of line rate the plan gives it
+/// (`sgnn_plan::traffic::BlockLoad::share`) or as fast as its rate control allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pacing {
+    /// Every block's sends spread over the block's planned span (the default).
+    #[default]
+    Planned,
+    /// Data at the controlled rate alone (before planned pacing: the plan's own fan-in builds
+    /// queues that the switch marks).
+    Off,
+}
+
+impl Pacing {
+    /// The flag value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pacing::Planned => "planned",
+            Pacing::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for Pacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl std::str::FromStr for Pacing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Pacing, String> {
+        match s {
+            "planned" => Ok(Pacing::Planned),
+            "off" => Ok(Pacing::Off),
+            _ => Err(format!("unknown pacing `{s}`: use planned or off")),
+        }
+    }
+}
+
 /// Rate-control parameters (all exposed as daemon flags).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct RateConfig {
@@ -106,6 +147,9 @@ pub struct RateController {
     /// increase after recovery), bits per second, and the recovery steps left.
     target_bps: f64,
     recovery_left: u32,
+    /// Planned pacing: the share of `max_mbps` the plan assigns the running block (1.0: no
+    /// planned pace). Frames leave at the lower of it and the controlled rate.
+    planned_share: f64,
     /// Halvings so far.
     pub decreases: u64,
     /// `(time ns, rate Mbit/s)` at every change (bounded).
@@ -128,14 +172,37 @@ impl RateController {
             congested_since_increase: false,
             target_bps: cfg.initial_mbps * 1e6,
             recovery_left: 0,
+            planned_share: 1.0,
             decreases: 0,
             samples: vec![(now, cfg.initial_mbps)],
         }
     }
 
-    /// Current rate, Mbit/s.
+    /// Current rate, Mbit/s: the controlled rate, or the planned pace where that is lower.
     pub fn rate_mbps(&self) -> f64 {
-        self.rate_bps / 1e6
+        self.send_bps() / 1e6
+    }
+
+    /// The rate frames leave at, bit/s: the controlled rate, capped by the planned pace.
+    fn send_bps(&self) -> f64 {
+        self.rate_bps
+            .min(self.planned_share * self.cfg.max_mbps * 1e6)
+    }
+
+    /// Sets the planned pace at `now`: `share` of the ceiling (`max_mbps`), in (0, 1]
+    /// (`sgnn_plan::traffic::pace`; 1.0 ends planned pacing). The bucket keeps what it
+    /// gained at the old rate.
+    pub fn set_planned_share(&mut self, now: u64, share: f64) {
+        self.refill(now);
+        let share = if share.is_finite() && share > 0.0 {
+            share.min(1.0)
+        } else {
+            1.0
+        };
+        if share != self.planned_share {
+            self.planned_share = share;
+            self.sample(now);
+        }
     }
 
     fn sample(&mut self, now: u64) {
@@ -149,7 +216,8 @@ impl RateController {
     fn refill(&mut self, now: u64) {
         if now > self.last_refill {
             let dt = (now - self.last_refill) as f64 * 1e-9;
-            self.tokens = (self.tokens + dt * self.rate_bps / 8.0).min(self.cfg.burst_bytes as f64);
+            self.tokens =
+                (self.tokens + dt * self.send_bps() / 8.0).min(self.cfg.burst_bytes as f64);
             self.last_refill = now;
         }
         if now >= self.last_increase + self.cfg.increase_interval_ns {
@@ -207,10 +275,13 @@ impl RateController {
         }
         self.last_decrease = Some(now);
         let floor = self.cfg.min_mbps * 1e6;
-        if self.rate_bps > floor {
-            self.target_bps = self.rate_bps;
+        // The cut halves the rate frames actually leave at (under planned pacing, the pace
+        // where it is below the controlled rate), as DCQCN halves a sender's current rate.
+        let sending = self.send_bps();
+        if sending > floor {
+            self.target_bps = sending;
             self.recovery_left = self.cfg.fast_recovery_steps;
-            self.rate_bps = (self.rate_bps / 2.0).max(floor);
+            self.rate_bps = (sending / 2.0).max(floor);
             self.decreases += 1;
             self.sample(now);
         }
@@ -232,12 +303,13 @@ impl RateController {
     /// last refill to `now` at the current rate, as [`RateController::try_send`] would).
     pub fn ready_at(&self, now: u64, bytes: u64) -> u64 {
         let since = now.saturating_sub(self.last_refill) as f64 * 1e-9;
-        let tokens = (self.tokens + since * self.rate_bps / 8.0).min(self.cfg.burst_bytes as f64);
+        let bps = self.send_bps();
+        let tokens = (self.tokens + since * bps / 8.0).min(self.cfg.burst_bytes as f64);
         let missing = bytes as f64 - tokens;
         if missing <= 0.0 {
             return now;
         }
-        let wait = missing * 8.0 / self.rate_bps * 1e9;
+        let wait = missing * 8.0 / bps * 1e9;
         self.last_refill.max(now) + wait.ceil() as u64
     }
 }
@@ -286,6 +358,36 @@ mod tests {
         assert_eq!(r.rate_mbps(), 780.0 / 2.0);
         // Long idle: the rate reaches the ceiling and stays there.
         assert_eq!(at(&mut r, 10_000_000), 1000.0);
+    }
+
+    #[test]
+    fn the_planned_share_caps_the_rate_and_a_cut_halves_what_leaves() {
+        let mut r = RateController::new(cfg(), 0);
+        r.set_planned_share(0, 0.25);
+        // 25% of the 1000 Mbit/s ceiling, below the controlled 800.
+        assert_eq!(r.rate_mbps(), 250.0);
+        assert!(r.try_send(0, 1000), "the full bucket");
+        // 210 bytes at 250 Mbit/s take 6720 ns.
+        assert_eq!(r.ready_at(0, 210), 6720);
+        // A cut halves the rate frames leave at (the pace), not the controlled 800.
+        assert!(r.on_congestion(10));
+        assert_eq!(r.rate_mbps(), 125.0);
+        // The next block's share is capped by the controlled rate after the cut.
+        r.set_planned_share(20, 0.5);
+        assert_eq!(r.rate_mbps(), 125.0);
+        r.set_planned_share(30, 0.1);
+        assert_eq!(r.rate_mbps(), 100.0);
+        // Nonsense shares end planned pacing rather than stop the sender.
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            r.set_planned_share(40, bad);
+            assert_eq!(r.rate_mbps(), 125.0, "{bad}");
+        }
+        assert_eq!("planned".parse::<Pacing>(), Ok(Pacing::Planned));
+        assert_eq!(Pacing::Off.to_string().parse::<Pacing>(), Ok(Pacing::Off));
+        assert!("fast"
+            .parse::<Pacing>()
+            .unwrap_err()
+            .contains("planned or off"));
     }
 
     #[test]

@@ -112,8 +112,12 @@ pub struct Stats {
     pub resend_timeouts: u64,
     /// BlockDone frames sent again because no BlockAdvance came.
     pub block_done_resent: u64,
-    /// ECN-marked Results and Acks received.
+    /// ECN-marked frames received (Results, raw frames, the switch's Acks).
     pub ecn_marks: u64,
+    /// Congestion notifications sent to peers whose frames (or sums they fed) came marked.
+    pub cnps_sent: u64,
+    /// Congestion notifications received from peers (each a congestion signal).
+    pub cnps_received: u64,
     /// Rate halvings.
     pub rate_decreases: u64,
     /// Results completing a cell.

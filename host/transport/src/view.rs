@@ -230,6 +230,9 @@ pub struct WorkerView {
     pub partial_terms: Vec<u32>,
     /// The partials other workers send for this worker's vertices (what a raw copy may be).
     pub partials_in: std::collections::HashSet<u32>,
+    /// Planned pacing: per block, the share of line rate this worker's sends take so that
+    /// they span the block's busiest link ([`sgnn_plan::traffic::pace`]).
+    pub pace: Vec<f64>,
 }
 
 impl WorkerView {
@@ -478,6 +481,7 @@ impl WorkerView {
             partials,
             partial_terms,
             partials_in,
+            pace: sgnn_plan::traffic::pace(&sgnn_plan::traffic::block_loads(plan), worker as usize),
         })
     }
 

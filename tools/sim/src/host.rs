@@ -5,6 +5,7 @@
 use crate::background::BackgroundConfig;
 use crate::cc::CcConfig;
 use crate::net::{Time, PS_PER_US};
+use sgnn_transport::Pacing;
 
 /// Default recovery timeout (`--timeout-us`): the daemon's `--fetch-timeout-ms` and
 /// `--advance-timeout-ms` defaults, 20 ms. A receiver cannot tell a slow block from a lost
@@ -19,6 +20,9 @@ pub struct HostOptions {
     /// Rate control of the strategies that have it (`switchgnn`; `switchgnn_no_cc` ignores
     /// it).
     pub cc: CcConfig,
+    /// Planned pacing of the SwitchGNN workers (the daemon's `--pace`; the host-based
+    /// baseline is never paced by a plan).
+    pub pacing: Pacing,
     /// Loss-recovery timeout (`None`: no recovery, a lost frame leaves the layer incomplete).
     pub timeout: Option<Time>,
     /// Background flows next to the strategy.
@@ -40,6 +44,7 @@ impl Default for HostOptions {
     fn default() -> Self {
         HostOptions {
             cc: CcConfig::default(),
+            pacing: Pacing::Planned,
             timeout: Some(DEFAULT_TIMEOUT),
             background: BackgroundConfig::default(),
             loss: 0.0,
@@ -68,8 +73,14 @@ pub struct HostCounters {
     pub duplicates: u64,
     /// Frames of a block the host had already left (ignored).
     pub stale: u64,
-    /// ECN-marked frames received that the rate control saw.
+    /// ECN-marked frames received.
     pub ecn_signals: u64,
+    /// Congestion notifications sent by receivers of marked frames to their senders (the real
+    /// code; `sgnn_wire::CNP`).
+    pub cnps_sent: u64,
+    /// Congestion notifications received (each a congestion signal for the receiver's rate
+    /// control).
+    pub cnps_received: u64,
     /// Rate halvings, all hosts.
     pub rate_decreases: u64,
     /// Data frames sent again because the switch NACKed them (the daemon's sender-driven

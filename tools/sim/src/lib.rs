@@ -77,6 +77,10 @@ pub enum Strategy {
     /// Multicast, partials or per-edge aggregation per pair, chosen by the planner's cost model
     /// for this simulation's link and recirculation rates (`--aggregate auto`).
     SwitchGnnAuto,
+    /// `HostBased` without rate control: the workers send at line rate and ignore the
+    /// receivers' congestion notifications (`host_based` runs the daemons' rate control, with
+    /// the receivers echoing ECN marks to the senders).
+    HostBasedNoCc,
 }
 
 /// Planner options a strategy needs different from the user's (`None`: keep the user's).
@@ -131,7 +135,7 @@ impl PlanVariant {
 
 impl Strategy {
     /// All strategies, in output order.
-    pub const ALL: [Strategy; 15] = [
+    pub const ALL: [Strategy; 16] = [
         Strategy::HostBased,
         Strategy::SwitchGnn,
         Strategy::G3,
@@ -147,6 +151,7 @@ impl Strategy {
         Strategy::Multicast,
         Strategy::Partials,
         Strategy::SwitchGnnAuto,
+        Strategy::HostBasedNoCc,
     ];
 
     /// Name on the command line and in reports.
@@ -167,6 +172,7 @@ impl Strategy {
             Strategy::Multicast => "multicast",
             Strategy::Partials => "partials",
             Strategy::SwitchGnnAuto => "switchgnn_auto",
+            Strategy::HostBasedNoCc => "host_based_no_cc",
         }
     }
 
@@ -175,6 +181,7 @@ impl Strategy {
     pub fn model_name(self) -> &'static str {
         match self {
             Strategy::SwitchGnnNoCc => "switchgnn",
+            Strategy::HostBasedNoCc => "host_based",
             s => s.name(),
         }
     }
@@ -208,7 +215,9 @@ impl Strategy {
     pub fn traffic_model(self) -> Option<&'static str> {
         match self {
             Strategy::Multicast | Strategy::Partials | Strategy::SwitchGnnAuto => Some(self.name()),
-            Strategy::HostBased | Strategy::G3 | Strategy::Hermod => Some("host_based"),
+            Strategy::HostBased | Strategy::HostBasedNoCc | Strategy::G3 | Strategy::Hermod => {
+                Some("host_based")
+            }
             Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => {
                 Some("switchgnn")
             }
@@ -565,6 +574,7 @@ pub fn run_strategy_with(
     let real_code = matches!(
         strategy,
         Strategy::HostBased
+            | Strategy::HostBasedNoCc
             | Strategy::SwitchGnn
             | Strategy::SwitchGnnNoGamr
             | Strategy::SwitchGnnNoCc
@@ -630,6 +640,7 @@ pub fn run_strategy_with(
             all_blocks: false,
             fabric,
             fabric_loss: opts.fabric_loss,
+            pacing: opts.pacing,
         };
         let app = RealExchange::new(plan, rcfg)?;
         let (net, wall, mut app, bg) =
@@ -655,6 +666,7 @@ pub fn run_strategy_with(
     };
     let mut r = match strategy {
         Strategy::HostBased => real(plan, Mode::HostBased, true, progress)?,
+        Strategy::HostBasedNoCc => real(plan, Mode::HostBased, false, progress)?,
         Strategy::SwitchGnn | Strategy::SwitchGnnNoGamr | Strategy::SwitchGnnNoCc => real(
             plan,
             Mode::SwitchGnn,
@@ -716,7 +728,7 @@ pub fn run_strategy_with(
         // The cost model is a star's: no prediction on a fabric.
         if let Some(prof) = profile.as_ref().filter(|_| star) {
             r.predicted = match strategy {
-                Strategy::HostBased => Some(
+                Strategy::HostBased | Strategy::HostBasedNoCc => Some(
                     delivery::predict_host_based(
                         &PairIndex::new(plan),
                         &plan.partition,

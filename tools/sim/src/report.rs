@@ -271,7 +271,7 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
         if r.overhead.is_some() {
             writeln!(
                 s,
-                "  daemons: {} fetch timeouts, {} fetch requests, {} answered, {} resend timeouts, {} RESEND frames, {} BlockDone resends, {} acks, {} cells by result, {} from raw values, {} duplicates, {} stale, {} ECN signals, {} rate halvings",
+                "  daemons: {} fetch timeouts, {} fetch requests, {} answered, {} resend timeouts, {} RESEND frames, {} BlockDone resends, {} acks, {} cells by result, {} from raw values, {} duplicates, {} stale, {} ECN marks received, {} congestion notifications sent, {} received, {} rate halvings",
                 h.fetch_timeouts,
                 h.fetch_requests,
                 h.fetch_replies,
@@ -284,6 +284,8 @@ pub fn summary(header: &str, runs: &[RunReport], epoch: &Epoch, links: bool) -> 
                 h.duplicates,
                 h.stale,
                 h.ecn_signals,
+                h.cnps_sent,
+                h.cnps_received,
                 h.rate_decreases
             )
             .unwrap();

@@ -40,6 +40,7 @@ fn run_with(
         all_blocks: false,
         fabric: None,
         fabric_loss: 0.0,
+        pacing: sgnn_transport::Pacing::Planned,
     };
     let mut app = RealExchange::new(p, cfg).unwrap();
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
@@ -66,6 +67,7 @@ fn on_fabric(mode: Mode, fabric: sgnn_switch::fabric::Fabric) -> RealConfig {
         all_blocks: false,
         fabric: Some(fabric),
         fabric_loss: 0.0,
+        pacing: sgnn_transport::Pacing::Planned,
     }
 }
 
@@ -110,6 +112,7 @@ fn a_switch_given_each_block_as_it_comes_runs_as_one_given_all() {
             all_blocks,
             fabric: None,
             fabric_loss: 0.0,
+            pacing: sgnn_transport::Pacing::Planned,
         };
         let mut app = RealExchange::new(&p, cfg).unwrap();
         let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);

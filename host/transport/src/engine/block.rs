@@ -163,6 +163,10 @@ impl Engine {
             }
         }
         let raw_done = vec![false; block.raw_in.len() * s];
+        if self.cfg.pacing == crate::rate::Pacing::Planned {
+            let share = view.pace.get(b).copied().unwrap_or(1.0);
+            self.rate.set_planned_share(now, share);
+        }
         self.phase = Phase::Block(BlockState {
             b,
             cursor: 0,

@@ -27,6 +27,7 @@
 //! - `diagnostics`: statistics, `describe` and the stall message.
 
 mod block;
+mod congestion;
 mod diagnostics;
 mod host;
 mod probe;
@@ -42,7 +43,7 @@ use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::{FrameRepr, PacketType};
 
 use crate::class::{DscpMap, TrafficClass};
-use crate::rate::{RateConfig, RateController};
+use crate::rate::{Pacing, RateConfig, RateController};
 use crate::stats::Stats;
 use crate::view::WorkerView;
 use crate::TransportError;
@@ -152,6 +153,11 @@ pub struct EngineConfig {
     pub recovery_window: usize,
     /// Most frames of the next round kept until it starts.
     pub early_buffer_frames: usize,
+    /// Planned pacing (SwitchGNN mode; docs/host.md, "Planned pacing"): each block's Data
+    /// leaves at the share of line rate (`rate.max_mbps`) the plan gives this worker
+    /// ([`crate::WorkerView::pace`]), so that the plan's own traffic builds no queue that
+    /// the rate control would take for congestion. Off, Data leaves at the controlled rate.
+    pub pacing: Pacing,
     /// This worker's switch is a leaf of a leaf-spine fabric (`sgnn_switch::fabric`). On a
     /// star the switch sends or forwards a block's traffic only after it has advanced to it,
     /// so such a frame reaching a worker that waits for that advance proves the advance was
@@ -182,6 +188,7 @@ impl Default for EngineConfig {
             peer_barrier: true,
             recovery_window: 256,
             early_buffer_frames: 1 << 16,
+            pacing: Pacing::Planned,
             under_leaf: false,
             switch_mac: SWITCH_MAC,
             switch_ip: SWITCH_IP,
@@ -232,6 +239,8 @@ pub struct Engine {
     /// Start barrier: which workers this one heard a hello from (itself included).
     heard: Vec<bool>,
     fatal: Option<TransportError>,
+    /// Per peer: when this worker last sent it a congestion notification.
+    last_cnp: Vec<Option<u64>>,
     /// The number the next Data frame carries (`sgnn_wire::recovery::SEQ_VALID`), counting
     /// every Data frame this worker sent, mod 2^16.
     seq: u16,
@@ -272,6 +281,7 @@ impl Engine {
             last_progress: now,
             last_heard: vec![None; workers],
             heard: (0..workers).map(|p| p == w as usize).collect(),
+            last_cnp: vec![None; workers],
             fatal: None,
             seq: 0,
             nacks_known: 0,
@@ -508,9 +518,9 @@ impl Engine {
             PacketType::BlockDone | PacketType::BlockAdvance => TrafficClass::Control,
         };
         self.stats.received.get_mut(class).add(repr.frame_len());
-        if matches!(s.packet_type, PacketType::Result | PacketType::Ack) && ecn {
+        if ecn {
             self.stats.ecn_marks += 1;
-            self.rate.on_congestion(now);
+            self.notify_congestion(now, &s);
         }
         if lanes.is_some() && s.frac_bits != self.view.fixed.frac_bits {
             self.stats.unexpected += 1;

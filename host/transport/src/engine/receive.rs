@@ -8,7 +8,7 @@ use std::collections::hash_map::Entry;
 use sgnn_wire::codec::accumulate;
 use sgnn_wire::recovery::SEND_DONE;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{PacketType, ALL_NEIGHBOURS, LANES, PEER_HELLO, PROBE_DST};
+use sgnn_wire::{PacketType, ALL_NEIGHBOURS, CNP, LANES, PEER_HELLO, PROBE_DST};
 
 use super::block::succ;
 use super::{Engine, Mode, Phase};
@@ -86,6 +86,9 @@ impl Engine {
         }
         if s.packet_type == PacketType::Ack && s.dst_id == PEER_HELLO {
             return self.handle_hello(now, s);
+        }
+        if s.packet_type == PacketType::Ack && s.dst_id == CNP {
+            return self.on_cnp(now, s);
         }
         if s.packet_type == PacketType::Ack && s.flags.resend && s.worker_id == self.view.worker {
             // The switch's NACK (or its answer to a tail probe): about this worker's numbered

@@ -197,6 +197,14 @@ pub struct SimArgs {
     /// only; DCQCN uses 5.
     #[arg(long, default_value_t = 0)]
     cc_fast_recovery: u32,
+    /// Planned pacing of the SwitchGNN workers (the daemon's --pace): `planned` (default)
+    /// spreads each worker's sends of a block over the block's busiest link, so the plan's own
+    /// fan-in builds no queue for the switch to mark and the rate control reacts only to
+    /// congestion the plan did not cause; `off` sends at the controlled rate (the plan's
+    /// synchronized deliveries then queue past the ECN threshold and the senders halve). The
+    /// cost model's prediction assumes `planned`. docs/host.md, "Planned pacing".
+    #[arg(long, default_value_t = sgnn_transport::Pacing::Planned, value_name = "planned|off")]
+    pace: sgnn_transport::Pacing,
     /// Rate control of the background flows: on = each host paces all its background flows
     /// with one controller of the --cc-* parameters, and a receiver answers an ECN-marked
     /// background frame with a CNP (64-byte frame, at most one per flow per 50 us) that makes

@@ -86,8 +86,9 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
         }
     ));
     header.push_str(&format!(
-        "\nrate control (switchgnn{}): +{} Gbit/s per {} us, fast recovery {} steps, at most one \
-         halving per {} us, floor {} Gbit/s",
+        "\nrate control (switchgnn, host_based{}): +{} Gbit/s per {} us, fast recovery {} steps, at \
+         most one halving per {} us, floor {} Gbit/s; receivers echo ECN marks to the senders; \
+         SwitchGNN pacing {}",
         if opts.background.cc.is_some() {
             " and background flows"
         } else {
@@ -97,7 +98,8 @@ pub(super) fn header(a: &SimArgs, st: &Settings, planned: &Planned) -> String {
         a.cc_increase_interval_us,
         a.cc_fast_recovery,
         a.cc_decrease_interval_us,
-        a.cc_min_gbps
+        a.cc_min_gbps,
+        a.pace
     ));
     header.push('\n');
     header.push_str(placement);

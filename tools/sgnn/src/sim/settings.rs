@@ -133,6 +133,7 @@ pub(super) fn settings(a: &mut SimArgs) -> Result<Settings> {
             decrease_interval: us(a.cc_decrease_interval_us, "--cc-decrease-interval-us")?,
             fast_recovery_steps: a.cc_fast_recovery,
         },
+        pacing: a.pace,
         timeout: (timeout > 0).then_some(timeout),
         loss: a.loss,
         fabric_loss: a.fabric_loss,

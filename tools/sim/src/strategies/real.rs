@@ -30,7 +30,7 @@ use std::sync::Arc;
 use sgnn_plan::Plan;
 use sgnn_switch::fabric::{lower_block, Fabric, FabricBlock, FabricSwitch, ROOT_SPINE};
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
-use sgnn_transport::rate::RateConfig;
+use sgnn_transport::rate::{Pacing, RateConfig};
 use sgnn_transport::WorkerView;
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::{ipv4, wire_bytes, PacketType, ETHERNET_HEADER_LEN};
@@ -74,6 +74,8 @@ pub struct RealConfig {
     pub fabric: Option<Fabric>,
     /// On a fabric: the probability of dropping each frame between two switches.
     pub fabric_loss: f64,
+    /// Planned pacing of the SwitchGNN workers (the daemon's `--pace`).
+    pub pacing: Pacing,
 }
 
 /// Frames in flight, by index (a [`Pkt`] carries the index in `a`).
@@ -414,6 +416,7 @@ impl<'p> RealExchange<'p> {
             probe: false,
             peer_barrier: false,
             under_leaf: cfg.fabric.is_some(),
+            pacing: cfg.pacing,
             ..EngineConfig::default()
         };
         let mut engines = Vec::with_capacity(workers as usize);
@@ -508,6 +511,8 @@ impl<'p> RealExchange<'p> {
             h.duplicates += s.results_ignored + s.raw_duplicate;
             h.stale += s.stale;
             h.ecn_signals += s.ecn_marks;
+            h.cnps_sent += s.cnps_sent;
+            h.cnps_received += s.cnps_received;
             h.rate_decreases += s.rate_decreases;
             h.retransmissions += s.retransmissions;
             h.resend_timeouts += s.resend_timeouts;
