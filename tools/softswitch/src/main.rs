@@ -15,7 +15,9 @@ use sgnn_plan::Plan;
 use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use softswitch::capture::CapturePorts;
 use softswitch::metrics;
-use softswitch::ports::{serve, AfPacketPorts, EgressFaults, EgressQueues, Ports, UdpPorts};
+use softswitch::ports::{
+    serve, AfPacketPorts, EgressFaults, EgressQueues, PortRate, Ports, UdpPorts,
+};
 use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 const ABOUT: &str =
@@ -109,7 +111,17 @@ struct Args {
     /// its depth drives ECN marking). Default: no queueing, frames leave at once.
     #[arg(long, value_name = "PPS")]
     port_rate: Option<f64>,
-    /// Frames an egress queue holds before tail drop (with --port-rate).
+    /// Egress rate of every port in Mbit/s of bytes on the wire, as a link of that speed (a
+    /// queue builds when senders are faster). Instead of --port-rate.
+    #[arg(long, value_name = "MBPS", conflicts_with = "port_rate")]
+    port_rate_mbps: Option<f64>,
+    /// With --port-rate or --port-rate-mbps: mark ECN CE in the IPv4 header of every frame
+    /// that finds at least this many bytes (on the wire) queued at its egress port, as a
+    /// switch's egress queue marks (the simulator's `--ecn-threshold`; the daemons echo the
+    /// marks to the senders). Default: no egress marking.
+    #[arg(long, value_name = "BYTES")]
+    ecn_threshold_bytes: Option<u64>,
+    /// Frames an egress queue holds before tail drop (with --port-rate or --port-rate-mbps).
     #[arg(long, default_value_t = 1024)]
     queue_capacity: usize,
     /// Drop simulator: drop each SwitchGNN packet from a host with this probability (0..1).
@@ -174,6 +186,21 @@ fn main() -> ExitCode {
     };
     if !a.dpdk && !a.eal.is_empty() {
         eprintln!("error: EAL arguments after `--` are for --dpdk");
+        return ExitCode::FAILURE;
+    }
+    for (flag, rate) in [
+        ("--port-rate", a.port_rate),
+        ("--port-rate-mbps", a.port_rate_mbps),
+    ] {
+        if rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            eprintln!("error: {flag} must be a positive number");
+            return ExitCode::FAILURE;
+        }
+    }
+    if a.ecn_threshold_bytes.is_some() && a.port_rate.is_none() && a.port_rate_mbps.is_none() {
+        eprintln!(
+            "error: --ecn-threshold-bytes marks frames queued at an egress port; give the ports a rate (--port-rate-mbps MBPS) so that queues build"
+        );
         return ExitCode::FAILURE;
     }
     let nports = match (&plan, a.dpdk) {
@@ -364,7 +391,12 @@ fn main() -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let mut queues = EgressQueues::new(nports, a.port_rate, a.queue_capacity);
+    let rate = match (a.port_rate, a.port_rate_mbps) {
+        (Some(pps), _) => Some(PortRate::Pps(pps)),
+        (None, Some(mbps)) => Some(PortRate::Bps(mbps * 1e6)),
+        (None, None) => None,
+    };
+    let mut queues = EgressQueues::with_rate(nports, rate, a.queue_capacity, a.ecn_threshold_bytes);
     let mut faults = EgressFaults::new(
         a.egress_loss,
         a.egress_duplicate,

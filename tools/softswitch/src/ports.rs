@@ -273,6 +273,11 @@ pub struct DatapathStats {
     pub queue_drops: u64,
     /// Deepest egress queue seen (frames).
     pub max_queue_depth: u32,
+    /// Deepest egress queue seen (bytes on the wire).
+    pub max_queue_bytes: u64,
+    /// Frames marked ECN CE at egress because their queue held at least
+    /// [`EgressQueues::ecn_bytes`] (`--ecn-threshold-bytes`).
+    pub ecn_marked: u64,
 }
 
 impl DatapathStats {
@@ -288,6 +293,7 @@ impl DatapathStats {
         let sig = self.tx_errors
             + self.queue_drops
             + self.max_queue_depth as u64
+            + self.ecn_marked
             + self.fault_dropped
             + self.fault_duplicated
             + self.fault_reordered;
@@ -306,29 +312,78 @@ impl DatapathStats {
     }
 }
 
+/// How fast an egress port drains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PortRate {
+    /// Frames per second, whatever their size (`--port-rate`).
+    Pps(f64),
+    /// Bit/s of bytes on the wire ([`sgnn_wire::wire_bytes`]: FCS, preamble and gap counted),
+    /// as a link of that speed (`--port-rate-mbps`).
+    Bps(f64),
+}
+
 /// Output queues: per-port FIFOs drained at a fixed rate, like a switch port slower than its
-/// senders. Their depth is what the pipeline's ECN marking sees (`enq_qdepth` in bmv2).
+/// senders. Their depth in frames is what the pipeline's ECN marking sees (`enq_qdepth` in
+/// bmv2, `--ecn-threshold`); their depth in bytes marks every frame at egress, as a switch's
+/// queue does (`--ecn-threshold-bytes`, the simulator's and DCQCN's marking).
 #[derive(Debug, Clone)]
 pub struct EgressQueues {
-    /// Frames per second each port drains; `None` sends at once (no queueing).
-    pub rate_pps: Option<f64>,
+    /// How fast each port drains; `None` sends at once (no queueing).
+    pub rate: Option<PortRate>,
     /// Frames a queue holds; more are dropped (tail drop).
     pub capacity: usize,
+    /// Mark ECN CE in the IPv4 header of a frame that finds at least this many bytes (on the
+    /// wire) queued ahead of it; `None`: no egress marking.
+    pub ecn_bytes: Option<u64>,
     queues: Vec<std::collections::VecDeque<Vec<u8>>>,
+    /// Bytes on the wire queued per port.
+    queued: Vec<u64>,
     tokens: Vec<f64>,
     last: std::time::Instant,
 }
 
 impl EgressQueues {
-    /// Queues for `ports` ports.
+    /// Queues for `ports` ports draining `rate_pps` frames per second each (`None`: none).
     pub fn new(ports: usize, rate_pps: Option<f64>, capacity: usize) -> EgressQueues {
+        EgressQueues::with_rate(ports, rate_pps.map(PortRate::Pps), capacity, None)
+    }
+
+    /// Queues for `ports` ports draining at `rate`, marking at `ecn_bytes`.
+    pub fn with_rate(
+        ports: usize,
+        rate: Option<PortRate>,
+        capacity: usize,
+        ecn_bytes: Option<u64>,
+    ) -> EgressQueues {
         EgressQueues {
-            rate_pps,
+            rate,
             capacity: capacity.max(1),
+            ecn_bytes,
             queues: vec![Default::default(); ports],
-            tokens: vec![1.0; ports],
+            queued: vec![0; ports],
+            tokens: vec![rate.map_or(0.0, Self::burst); ports],
             last: std::time::Instant::now(),
         }
+    }
+
+    /// What a frame of `len` bytes costs of a port's tokens, and a port's tokens per second.
+    fn cost(rate: PortRate, len: usize) -> f64 {
+        match rate {
+            PortRate::Pps(_) => 1.0,
+            PortRate::Bps(_) => sgnn_wire::wire_bytes(len) as f64,
+        }
+    }
+
+    fn per_second(rate: PortRate) -> f64 {
+        match rate {
+            PortRate::Pps(r) => r,
+            PortRate::Bps(b) => b / 8.0,
+        }
+    }
+
+    /// Tokens a port may hold: one frame (pps), one full-size frame (bytes).
+    fn burst(rate: PortRate) -> f64 {
+        Self::cost(rate, sgnn_netdev::MAX_FRAME)
     }
 
     /// Current depth of every port's queue.
@@ -340,10 +395,10 @@ impl EgressQueues {
         let now = std::time::Instant::now();
         let dt = now.duration_since(self.last).as_secs_f64();
         self.last = now;
-        if let Some(r) = self.rate_pps {
+        if let Some(r) = self.rate {
             for t in &mut self.tokens {
                 // A burst of at most one frame beyond the rate.
-                *t = (*t + dt * r).min(1.0);
+                *t = (*t + dt * Self::per_second(r)).min(Self::burst(r));
             }
         }
     }
@@ -351,18 +406,24 @@ impl EgressQueues {
     /// Sends what the rate allows; returns how long until the next frame may go.
     fn drain(&mut self, ports: &mut dyn Ports, stats: &mut DatapathStats) -> Option<Duration> {
         self.refill();
-        let rate = self.rate_pps?;
+        let rate = self.rate?;
         let mut wait: Option<Duration> = None;
         for (p, q) in self.queues.iter_mut().enumerate() {
-            while !q.is_empty() && self.tokens[p] >= 1.0 {
-                self.tokens[p] -= 1.0;
+            while let Some(len) = q.front().map(|f| f.len()) {
+                let cost = Self::cost(rate, len);
+                if self.tokens[p] < cost {
+                    break;
+                }
+                self.tokens[p] -= cost;
+                self.queued[p] -= sgnn_wire::wire_bytes(len);
                 let f = q.pop_front().expect("not empty");
                 if ports.send(p as PortId, &f).is_err() {
                     stats.send_failed(p as PortId, f.len());
                 }
             }
-            if !q.is_empty() {
-                let w = Duration::from_secs_f64(((1.0 - self.tokens[p]) / rate).max(0.0));
+            if let Some(f) = q.front() {
+                let missing = Self::cost(rate, f.len()) - self.tokens[p];
+                let w = Duration::from_secs_f64((missing / Self::per_second(rate)).max(0.0));
                 wait = Some(wait.map_or(w, |x| x.min(w)));
             }
         }
@@ -376,7 +437,7 @@ impl EgressQueues {
         ports: &mut dyn Ports,
         stats: &mut DatapathStats,
     ) {
-        if self.rate_pps.is_none() || port as usize >= self.queues.len() {
+        if self.rate.is_none() || port as usize >= self.queues.len() {
             if ports.send(port, frame).is_err() {
                 stats.send_failed(port, frame.len());
             }
@@ -387,9 +448,36 @@ impl EgressQueues {
             stats.queue_drops += 1;
             return;
         }
-        q.push_back(frame.to_vec());
+        let mut f = frame.to_vec();
+        let ahead = self.queued[port as usize];
+        if self.ecn_bytes.is_some_and(|t| ahead >= t) && mark_ce(&mut f) {
+            stats.ecn_marked += 1;
+        }
+        self.queued[port as usize] += sgnn_wire::wire_bytes(f.len());
+        q.push_back(f);
         stats.max_queue_depth = stats.max_queue_depth.max(q.len() as u32);
+        stats.max_queue_bytes = stats.max_queue_bytes.max(self.queued[port as usize]);
     }
+}
+
+/// Sets ECN CE in `frame`'s IPv4 header (its DSCP kept, the checksum recomputed); false for
+/// a frame that is not IPv4.
+fn mark_ce(frame: &mut [u8]) -> bool {
+    let Ok(eth) = sgnn_wire::ethernet::Frame::new_checked(&mut frame[..]) else {
+        return false;
+    };
+    if eth.ethertype() != sgnn_wire::ethernet::ETHERTYPE_IPV4 {
+        return false;
+    }
+    let Ok(mut ip) =
+        sgnn_wire::ipv4::Packet::new_checked(&mut frame[sgnn_wire::ETHERNET_HEADER_LEN..])
+    else {
+        return false;
+    };
+    let dscp = ip.dscp();
+    ip.set_dscp_ecn(dscp, 3);
+    ip.fill_checksum();
+    true
 }
 
 /// Serves `ports` until `stop` returns true (checked at least every 50 ms), processing each
@@ -432,7 +520,7 @@ pub fn serve(
         {
             // Locked only once frames are there, and once per burst.
             let mut locked: Option<std::sync::MutexGuard<'_, Pipeline>> = None;
-            let depths = queues.rate_pps.map(|_| queues.depths());
+            let depths = queues.rate.map(|_| queues.depths());
             ports.recv_burst(&mut buf, wait, &mut |port, frame| {
                 let p = locked.get_or_insert_with(|| pipeline.lock().expect("pipeline lock"));
                 if let Some(d) = &depths {

@@ -40,7 +40,8 @@ pub fn program_counters(
 /// The software switch's counters: [`program_counters`] of `p`, plus the aggregators holding
 /// a sum of the block being exchanged (`busy_aggregators`) and ones left holding an older
 /// round's or block's (`stale_aggregators`, a leftover of loss, reclaimed on their next use),
-/// the datapath's `tx_errors`, `queue_drops`, `max_queue_depth`, `fault_dropped`,
+/// the datapath's `tx_errors`, `queue_drops`, `max_queue_depth`, `max_queue_bytes`,
+/// `egress_ecn_marked` (frames marked CE at egress, `--ecn-threshold-bytes`), `fault_dropped`,
 /// `fault_duplicated`, `fault_reordered`, `port_tx_failed` (what the datapath could not send,
 /// by port; `port_tx` counts only what left) and, when there are any, the backend's own
 /// counters under `datapath` (DPDK's, and the capture's with `--pcap`).
@@ -59,6 +60,8 @@ pub fn to_json(p: &Pipeline, dp: &DatapathStats, backend: &[(String, u64)]) -> V
     v["tx_errors"] = dp.tx_errors.into();
     v["queue_drops"] = dp.queue_drops.into();
     v["max_queue_depth"] = dp.max_queue_depth.into();
+    v["max_queue_bytes"] = dp.max_queue_bytes.into();
+    v["egress_ecn_marked"] = dp.ecn_marked.into();
     v["fault_dropped"] = dp.fault_dropped.into();
     v["fault_duplicated"] = dp.fault_duplicated.into();
     v["fault_reordered"] = dp.fault_reordered.into();
@@ -115,6 +118,8 @@ mod tests {
             failed: vec![(9, 9)],
             queue_drops: 5,
             max_queue_depth: 6,
+            max_queue_bytes: 7,
+            ecn_marked: 8,
         };
         let backend = [("port0_rx_frames".to_string(), 11)];
         let got = to_json(&p, &dp, &backend);
@@ -127,6 +132,8 @@ mod tests {
             ("tx_errors", 4),
             ("queue_drops", 5),
             ("max_queue_depth", 6),
+            ("max_queue_bytes", 7),
+            ("egress_ecn_marked", 8),
             ("fault_dropped", 1),
             ("fault_duplicated", 2),
             ("fault_reordered", 3),

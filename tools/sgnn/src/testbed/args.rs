@@ -72,6 +72,21 @@ pub struct TestbedArgs {
     /// A worker gives up after this long without progress, seconds.
     #[arg(long, default_value_t = 20.0)]
     pub timeout: f64,
+    /// Planned pacing of the SwitchGNN daemons (`sgnn-hostd --pace`): `planned` (default)
+    /// spreads each worker's sends of a block over the block's busiest link, `off` sends at
+    /// the controlled rate. docs/host.md, "Planned pacing".
+    #[arg(long, default_value_t = sgnn_transport::Pacing::Planned, value_name = "planned|off")]
+    pub pace: sgnn_transport::Pacing,
+    /// Give the software switch's ports this rate, Mbit/s of bytes on the wire, so that its
+    /// egress queues build as a switch's do (`softswitch --port-rate-mbps`); the daemons'
+    /// line rate (`--max-rate-mbps`) is set to it. Default: frames leave the switch at once.
+    #[arg(long, value_name = "MBPS")]
+    pub port_rate: Option<f64>,
+    /// With --port-rate: the software switch marks ECN CE on every frame that finds this many
+    /// bytes queued at its port (`softswitch --ecn-threshold-bytes`), and the daemons echo
+    /// the marks to the senders (docs/host.md, "Rate control").
+    #[arg(long, value_name = "BYTES", requires = "port_rate")]
+    pub ecn_threshold: Option<u64>,
     /// Network: `udp` (loopback, no privileges; faults injected by the switch), `veth` (a
     /// namespace per worker and one for the switch, veth links, AF_PACKET, faults by `tc netem`
     /// where the kernel has it; root) or `memif` (DPDK to DPDK: the switch has one net_memif
@@ -162,6 +177,9 @@ impl TestbedArgs {
             duplicate: self.duplicate,
             seed: self.seed,
             rate_mbps: self.rate_mbps,
+            pace: self.pace,
+            port_rate_mbps: self.port_rate,
+            ecn_threshold_bytes: self.ecn_threshold,
             timeout: self.timeout,
             pcap: self.pcap.clone(),
             metrics: self.metrics,
@@ -182,6 +200,12 @@ pub(super) fn check_args(a: &TestbedArgs) -> Result<()> {
     }
     if a.workers < 2 {
         bail!("--workers must be at least 2");
+    }
+    if a.port_rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        bail!("--port-rate is a positive number of Mbit/s");
+    }
+    if a.port_rate.is_some() && a.switch == SwitchKind::Bmv2 {
+        bail!("--port-rate shapes the software switch's ports; bmv2 has no such option here (drop --switch bmv2)");
     }
     if let Some(w) = a.kill_worker {
         if w >= a.workers {

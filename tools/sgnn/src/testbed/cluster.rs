@@ -39,6 +39,15 @@ pub struct ClusterSpec {
     pub seed: u64,
     /// Starting send rate of each daemon, Mbit/s.
     pub rate_mbps: f64,
+    /// The daemons' planned pacing (`sgnn-hostd --pace`).
+    pub pace: sgnn_transport::Pacing,
+    /// The software switch's ports drain at this rate, Mbit/s on the wire
+    /// (`softswitch --port-rate-mbps`), and the daemons' rate ceiling is it; `None`: no
+    /// queues (frames leave the switch at once).
+    pub port_rate_mbps: Option<f64>,
+    /// The software switch marks ECN CE on frames that find this many bytes queued at their
+    /// port (`softswitch --ecn-threshold-bytes`); with `port_rate_mbps`.
+    pub ecn_threshold_bytes: Option<u64>,
     /// A daemon gives up after this long without progress, seconds.
     pub timeout: f64,
     /// Capture directory: the software switch writes `DIR/MODE/switch.pcapng` and each daemon
@@ -184,6 +193,14 @@ impl Cluster {
                     .arg(format!("unix:{}", sock.display()));
                 sw.arg("--stats-json").arg(out.join("switch.json"));
                 sw.args(["--drop-seed", &spec.seed.to_string()]);
+                if let Some(r) = spec.port_rate_mbps {
+                    sw.args(["--port-rate-mbps", &r.to_string()]);
+                    // Queues of a few ms at the rate, so marks come before tail drops.
+                    sw.args(["--queue-capacity", "65536"]);
+                }
+                if let Some(t) = spec.ecn_threshold_bytes {
+                    sw.args(["--ecn-threshold-bytes", &t.to_string()]);
+                }
                 if let Some(dir) = &pcap {
                     sw.arg("--pcap").arg(dir.join("switch.pcapng"));
                 }
@@ -281,7 +298,17 @@ impl Cluster {
         c.arg("--plan").arg(plan_dir);
         c.args(["--worker-id", &w.to_string()]);
         c.args(["--mode", mode]);
-        c.args(["--rate-mbps", &self.spec.rate_mbps.to_string()]);
+        match self.spec.port_rate_mbps {
+            Some(port) => {
+                // The port's rate is the line rate the daemon paces against.
+                c.args(["--rate-mbps", &self.spec.rate_mbps.min(port).to_string()]);
+                c.args(["--max-rate-mbps", &port.to_string()]);
+            }
+            None => {
+                c.args(["--rate-mbps", &self.spec.rate_mbps.to_string()]);
+            }
+        }
+        c.args(["--pace", self.spec.pace.name()]);
         c.args(["--timeout", &self.spec.timeout.to_string()]);
         c.arg("--stats-json")
             .arg(self.out.join(format!("w{w}.json")));

@@ -106,6 +106,10 @@ pub struct TrainArgs {
     /// Starting send rate of each daemon, Mbit/s.
     #[arg(long, default_value_t = 400.0)]
     rate_mbps: f64,
+    /// Planned pacing of the daemons (`sgnn-hostd --pace`): planned (default) or off.
+    /// docs/host.md, "Planned pacing".
+    #[arg(long, default_value_t = sgnn_transport::Pacing::Planned, value_name = "planned|off")]
+    pace: sgnn_transport::Pacing,
     /// Loss probability of every frame each way between a host and the switch (injected by
     /// the switch, or by netem on veths): training must stay exact.
     #[arg(long, default_value_t = 0.0)]
