@@ -119,7 +119,9 @@ fn reset_sync(target: &mut dyn Target, workers: u64) -> Result<bool, TargetError
 /// Installs `prog`: clears entries of an earlier plan, then settings, workers, forwarding,
 /// priorities, the block-advance multicast group, the recirculation clone session and every
 /// block's `agg_table` entries, in batches of `batch`; `progress(done, total)` is called after
-/// each batch. Refuses a program that does not fit the switch before writing anything.
+/// each batch. Refuses a program that does not fit the switch's sizes before writing anything;
+/// when the switch refuses an operation (a port it does not have, ...), removes what was
+/// written (as `clear` does) before returning the error.
 pub fn install(
     target: &mut dyn Target,
     prog: &SwitchProgram,
@@ -171,15 +173,29 @@ pub fn install(
     let start = Instant::now();
     let mut done = 0;
     for chunk in ops.chunks(batch.max(1)) {
-        target.apply(chunk).map_err(|e| match e {
+        if let Err(e) = target.apply(chunk) {
             // Nothing of this plan reached the switch (its earlier entries were cleared).
-            TargetError::InvalidArgument(_) if done == 0 => InstallError::Target(e),
-            e => InstallError::Partial {
-                done,
-                total,
-                source: e,
-            },
-        })?;
+            if done == 0 && matches!(e, TargetError::InvalidArgument(_)) {
+                return Err(InstallError::Target(e));
+            }
+            let applied = done
+                + match &e {
+                    TargetError::Partial { applied, .. } => *applied,
+                    _ => 0,
+                };
+            let cause = e.root().to_string();
+            // A switch that refuses part of a plan (a worker port it does not have, a full
+            // table) must not be left holding the rest: take back what was written.
+            return Err(match clear(target) {
+                Ok(_) => InstallError::Refused { applied, cause },
+                Err(undo) => InstallError::Partial {
+                    done: applied,
+                    total,
+                    cause,
+                    undo: undo.to_string(),
+                },
+            });
+        }
         done += chunk.len();
         progress(done, total);
     }
@@ -216,14 +232,25 @@ pub enum InstallError {
     /// The plan does not fit the switch; nothing was written.
     #[error("{0}")]
     TooBig(String),
-    /// Some operations were applied before one failed.
-    #[error("{done} of {total} operations were applied before the switch refused one; the switch holds a partial plan: run `switch-ctl clear` or `load` again. Cause: {source}")]
+    /// The switch refused an operation; the ones applied before it were removed again, so the
+    /// switch holds no plan.
+    #[error("the plan was not loaded, because {cause}; the {applied} operations written before the refusal were removed again, so the switch holds no plan")]
+    Refused {
+        /// Operations applied before the refusal (and then removed).
+        applied: usize,
+        /// What the switch refused, and why.
+        cause: String,
+    },
+    /// The switch refused an operation, and removing the ones applied before it failed too.
+    #[error("the plan was not loaded, because {cause}; {done} of its {total} operations had been written and removing them failed ({undo}): the switch holds a partial plan, run `switch-ctl clear`")]
     Partial {
         /// Operations applied.
         done: usize,
         /// Operations in all.
         total: usize,
-        /// The failure.
-        source: TargetError,
+        /// What the switch refused, and why.
+        cause: String,
+        /// Why removing the applied operations failed.
+        undo: String,
     },
 }

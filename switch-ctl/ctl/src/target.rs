@@ -308,15 +308,16 @@ impl TargetError {
                 // Servers (PI/bmv2) answer a failed batch with a generic code (UNKNOWN) and put
                 // the real one per update: report the first failed update's code.
                 let code = w.failures.first().map_or(w.code, |f| f.code);
-                let mut parts: Vec<String> = Vec::new();
-                if !w.message.is_empty() {
-                    parts.push(w.message.clone());
-                }
-                parts.extend(w.failures.iter().take(5).map(|f| f.to_string()));
-                if w.failures.len() > 5 {
-                    parts.push(format!("and {} more failed updates", w.failures.len() - 5));
-                }
-                let text = parts.join("; ");
+                // The first failed update says why; the others usually repeat it for other
+                // keys (and servers' own summaries repeat the first), so they are only counted.
+                let text = match w.failures.first() {
+                    None => w.message.clone(),
+                    Some(first) if w.failures.len() == 1 => first.to_string(),
+                    Some(first) => format!(
+                        "{first}; and {} more failed updates in this batch",
+                        w.failures.len() - 1
+                    ),
+                };
                 let source = if w.code == Code::Unavailable {
                     TargetError::Unreachable {
                         addr: w.addr.clone(),

@@ -9,10 +9,14 @@ use sgnn_planner::planner::{make_plan, PlanRequest};
 use softswitch::{Pipeline, SwitchConfig, Tables};
 
 fn plan_dir(mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) {
+    plan_dir_for(4, mem, feature_dim)
+}
+
+fn plan_dir_for(workers: u32, mem: u64, feature_dim: u32) -> (tempfile::TempDir, sgnn_plan::Plan) {
     let g = sgnn_graph::load_graph("rmat:scale=9,edge_factor=8,seed=3").unwrap();
     let req = PlanRequest {
         config: PlanConfig {
-            workers: 4,
+            workers,
             partitioner: sgnn_plan::Partitioner::Metis,
             switch_mem_bytes: mem,
             agg_bytes: 128,
@@ -189,6 +193,62 @@ fn a_plan_for_more_workers_than_the_switch_has_ports_is_refused_at_load() {
     ]);
     assert!(!ok, "{out}");
     assert!(err.contains("this switch has 2 host ports"), "{err}");
+}
+
+/// An 8-worker plan into a software switch with 4 host ports (issue 31): refused in one
+/// sentence, and the switch is left as it was before `load` (no settings of the refused plan,
+/// no entries), instead of holding the ~1000 updates written before the refusal.
+#[test]
+fn a_refused_load_leaves_nothing_on_the_switch_and_says_so_once() {
+    let mut p = Pipeline::new(SwitchConfig::default(), Tables::default());
+    p.host_ports = Some(4);
+    let (sw, _sock, addr) = serve(p);
+    let (dir, plan) = plan_dir_for(8, 64 * 1024, 64);
+    assert!(
+        plan.blocks
+            .iter()
+            .map(|b| b.num_contributions())
+            .sum::<u64>()
+            > 2000,
+        "the plan needs more than one batch of updates"
+    );
+    let (ok, out, err) = ctl(&[
+        "load",
+        "--plan",
+        dir.path().to_str().unwrap(),
+        "--target",
+        &addr,
+        "--quiet",
+        "--batch",
+        "1000",
+    ]);
+    assert!(!ok, "{out}");
+    assert!(err.contains("this switch has 4 host ports"), "{err}");
+    assert_eq!(
+        err.matches("this switch has 4 host ports").count(),
+        1,
+        "the cause is said once: {err}"
+    );
+    assert!(
+        !err.contains("operations were applied"),
+        "no contradicting counts: {err}"
+    );
+    assert!(
+        err.contains("removed again, so the switch holds no plan"),
+        "{err}"
+    );
+    let p = sw.lock().unwrap();
+    assert_eq!(
+        p.config.workers, 0,
+        "the refused plan's settings were undone"
+    );
+    assert_ne!(p.config.plan_tag, plan.tag());
+    assert!(
+        p.tables.agg_table.is_empty(),
+        "{} entries left",
+        p.tables.agg_table.len()
+    );
+    assert!(p.tables.worker_table.is_empty());
 }
 
 /// `switch-ctl load`, `dump` and `clear` over BfRuntime (`--target bfrt://`), against the
