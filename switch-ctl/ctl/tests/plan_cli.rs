@@ -270,6 +270,28 @@ fn bad_inputs_get_clear_errors() {
     assert!(err.contains("--switch-mem"), "{err}");
 }
 
+/// A size past 2^64 bytes is refused by name (issue 31), instead of silently becoming
+/// 2^64 - 1 bytes and planning for a switch of unlimited memory.
+#[test]
+fn a_switch_memory_too_large_to_count_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = plan_fails(
+        &[
+            "--quiet",
+            "--graph",
+            "rmat:scale=8",
+            "--switch-mem",
+            "99999999999GB",
+        ],
+        dir.path(),
+    );
+    assert!(
+        err.contains("--switch-mem") && err.contains("99999999999GB") && err.contains("too large"),
+        "{err}"
+    );
+    assert!(!dir.path().join("p").exists(), "no plan was written");
+}
+
 #[test]
 fn leaves_place_partitions_and_are_shown() {
     let dir = tempfile::tempdir().unwrap();

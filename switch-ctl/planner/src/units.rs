@@ -8,6 +8,10 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    if let (Ok(n), "" | "b" | "B") = (num.parse::<u64>(), unit.trim()) {
+        // Whole bytes, exactly (an f64 holds integers exactly only up to 2^53).
+        return Ok(n);
+    }
     let value: f64 = num
         .parse()
         .map_err(|_| format!("{s:?} is not a size: expected a number with an optional unit such as 10MB, 512KiB or 1048576"))?;
@@ -25,7 +29,15 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    Ok((value * mult).round() as u64)
+    let bytes = (value * mult).round();
+    // 2^64 as f64: an `as u64` cast would silently saturate anything larger to 2^64 - 1.
+    if !bytes.is_finite() || bytes >= 18_446_744_073_709_551_616.0 {
+        return Err(format!(
+            "{s:?} is too large a size: at most {} bytes (about 18.4 EB)",
+            u64::MAX
+        ));
+    }
+    Ok(bytes as u64)
 }
 
 /// Formats bytes with a decimal unit, e.g. `12.35 MB`.
@@ -57,6 +69,11 @@ mod tests {
             .unwrap_err()
             .contains("unknown size unit"));
         assert!(parse_bytes("MB").is_err());
+        assert!(parse_bytes("99999999999GB")
+            .unwrap_err()
+            .contains("too large"));
+        assert!(parse_bytes("18446744073709551616").is_err());
+        assert_eq!(parse_bytes("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(fmt_bytes(12_345_678), "12.35 MB");
     }
 }
