@@ -399,6 +399,22 @@ pub struct Tables {
     pub recycle_slack: Option<u64>,
     /// Where raw vertices with per-edge sums (`R`) go in `send`.
     pub raw_order: RawOrder,
+    /// How rows and replicated raw vertices are spread over the lists.
+    pub layout: Layout,
+}
+
+/// How [`Tables`] lay out the aggregator rows and the replicated raw vertices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// For planned pacing (docs/host.md, "Planned pacing"): rows interleave the receiving
+    /// workers in proportion to their rows, and the vertices of each replica set are spread
+    /// evenly over their sender's list, so a paced downlink receives at a steady rate.
+    #[default]
+    Spread,
+    /// The layout before planned pacing: rows round robin over the receiving workers,
+    /// replicated raw vertices in id order. Kept for the plans the bmv2 recording was made
+    /// from (`bmv2-tests`), which are fixed inputs of a differential test.
+    RoundRobin,
 }
 
 /// Where a worker sends its raw vertices that feed per-edge sums (`R`). Partials and raw
@@ -425,14 +441,28 @@ pub struct Send {
 }
 
 impl Tables {
-    /// The tables of `choice` on `g` partitioned by `part`, with the switch memory of `sizes`.
+    /// The tables of `choice` on `g` partitioned by `part`, with the switch memory of `sizes`,
+    /// in the [`Layout::Spread`] layout.
     pub fn new(idx: &PairIndex, g: &Csr, part: &[u32], choice: &Choice, sizes: Sizes) -> Tables {
+        Tables::laid_out(idx, g, part, choice, sizes, Layout::Spread)
+    }
+
+    /// [`Tables::new`] in `layout`.
+    pub fn laid_out(
+        idx: &PairIndex,
+        g: &Csr,
+        part: &[u32],
+        choice: &Choice,
+        sizes: Sizes,
+        layout: Layout,
+    ) -> Tables {
         let m = idx.workers;
         let n = g.num_vertices();
         let mut t = Tables {
             raw_send: vec![Vec::new(); m],
             partial_send: vec![Vec::new(); m],
             row_of: vec![u32::MAX; n],
+            layout,
             ..Tables::default()
         };
         // Rows: every destination with an A, R or C sender.
@@ -481,11 +511,16 @@ impl Tables {
         // receives at a steady rate while the senders go through it (a plain round robin
         // leaves the order's tail to the workers with the most rows, whose downlinks then
         // take every sum at once).
+        // (The round-robin layout: the i-th row of every worker at i.)
         let mut keyed: Vec<(f64, u32, u32)> = Vec::new();
         for (p, list) in per_worker.iter().enumerate() {
             let len = list.len() as f64;
             for (i, &v) in list.iter().enumerate() {
-                keyed.push(((i as f64 + 0.5) / len, p as u32, v));
+                let key = match layout {
+                    Layout::Spread => (i as f64 + 0.5) / len,
+                    Layout::RoundRobin => i as f64,
+                };
+                keyed.push((key, p as u32, v));
             }
         }
         keyed.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -597,7 +632,9 @@ impl Tables {
                 std::collections::HashMap::new();
             for (i, &u) in raws.iter().enumerate() {
                 let targets = &self.r_rows[self.r_off[u as usize]..self.r_off[u as usize + 1]];
-                let spread = {
+                let spread = if self.layout == Layout::RoundRobin {
+                    (i as f64 + 0.5) / n_raw
+                } else {
                     let set = self.mcast_of(u);
                     let seen = set_seen.entry(set).or_default();
                     // Within its slot, a place drawn from the vertex id, so that the many
@@ -1557,6 +1594,18 @@ pub fn plan_delivery_with(
     prof: &SwitchProfile,
     allow_r: bool,
 ) -> Planned {
+    plan_delivery_laid_out(plan, idx, mode, prof, allow_r, Layout::Spread)
+}
+
+/// [`plan_delivery_with`], its tables in `layout`.
+pub fn plan_delivery_laid_out(
+    plan: &Plan,
+    idx: &PairIndex,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+    allow_r: bool,
+    layout: Layout,
+) -> Planned {
     let sizes = Sizes::for_switch(plan, prof);
     let owner = &plan.partition;
     let uniform = |d| evaluate(idx, owner, &Choice::uniform(idx.workers, d), prof, sizes);
@@ -1582,7 +1631,7 @@ pub fn plan_delivery_with(
         if !bound.is_finite() || bound > best_bound * REPLAY_MARGIN {
             continue;
         }
-        let mut tables = Tables::new(idx, &plan.graph, owner, &r.choice, sizes);
+        let mut tables = Tables::laid_out(idx, &plan.graph, owner, &r.choice, sizes, layout);
         r.prediction.time_us = tables.replay(owner, prof, sizes).time_us;
         if !tables.r_rows.is_empty() {
             let other = tables.clone().reordered(RawOrder::FanOut);

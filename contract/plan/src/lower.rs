@@ -16,7 +16,7 @@
 //! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
 //! if any, follow from pass 1 on the recirculation path.
 
-use crate::delivery::{plan_delivery_with, AggregateMode, PairIndex, Tables};
+use crate::delivery::{plan_delivery_laid_out, AggregateMode, Layout, PairIndex, Tables};
 use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
 use crate::profile::SwitchProfile;
 use crate::PlanError;
@@ -30,15 +30,26 @@ pub fn deliver(
     mode: AggregateMode,
     prof: &SwitchProfile,
 ) -> Result<(Plan, Option<String>), PlanError> {
+    deliver_laid_out(plan, mode, prof, Layout::Spread)
+}
+
+/// [`deliver`], its tables in `layout` ([`Layout::RoundRobin`]: the plans the bmv2 recording
+/// was made from).
+pub fn deliver_laid_out(
+    plan: &Plan,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+    layout: Layout,
+) -> Result<(Plan, Option<String>), PlanError> {
     if mode == AggregateMode::Paper {
         return Ok((plan.clone(), None));
     }
     let idx = PairIndex::new(plan);
-    let d = plan_delivery_with(plan, &idx, mode, prof, true);
+    let d = plan_delivery_laid_out(plan, &idx, mode, prof, true, layout);
     match lower(plan, &d.tables, mode) {
         Ok(p) => Ok((p, None)),
         Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
-            let d = plan_delivery_with(plan, &idx, mode, prof, false);
+            let d = plan_delivery_laid_out(plan, &idx, mode, prof, false, layout);
             let p = lower(plan, &d.tables, mode)?;
             let note = format!(
                 "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
