@@ -41,6 +41,11 @@ pub struct BenchArgs {
     /// Edge factor for --scales.
     #[arg(long, default_value_t = 16)]
     edge_factor: u32,
+    /// The delivery planned and timed, as `switch-ctl plan --aggregate` (default: auto, the
+    /// plan's own default): the per-pair search, its replay and lowering are timed as the
+    /// stage `delivery` (not with --scales, which times the partitioning and blocks).
+    #[arg(long, default_value = "auto", value_name = "MODE")]
+    aggregate: AggregateMode,
 }
 
 /// Writes the graph in METIS format for gpmetis.
@@ -165,19 +170,25 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         graph_source: a.graph.clone(),
         max_abs_value: 8.0,
     };
-    let (plan, r) = make_plan(g.csr, g.stats, &req, &mut |e| progress.on(e))?;
+    let (plan, mut r) = make_plan(g.csr, g.stats, &req, &mut |e| progress.on(e))?;
+    let t = Instant::now();
+    let profile = sgnn_plan::profile::SwitchProfile::named("default")?;
+    let plan = sgnn_planner::planner::apply_delivery(plan, &mut r, a.aggregate, &profile)?;
+    let delivery_s = t.elapsed().as_secs_f64();
+    r.planning_seconds.insert("delivery".into(), delivery_s);
     let dir = tempfile::tempdir()?;
     let t = Instant::now();
     plan.save(dir.path())?;
     let write_s = t.elapsed().as_secs_f64();
-    let total = r.planning_seconds["total"];
+    let total = r.planning_seconds["total"] + delivery_s;
     println!(
-        "graph            {} ({} vertices, {} edges), {} workers, {}",
+        "graph            {} ({} vertices, {} edges), {} workers, {}, --aggregate {}",
         a.graph,
         plan.graph.num_vertices(),
         plan.graph.num_edges(),
         a.workers,
-        fmt_bytes(a.switch_mem)
+        fmt_bytes(a.switch_mem),
+        a.aggregate
     );
     for (k, v) in &r.planning_seconds {
         println!("stage {k:<10} {v:>8.2} s");
@@ -195,7 +206,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     if let Some((secs, rss)) = gpmetis {
         println!("gpmetis          {secs:.2} s, peak RSS {}", fmt_bytes(rss));
         println!(
-            "ratio            {:.2}x gpmetis (target <= 2.5x)",
+            "ratio            {:.2}x gpmetis (target <= 1.5x)",
             (total + write_s) / secs
         );
     }

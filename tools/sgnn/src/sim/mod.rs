@@ -67,9 +67,13 @@ pub struct SimArgs {
     /// Feature vector length (values) of the layer.
     #[arg(long, default_value_t = 128)]
     feature_dim: u32,
-    /// Comma-separated strategies: host_based, switchgnn, g3 (on a --partitioner g3 plan),
+    /// Comma-separated strategies: host_based (the daemons' host-based exchange with their
+    /// rate control, receivers echoing ECN marks to the senders), host_based_no_cc (the same
+    /// at line rate, no rate control), switchgnn (the paper's plan), switchgnn_auto,
+    /// multicast, partials (the capacity-aware deliveries), g3 (on a --partitioner g3 plan),
     /// strawman, unlimited, switchgnn_no_gamr (on an --order random plan), supergcn, hermod,
-    /// switchgnn_no_cc (switchgnn without host rate control), and the APPROXIMATE emma, grappa, dgs (their own formulas, labelled in every output).
+    /// switchgnn_no_cc (switchgnn without host rate control), and the APPROXIMATE emma,
+    /// grappa, dgs (their own formulas, labelled in every output).
     /// Strategies needing other planner options get a plan of their own (planned once per
     /// distinct set of options).
     #[arg(long, default_value = "host_based,switchgnn")]
