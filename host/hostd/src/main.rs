@@ -478,8 +478,14 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
         session.connect().context("checking the switch")?;
         metrics::publish(&mut pm, &session);
         if a.check {
+            // Without the probe nothing was sent to the switch: say what that leaves unchecked.
+            let switch = if a.no_probe {
+                "the switch was not contacted (--no-probe), so whether it is reachable and holds this plan was not checked"
+            } else {
+                "the switch answered with the same plan tag"
+            };
             println!(
-                "check: ok: worker {} of plan {} (tag {:08x}, {} local vertices), {} datapath open, the switch answered with the same plan tag",
+                "check: ok: worker {} of plan {} (tag {:08x}, {} local vertices), {} datapath open, {switch}",
                 a.worker_id,
                 a.plan.display(),
                 session.view().plan_tag,

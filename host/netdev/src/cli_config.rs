@@ -38,6 +38,19 @@ pub fn merged_args(
     known: &[String],
     program: &str,
 ) -> Result<Vec<OsString>, ConfigError> {
+    merged_args_with(args, known, program, None)
+}
+
+/// [`merged_args`], and when `command` is given, every value of the file is first checked
+/// against its flag in `command` (a switch wants `true`/`false`, an option a value its parser
+/// takes), so a bad value is an error naming the file, the key and what it expects rather
+/// than the parser's complaint about an argument the user never typed.
+fn merged_args_with(
+    args: Vec<OsString>,
+    known: &[String],
+    program: &str,
+    command: Option<&clap::Command>,
+) -> Result<Vec<OsString>, ConfigError> {
     let Some(path) = config_path(&args) else {
         return Ok(args);
     };
@@ -49,6 +62,12 @@ pub fn merged_args(
         path: path.clone(),
         message,
     })?;
+    if let Some(command) = command {
+        check_values(&text, command).map_err(|message| ConfigError::Invalid {
+            path: path.clone(),
+            message,
+        })?;
+    }
     let mut out = vec![args[0].clone()];
     out.extend(flags.into_iter().map(OsString::from));
     // The user's arguments, then the file's EAL arguments after `--` unless the user gave
@@ -66,11 +85,18 @@ pub fn merged_args(
 /// ends the process on a bad command line; a bad config file prints `error: --config: ...`
 /// and exits with status 2.
 pub fn parse<P: clap::Parser>(program: &str) -> P {
-    let known: Vec<String> = P::command()
+    let mut command = P::command();
+    command.build();
+    let known: Vec<String> = command
         .get_arguments()
         .filter_map(|a| a.get_long().map(str::to_string))
         .collect();
-    match merged_args(std::env::args_os().collect(), &known, program) {
+    match merged_args_with(
+        std::env::args_os().collect(),
+        &known,
+        program,
+        Some(&command),
+    ) {
         Ok(argv) => P::parse_from(argv),
         Err(e) => {
             eprintln!("error: --config: {e}");
@@ -135,17 +161,106 @@ pub fn flags_of(
             toml::Value::Boolean(false) => {}
             toml::Value::Array(items) => {
                 for v in items {
-                    flags.push(format!("--{name}"));
-                    flags.push(scalar(&key, &v)?);
+                    push_value(&mut flags, &name, scalar(&key, &v)?);
                 }
             }
-            v => {
-                flags.push(format!("--{name}"));
-                flags.push(scalar(&key, &v)?);
-            }
+            v => push_value(&mut flags, &name, scalar(&key, &v)?),
         }
     }
     Ok((flags, eal))
+}
+
+/// `--name value`, or `--name=value` when the value starts with `-` (a negative number),
+/// which a parser would otherwise take for a flag of its own.
+fn push_value(flags: &mut Vec<String>, name: &str, value: String) {
+    if value.starts_with('-') {
+        flags.push(format!("--{name}={value}"));
+    } else {
+        flags.push(format!("--{name}"));
+        flags.push(value);
+    }
+}
+
+/// Checks each key's value (after [`flags_of`] accepted the file) against its flag in
+/// `command`; the error names the key, the value and what the flag expects.
+fn check_values(text: &str, command: &clap::Command) -> Result<(), String> {
+    let table: toml::Table = text.parse().map_err(|e| format!("not valid TOML: {e}"))?;
+    for (key, value) in &table {
+        let name = key.replace('_', "-");
+        let Some(arg) = command
+            .get_arguments()
+            .find(|a| a.get_long() == Some(name.as_str()))
+        else {
+            continue; // `eal`, or refused by flags_of
+        };
+        let shown = format!("{key} = {value}");
+        if !arg.get_action().takes_values() {
+            if !value.is_bool() {
+                return Err(format!(
+                    "`{shown}`: --{name} is an on/off switch, so `{key}` takes true or false (without quotes)"
+                ));
+            }
+            continue;
+        }
+        let items: Vec<&toml::Value> = match value {
+            toml::Value::Array(items) => items.iter().collect(),
+            v => vec![v],
+        };
+        let wants = expected(arg);
+        for v in items {
+            if v.is_bool() {
+                return Err(format!(
+                    "`{shown}`: --{name} is not an on/off switch; `{key}` takes {wants}"
+                ));
+            }
+            let s = scalar(key, v)?;
+            // The flag's own parser, alone in a command of its own (the real command would
+            // also want its required flags and refuse its conflicts).
+            let one = clap::Command::new("config").no_binary_name(true).arg(
+                clap::Arg::new("value")
+                    .long("value")
+                    .action(clap::ArgAction::Set)
+                    .value_parser(arg.get_value_parser().clone()),
+            );
+            if let Err(e) = one.try_get_matches_from([format!("--value={s}")]) {
+                let why = std::error::Error::source(&e)
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| {
+                        e.to_string()
+                            .lines()
+                            .next()
+                            .unwrap_or_default()
+                            .trim_start_matches("error: ")
+                            .replace("'--value <value>'", &format!("--{name}"))
+                    });
+                return Err(format!(
+                    "`{shown}`: {v} is not a value of --{name} ({why}); `{key}` takes {wants}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a flag's value looks like, for an error: its possible values, or its value name.
+fn expected(arg: &clap::Arg) -> String {
+    let possible: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .filter(|p| !p.is_hide_set())
+        .map(|p| format!("\"{}\"", p.get_name()))
+        .collect();
+    if !possible.is_empty() {
+        return format!("one of {}", possible.join(", "));
+    }
+    let name = arg
+        .get_value_names()
+        .and_then(|n| n.first())
+        .map_or_else(|| arg.get_id().as_str().to_uppercase(), |n| n.to_string());
+    match arg.get_help().map(|h| h.to_string()) {
+        Some(help) if !help.is_empty() => format!("a {name}: {}", help.trim_end_matches('.')),
+        _ => format!("a {name} (see --help)"),
+    }
 }
 
 fn scalar(key: &str, v: &toml::Value) -> Result<String, String> {
