@@ -9,6 +9,7 @@
 
 pub mod capture;
 pub mod control;
+pub mod limits;
 pub mod metrics;
 pub mod p4rt;
 pub mod pipeline;

@@ -214,6 +214,16 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
+    // The P4 program's sizes: a hardware switch would refuse more (issue 31).
+    let agg_entries = plan.as_ref().map_or(0, |p| {
+        p.blocks.iter().map(|b| b.num_contributions()).sum::<u64>()
+    });
+    if let Err(e) =
+        softswitch::limits::check(nports, plan.as_ref().map(|p| p.workers()), agg_entries)
+    {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     if let Some(plan) = &plan {
         if nports != plan.workers() as usize {
             eprintln!(

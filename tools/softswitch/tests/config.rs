@@ -55,3 +55,28 @@ fn config_file_and_check() {
         "{err}"
     );
 }
+
+/// 300 worker ports where the P4 program's worker tables hold 256 (`MAX_WORKERS`): `--check`
+/// refuses them with the program's limit (issue 31; it used to say `check: ok: 300 ports`),
+/// and 256 are accepted.
+#[test]
+fn check_refuses_more_workers_than_the_program_holds() {
+    let ports = |n: usize| -> Vec<&str> {
+        std::iter::repeat_n(["--worker", "127.0.0.1:9"], n)
+            .flatten()
+            .collect()
+    };
+    let mut args = ports(300);
+    args.push("--check");
+    let (code, out, err) = softswitch(&args);
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(
+        err.contains("300 worker ports") && err.contains("at most 256 workers (MAX_WORKERS"),
+        "{err}"
+    );
+    let mut args = ports(256);
+    args.push("--check");
+    let (code, out, err) = softswitch(&args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("check: ok: 256 ports open"), "{out}");
+}
