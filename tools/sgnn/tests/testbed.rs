@@ -657,3 +657,66 @@ fn training_over_memif_follows_the_single_process_loss() {
         }
     }
 }
+
+/// `--restart-switch-after` later than the run: the run passes, and a warning says the switch
+/// was never restarted (it used to say nothing, as if the restart had been survived). The
+/// `--out` directory holds a stale lock of a process that is gone: replaced, and removed at
+/// the end.
+#[test]
+fn a_restart_after_the_run_is_a_warning_and_a_stale_lock_is_replaced() {
+    let out = tempfile::tempdir().unwrap();
+    let mut dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    dead.wait().unwrap();
+    let lock = out.path().join(".sgnn-testbed.lock");
+    std::fs::write(&lock, format!("{pid}\n")).unwrap();
+    let o = testbed_command(
+        out.path(),
+        &[
+            "--restart-switch-after",
+            "600000",
+            "--layers",
+            "1",
+            "--no-baseline",
+        ],
+    )
+    .output()
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("warning: switchgnn: the switch was not restarted: the run finished")
+            && stderr.contains("before --restart-switch-after 600000 ms"),
+        "{stderr}"
+    );
+    assert!(!lock.exists(), "the lock is removed at the end");
+}
+
+/// A second testbed on an `--out` another one holds (its lock names a live process: this
+/// test's) is refused at once, naming the directory.
+#[test]
+fn a_second_testbed_on_the_same_out_is_refused() {
+    let out = tempfile::tempdir().unwrap();
+    let lock = out.path().join(".sgnn-testbed.lock");
+    std::fs::write(&lock, format!("{}\n", std::process::id())).unwrap();
+    let o = testbed_command(out.path(), &["--layers", "1", "--no-baseline"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    assert!(!o.status.success(), "{stdout}");
+    assert!(
+        last.starts_with(&format!(
+            "FAILED: --out {} is in use by another sgnn testbed (pid {}",
+            out.path().display(),
+            std::process::id()
+        )),
+        "{last}"
+    );
+    assert!(
+        !out.path().join("plan").exists(),
+        "nothing was written into the other testbed's directory"
+    );
+    assert!(lock.exists(), "the other testbed's lock is left alone");
+}

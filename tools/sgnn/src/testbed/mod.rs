@@ -99,6 +99,8 @@ struct Planned {
 fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
     args::check_args(a)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    // Held until the run ends, whichever way (removed on drop).
+    let _lock = procs::OutLock::take(&a.out)?;
     // One plan per delivery (the first in `plan/`, the others in `plan-NAME/`); the baseline
     // runs on the first.
     let mut plans = Vec::new();

@@ -178,3 +178,77 @@ pub fn rss_kib(pid: u32) -> Option<u64> {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
 }
+
+/// The lock file in an `--out` directory: two testbeds writing one directory would overwrite
+/// each other's plans, logs and sums.
+pub const OUT_LOCK: &str = ".sgnn-testbed.lock";
+
+/// Exclusive use of an `--out` directory while it is held: a lock file created with
+/// `O_EXCL` holding this process's id, removed on drop. A lock whose process is gone (a
+/// testbed killed with SIGKILL) is stale and replaced.
+pub struct OutLock {
+    path: PathBuf,
+}
+
+impl OutLock {
+    /// Takes the lock of `dir` (which exists), or fails naming the directory and the process
+    /// that holds it.
+    pub fn take(dir: &Path) -> anyhow::Result<OutLock> {
+        use std::io::Write;
+        let path = dir.join(OUT_LOCK);
+        for _ in 0..3 {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(mut f) => {
+                    writeln!(f, "{}", std::process::id())?;
+                    return Ok(OutLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    match text.trim().parse::<u32>() {
+                        Ok(pid) if Path::new("/proc").join(pid.to_string()).exists() => {
+                            anyhow::bail!(
+                                "--out {} is in use by another sgnn testbed (pid {pid}, lock file {}): give this one another --out, or wait for that one to finish",
+                                dir.display(),
+                                path.display()
+                            )
+                        }
+                        // Not yet written by a testbed that just created it: held.
+                        Err(_) if recent(&path) => anyhow::bail!(
+                            "--out {} is in use by another sgnn testbed that is starting (lock file {}): give this one another --out",
+                            dir.display(),
+                            path.display()
+                        ),
+                        // Its process is gone: stale, replaced.
+                        _ => {
+                            let _ = std::fs::remove_file(&path);
+                        }
+                    }
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("creating the lock file {}", path.display())))
+                }
+            }
+        }
+        anyhow::bail!("cannot take the lock file {}", path.display())
+    }
+}
+
+/// Whether `path` was modified within the last two seconds.
+fn recent(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < std::time::Duration::from_secs(2))
+}
+
+impl Drop for OutLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

@@ -231,6 +231,13 @@ fn supervise(
     }
     bar.finish_and_clear();
     let seconds = started.elapsed().as_secs_f64();
+    if let (Some(after), false) = (restart_after, restarted) {
+        eprintln!(
+            "warning: {label}: the switch was not restarted: the run finished {:.0} ms after the start, before --restart-switch-after {} ms",
+            seconds * 1e3,
+            after.as_millis()
+        );
+    }
     if !failures.is_empty() {
         let msgs: Vec<String> = failures
             .iter()
