@@ -89,7 +89,11 @@ CC_FLAGS=(--cc-increase-interval-us "${CC_INTERVAL_US:-55}"
 # cells_csv CSV: one row per cell of a grid's CSV (graph,workers,recirc_gbps,recirc_step,mem_mb,
 # strategy,time_per_layer_us,predicted_us,...): the better of host_based and host_based_no_cc,
 # the best strategy other than switchgnn_auto that fits the switch (every one but unlimited),
-# auto, auto / best other, auto's speedup over the better host-based, the prediction's error.
+# auto, auto / best other, auto's speedup over the better host-based, the prediction's error,
+# and the best other strategy the real code runs (the daemons and the switch's pipeline:
+# host_based, host_based_no_cc, switchgnn, multicast, partials) with auto / it. The others
+# (strawman, supergcn, g3, hermod) are the simulator's models: no block synchronisation, no
+# tail probes, no rate control.
 cells_csv() {
     awk -F, 'NR > 1 {
             key = $1 "," $2 "," $3 "," $4 "," $5
@@ -97,15 +101,19 @@ cells_csv() {
             t = $7 + 0
             if ($6 == "host_based" || $6 == "host_based_no_cc")
                 if (!(key in host) || t < host[key]) host[key] = t
+            real = ($6 ~ /^(host_based|host_based_no_cc|switchgnn|multicast|partials)$/)
             if ($6 == "switchgnn_auto") { auto[key] = t; pred[key] = $8 + 0 }
-            else if ($6 != "unlimited" && (!(key in best) || t < best[key])) { best[key] = t; bestname[key] = $6 }
+            else if ($6 != "unlimited") {
+                if (!(key in best) || t < best[key]) { best[key] = t; bestname[key] = $6 }
+                if (real && (!(key in breal) || t < breal[key])) { breal[key] = t; brealname[key] = $6 }
+            }
         }
         END {
-            print "graph,workers,recirc_gbps,recirc_step,mem_mb,host_based_us,best_other,best_other_us,auto_us,auto_vs_best,auto_speedup,prediction_error"
+            print "graph,workers,recirc_gbps,recirc_step,mem_mb,host_based_us,best_other,best_other_us,auto_us,auto_vs_best,auto_speedup,prediction_error,best_real,best_real_us,auto_vs_real"
             for (i = 1; i <= n; i++) {
                 k = order[i]
-                printf "%s,%.3f,%s,%.3f,%.3f,%.4f,%.3f,%.4f\n", k, host[k], bestname[k], best[k], auto[k],
-                    auto[k] / best[k], host[k] / auto[k], (pred[k] - auto[k]) / auto[k]
+                printf "%s,%.3f,%s,%.3f,%.3f,%.4f,%.3f,%.4f,%s,%.3f,%.4f\n", k, host[k], bestname[k], best[k], auto[k],
+                    auto[k] / best[k], host[k] / auto[k], (pred[k] - auto[k]) / auto[k], brealname[k], breal[k], auto[k] / breal[k]
             }
         }' "$1"
 }
