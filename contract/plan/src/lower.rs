@@ -300,6 +300,14 @@ mod tests {
         let lowered = lower(plan, &d.tables, mode).unwrap();
         crate::verify(&lowered).unwrap();
         assert_eq!(lowered.blocks.len(), d.tables.blocks as usize);
+        // The daemons pace from the lowered plan what the replay paced from the tables.
+        for (b, load) in crate::traffic::block_loads(&lowered).iter().enumerate() {
+            assert_eq!(
+                *load,
+                d.tables.block_load(&plan.partition, b as u32),
+                "{mode}: block {b}'s links in the plan and in the tables"
+            );
+        }
         let seg = u64::from(lowered.manifest.segments);
         for (b, block) in lowered.blocks.iter().enumerate() {
             let cells = block.sources.len() as u64 * seg;
