@@ -476,88 +476,54 @@ pub fn random_split(labels: &[i64], seed: u64) -> (Vec<bool>, Vec<bool>, Vec<boo
 /// p_out=0.001, dim=64, signal=0.5, seed=1. Sampled edge by edge in expected-linear time.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SbmSpec {
-    /// Vertices.
-    pub n: usize,
-    /// Classes.
-    pub classes: usize,
-    /// Edge probability inside a class.
-    pub p_in: f64,
-    /// Edge probability across classes.
-    pub p_out: f64,
+    /// The graph: vertices, classes, edge probabilities and seed (`sgnn_graph::sbm`, which
+    /// `--graph sbm:...` of the other commands reads too).
+    pub graph: sgnn_graph::sbm::SbmSpec,
     /// Feature length.
     pub dim: usize,
     /// Mean added to the class's own feature columns.
     pub signal: f32,
-    /// Seed.
-    pub seed: u64,
 }
 
 impl SbmSpec {
-    /// Parses the part after `sbm:`.
+    /// Parses the part after `sbm:`: `dim` and `signal` here, the graph's keys by
+    /// `sgnn_graph::sbm::SbmSpec::parse`.
     pub fn parse(s: &str) -> Result<SbmSpec, TrainError> {
-        let mut spec = SbmSpec {
-            n: 2000,
-            classes: 5,
-            p_in: 0.01,
-            p_out: 0.001,
-            dim: 64,
-            signal: 0.5,
-            seed: 1,
-        };
         let bad = |m: String| TrainError::Input(format!("sbm:{s}: {m}"));
+        let (mut dim, mut signal) = (64usize, 0.5f32);
+        let mut graph_keys = Vec::new();
         for kv in s.split(',').filter(|x| !x.is_empty()) {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| bad(format!("`{kv}` is not key=value")))?;
-            let num = |v: &str| {
+            let num = |k: &str, v: &str| {
                 v.parse::<f64>()
                     .ok()
                     .filter(|x| x.is_finite() && *x >= 0.0)
                     .ok_or_else(|| bad(format!("{k}={v} is not a number >= 0")))
             };
-            match k {
-                "n" => spec.n = num(v)? as usize,
-                "classes" => spec.classes = num(v)? as usize,
-                "p_in" => spec.p_in = num(v)?,
-                "p_out" => spec.p_out = num(v)?,
-                "dim" => spec.dim = num(v)? as usize,
-                "signal" => spec.signal = num(v)? as f32,
-                "seed" => spec.seed = num(v)? as u64,
-                _ => {
-                    return Err(bad(format!(
-                        "unknown key `{k}`: use n, classes, p_in, p_out, dim, signal, seed"
-                    )))
-                }
+            match kv.split_once('=') {
+                Some(("dim", v)) => dim = num("dim", v)? as usize,
+                Some(("signal", v)) => signal = num("signal", v)? as f32,
+                _ => graph_keys.push(kv),
             }
         }
-        if spec.classes < 2 || spec.n < 2 * spec.classes || spec.dim == 0 {
-            return Err(bad(
-                "needs classes >= 2, n >= 2 x classes and dim >= 1".to_string()
-            ));
+        let graph = sgnn_graph::sbm::SbmSpec::parse(&graph_keys.join(","))
+            .map_err(|e| bad(format!("{e} (and dim, signal)")))?;
+        if dim == 0 {
+            return Err(bad("needs dim >= 1".to_string()));
         }
-        if spec.p_in > 1.0 || spec.p_out > 1.0 {
-            return Err(bad("probabilities are at most 1".to_string()));
-        }
-        Ok(spec)
+        Ok(SbmSpec { graph, dim, signal })
     }
 
     /// Generates the graph, its features and labels, and a seeded random split.
     pub fn generate(&self) -> LabelledGraph {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
-        let n = self.n;
-        let graph = sgnn_graph::sbm::SbmSpec {
-            n,
-            classes: self.classes,
-            p_in: self.p_in,
-            p_out: self.p_out,
-            seed: self.seed,
-        };
+        let graph = &self.graph;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(graph.seed);
+        let n = graph.n;
         let labels: Vec<i64> = (0..n).map(|v| graph.class_of(v) as i64).collect();
         // The edges first, then the features, from one stream: `sgnn sim --graph sbm:...`
         // draws the same edges for the same keys and seed.
         let edges = graph.edges_with(&mut rng);
         let csr = Csr::from_edges(n, &edges).0;
-        let block = (self.dim / self.classes).max(1);
+        let block = (self.dim / graph.classes).max(1);
         let mut features = vec![0f32; n * self.dim];
         for v in 0..n {
             let c = labels[v] as usize;
@@ -569,17 +535,17 @@ impl SbmSpec {
                 features[v * self.dim + j] = z + if own { self.signal } else { 0.0 };
             }
         }
-        let (train, val, test) = random_split(&labels, self.seed);
+        let (train, val, test) = random_split(&labels, graph.seed);
         LabelledGraph {
             description: format!(
                 "sbm:n={},classes={},p_in={},p_out={},dim={},signal={},seed={}",
-                self.n, self.classes, self.p_in, self.p_out, self.dim, self.signal, self.seed
+                graph.n, graph.classes, graph.p_in, graph.p_out, self.dim, self.signal, graph.seed
             ),
             csr,
             features,
             dim: self.dim,
             labels,
-            classes: self.classes,
+            classes: graph.classes,
             train,
             val,
             test,
