@@ -9,20 +9,44 @@ neighbour-sum operator of an undirected graph is symmetric). Before each exchang
 are scaled by a power of two agreed across workers (`agree_max`: a function taking this
 worker's largest magnitude and returning the largest over all workers, e.g. through
 torch.distributed.all_reduce with ReduceOp.MAX; the identity with one worker), so gradients of
-1e-6 keep their precision (docs/training.md, "Precision").
+1e-6 keep their precision (docs/training.md, "Precision"). Columns beyond the plan's
+``max_dim`` go in several exchanges of at most ``max_dim`` columns each.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
 import torch
 
-from .client import exchange_scale
+from .client import Daemon, exchange_scale
+
+AgreeMax = Callable[[float], float]
 
 
-def _exchange(daemon, layer, x, backward, agree_max, max_degree):
+def _identity(m: float) -> float:
+    return m
+
+
+def exchange(daemon: Daemon, layer: int, x: torch.Tensor, backward: bool,
+             agree_max: AgreeMax = _identity, max_degree: int = 1 << 16) -> torch.Tensor:
+    """One neighbour sum of `x` ([rows, dim]) through `daemon`, without autograd.
+
+    Every worker must call it with the same `layer`, `backward` and number of columns, in the
+    same order: `agree_max` is a collective.
+    """
     m = float(x.detach().abs().max()) if x.numel() else 0.0
     m = agree_max(m)
     s = exchange_scale(m, daemon.clamp(max_degree))
     scaled = (x.detach().to(torch.float32) * 2.0**s).cpu().numpy()
-    out = daemon.propagate(layer, scaled, backward=backward)
+    dim = scaled.shape[1]
+    if dim <= daemon.max_dim:
+        out = daemon.propagate(layer, scaled, backward=backward)
+    else:
+        parts = [daemon.propagate(layer, scaled[:, i:i + daemon.max_dim], backward=backward)
+                 for i in range(0, dim, daemon.max_dim)]
+        out = np.concatenate(parts, axis=1)
     return torch.from_numpy(out).to(x.device, x.dtype) * 2.0**-s
 
 
@@ -30,12 +54,13 @@ class NeighbourSum(torch.autograd.Function):
     """y[v] = sum of x[u] over the neighbours u of v, through the switch."""
 
     @staticmethod
-    def forward(ctx, x, daemon, layer, agree_max=lambda m: m, max_degree=1 << 16):
+    def forward(ctx: Any, x: torch.Tensor, daemon: Daemon, layer: int,  # type: ignore[override]
+                agree_max: AgreeMax = _identity, max_degree: int = 1 << 16) -> torch.Tensor:
         ctx.daemon, ctx.layer = daemon, layer
         ctx.agree_max, ctx.max_degree = agree_max, max_degree
-        return _exchange(daemon, layer, x, False, agree_max, max_degree)
+        return exchange(daemon, layer, x, False, agree_max, max_degree)
 
     @staticmethod
-    def backward(ctx, grad):
-        g = _exchange(ctx.daemon, ctx.layer, grad, True, ctx.agree_max, ctx.max_degree)
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:  # type: ignore[override]
+        g = exchange(ctx.daemon, ctx.layer, grad, True, ctx.agree_max, ctx.max_degree)
         return g, None, None, None, None

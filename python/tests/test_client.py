@@ -16,11 +16,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from switchgnn import Daemon, exchange_scale  # noqa: E402
 
 
-def start_cluster(out):
+def start_cluster(out, extra=()):
     sgnn = os.environ.get("SGNN_BIN", "target/release/sgnn")
     p = subprocess.Popen(
         [sgnn, "serve", "--graph", "rmat:scale=8,edge_factor=8,seed=2", "--workers", "2",
-         "--feature-dim", "40", "--timeout", "10", "--max-seconds", "300", "--out", out],
+         "--feature-dim", "40", "--timeout", "10", "--max-seconds", "300", "--out", out,
+         *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     socks = {}
     for line in p.stdout:
@@ -33,6 +34,14 @@ def start_cluster(out):
         elif line.startswith("FAILED:"):
             break
     raise RuntimeError(f"sgnn serve did not start: {line}\n{p.stderr.read()}")
+
+
+def test_the_numpy_client_exchanges_exactly(sgnn):
+    """pytest: the same check as the script."""
+    if sgnn is None:
+        return
+    os.environ["SGNN_BIN"] = sgnn
+    main()
 
 
 def main():

@@ -1,0 +1,7 @@
+"""``python -m switchgnn launch ...``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
