@@ -147,6 +147,85 @@ fn recycled_aggregators_keep_every_sum_exact() {
     }
 }
 
+/// The reference row: a plain loopback TCP all-to-all, no switch, moving exactly what
+/// host-based's daemons sent as first transmissions (their own count, `sent.data.bytes`),
+/// pair by pair as the plan says, and reported in the table, report.json and the last line.
+/// Its time is measured, not checked.
+#[test]
+fn the_tcp_all_to_all_row_moves_host_based_payload_bytes() {
+    let out = tempfile::tempdir().unwrap();
+    let o = testbed_command(out.path(), &["--layers", "1", "--aggregate", "auto"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let last = stdout.lines().last().unwrap_or("").to_string();
+    assert!(
+        o.status.success() && last.starts_with("verified: 4 workers x 2 rounds exact"),
+        "{last}\n{stderr}"
+    );
+    assert!(last.contains("; tcp-all-to-all "), "{last}");
+    assert!(
+        stderr.lines().any(|l| l.starts_with("tcp-all-to-all ")),
+        "no table row: {stderr}"
+    );
+    let text = std::fs::read_to_string(out.path().join("report.json")).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let tcp = &report["tcp_all_to_all"];
+    assert_eq!(tcp["mode"], "tcp-all-to-all", "{report}");
+    assert_eq!(tcp["round_seconds"].as_array().unwrap().len(), 2);
+    assert!(tcp["ms_per_layer"].as_f64().unwrap() > 0.0);
+    // The runs keep their list: the reference is beside it, not in it.
+    let modes: Vec<&str> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["switchgnn-auto", "host-based"]);
+    let hb = &report["runs"][1];
+    let stats = |w: usize| -> serde_json::Value {
+        let p = out.path().join(format!("host-based/w{w}.json"));
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let sent: Vec<u64> = (0..4)
+        .map(|w| stats(w)["stats"]["sent"]["data"]["bytes"].as_u64().unwrap())
+        .collect();
+    assert!(sent.iter().all(|&b| b > 0), "{sent:?}");
+    assert_eq!(
+        tcp["payload_bytes"].as_u64().unwrap(),
+        sent.iter().sum::<u64>(),
+        "{tcp}"
+    );
+    let u64s = |v: &serde_json::Value| -> Vec<u64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect()
+    };
+    // Worker by worker: what it sent its peers over both rounds is what its daemon sent, and
+    // no more than the switch counted from it (which adds the protocol's control frames).
+    let pairs = tcp["pair_bytes_per_round"].as_array().unwrap();
+    let hb_up = u64s(&hb["link_bytes_up"]);
+    for w in 0..4 {
+        let row = u64s(&pairs[w]);
+        assert_eq!(row[w], 0, "a worker sends itself nothing");
+        assert_eq!(2 * row.iter().sum::<u64>(), sent[w], "worker {w}");
+        assert_eq!(u64s(&tcp["link_bytes_up"])[w], sent[w]);
+        assert!(
+            sent[w] <= hb_up[w],
+            "worker {w}: {} > {}",
+            sent[w],
+            hb_up[w]
+        );
+    }
+    assert_eq!(
+        tcp["link_bytes"].as_u64().unwrap(),
+        2 * sent.iter().sum::<u64>()
+    );
+}
+
 #[test]
 fn rounds_report_memory_and_no_busy_aggregator_at_the_end() {
     let (ok, last, err, report) = testbed_report(&[

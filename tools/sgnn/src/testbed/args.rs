@@ -63,7 +63,8 @@ pub struct TestbedArgs {
     /// message (never a hang). The host-based baseline is not restarted.
     #[arg(long, value_name = "MS")]
     pub restart_switch_after: Option<u64>,
-    /// Skip the host-based baseline.
+    /// Skip the host-based baseline (and the `tcp-all-to-all` reference row: a plain
+    /// loopback TCP all-to-all of host-based's bytes between the same workers, no switch).
     #[arg(long)]
     pub no_baseline: bool,
     /// Starting send rate of each worker, Mbit/s (ECN and losses adjust it).

@@ -11,7 +11,8 @@
 //! [`cluster`] (the switch started on its network, and the daemons' command lines), [`load`]
 //! (the plan loaded into the switch), [`run`] (the daemons started, supervised and their
 //! results collected), [`verify`] (every sum against the reference), [`report`] (the table,
-//! `report.json` and the summary); [`procs`] supervises the children, [`veth`] builds the
+//! `report.json` and the summary), [`tcp`] (the reference row: a plain TCP all-to-all of
+//! host-based's bytes, no switch); [`procs`] supervises the children, [`veth`] builds the
 //! namespaces and runs bmv2.
 
 mod args;
@@ -21,6 +22,7 @@ mod plan;
 pub mod procs;
 mod report;
 mod run;
+mod tcp;
 mod verify;
 mod veth;
 
@@ -137,6 +139,14 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
         checked += verify::verify(&p.plan, a, &out).with_context(|| format!("{label} sums"))?;
         runs.push(r);
     }
+    // The reference beside the baseline: the same workers exchanging host-based's bytes
+    // over plain loopback TCP, no switch (tcp.rs).
+    let reference = if a.no_baseline {
+        None
+    } else {
+        let bytes = tcp::pair_bytes(&plans[0].plan, a.feature_dim)?;
+        Some(tcp::run(bytes, 2 * a.layer_count() as usize).context("the TCP all-to-all")?)
+    };
     let blocks: Vec<usize> = plans.iter().map(|p| p.plan.blocks.len()).collect();
-    report::report(a, &runs, &blocks, checked)
+    report::report(a, &runs, reference.as_ref(), &blocks, checked)
 }

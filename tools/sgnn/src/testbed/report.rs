@@ -6,18 +6,20 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use super::run::ModeRun;
+use super::tcp::{self, TcpRun};
 use super::TestbedArgs;
 
-/// Prints the table, the links and the memory of `runs` (whose plans have `blocks` blocks
-/// each, run by run), writes `report.json` with `checked` values verified, and returns the
-/// summary.
+/// Prints the table (with the TCP reference row last, where it ran), the links and the
+/// memory of `runs` (whose plans have `blocks` blocks each, run by run), writes `report.json`
+/// with `checked` values verified, and returns the summary.
 pub(super) fn report(
     a: &TestbedArgs,
     runs: &[ModeRun],
+    reference: Option<&TcpRun>,
     blocks: &[usize],
     checked: u64,
 ) -> Result<String> {
-    eprintln!("\n{}", table(runs));
+    eprintln!("\n{}", table(runs, reference));
     for r in runs {
         eprintln!("{} links: {}", r.mode, links(r));
     }
@@ -29,7 +31,7 @@ pub(super) fn report(
         );
     }
     let rows: Vec<Value> = runs.iter().zip(blocks).map(|(r, &b)| row(r, b)).collect();
-    let report = json!({
+    let mut report = json!({
         "graph": a.graph,
         "workers": a.workers,
         "feature_dim": a.feature_dim,
@@ -39,10 +41,13 @@ pub(super) fn report(
         "values_checked": checked,
         "runs": rows,
     });
+    if let Some(t) = reference {
+        report["tcp_all_to_all"] = tcp_row(t);
+    }
     let rp = a.out.join("report.json");
     std::fs::write(&rp, serde_json::to_string_pretty(&report)? + "\n")?;
     eprintln!("report: {}", rp.display());
-    Ok(summary(a, runs, checked))
+    Ok(summary(a, runs, reference, checked))
 }
 
 fn mb(b: u64) -> String {
@@ -51,7 +56,7 @@ fn mb(b: u64) -> String {
 
 /// One line per run: time, time per layer, bytes on the links, frames into the switch, and
 /// the workers' retransmissions, fetches and ECN marks (the header line first).
-fn table(runs: &[ModeRun]) -> String {
+fn table(runs: &[ModeRun], reference: Option<&TcpRun>) -> String {
     let mut table = String::new();
     table += &format!(
         "{:<18} {:>9} {:>12} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
@@ -70,7 +75,39 @@ fn table(runs: &[ModeRun]) -> String {
             r.worker_sum("ecn_marks"),
         );
     }
+    if let Some(t) = reference {
+        table += &format!(
+            "{:<18} {:>8.2}s {:>12.1} {:>12} {:>10} {:>8} {:>8} {:>8}\n",
+            tcp::MODE,
+            t.seconds,
+            t.ms_per_layer(),
+            mb(t.link_total()),
+            "-",
+            "-",
+            "-",
+            "-",
+        );
+    }
     table
+}
+
+/// The TCP reference's entry in `report.json` (`tcp_all_to_all`): its times, the bytes every
+/// worker sent each peer per round (`pair_bytes_per_round[w][p]`), their total over the run
+/// (`payload_bytes`: host-based's first transmissions), and per worker the bytes up and down
+/// (`link_bytes`: both, as the switch counts a star's links).
+fn tcp_row(t: &TcpRun) -> Value {
+    json!({
+        "mode": tcp::MODE,
+        "seconds": t.seconds,
+        "round_seconds": t.round_seconds,
+        "ms_per_layer": t.ms_per_layer(),
+        "pair_bytes_per_round": t.pair_bytes,
+        "payload_bytes_per_round": t.bytes_per_round(),
+        "payload_bytes": t.payload_bytes(),
+        "link_bytes_up": t.up(),
+        "link_bytes_down": t.down(),
+        "link_bytes": t.link_total(),
+    })
 }
 
 /// A run's entry in `report.json`'s `runs`.
@@ -129,8 +166,9 @@ fn memory(r: &ModeRun) -> String {
     format!("{}{aggs}", mem.join(", "))
 }
 
-/// What follows `verified:`: the rounds checked, then each run's time per layer and bytes.
-fn summary(a: &TestbedArgs, runs: &[ModeRun], checked: u64) -> String {
+/// What follows `verified:`: the rounds checked, then each run's time per layer and bytes,
+/// the TCP reference's last.
+fn summary(a: &TestbedArgs, runs: &[ModeRun], reference: Option<&TcpRun>, checked: u64) -> String {
     let sg = &runs[0];
     let mut summary = format!(
         "{} workers x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
@@ -147,6 +185,14 @@ fn summary(a: &TestbedArgs, runs: &[ModeRun], checked: u64) -> String {
             r.mode,
             r.ms_per_layer(),
             mb(r.link_total())
+        );
+    }
+    if let Some(t) = reference {
+        summary += &format!(
+            "; {} {:.1} ms/layer, {}",
+            tcp::MODE,
+            t.ms_per_layer(),
+            mb(t.link_total())
         );
     }
     summary
