@@ -1495,6 +1495,178 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
     p
 }
 
+/// A lower bound on [`predict_paper`] that needs no blocks: the least time any plan of the
+/// paper's design can take on `plan`'s partition under `prof`, whatever its multi-level blocks.
+/// `switch-ctl plan` prints it for the paper when the chosen delivery is another, so that the
+/// blocks (most of the planning time on large graphs) are computed only for `--aggregate paper`.
+///
+/// Every block of a paper plan that passes [`crate::verify`] holds at most `cap =
+/// aggregators / segments` vertices, feeds at most `limit = min(max_passes, 65535)` rows from
+/// one source, and serves both directions of each of its edges, so the vertices its edges
+/// touch are both its sources and its destinations. With `d_u` the cross degree of `u`, `n_u`
+/// the blocks `u` appears in and `B` the blocks:
+/// - `ceil(d_u / limit) <= n_u <= min(d_u, B)`, `sum_u n_u <= B x cap`, and `B` is at least
+///   `ceil(boundary vertices / cap)` and every `ceil(d_u / limit)`;
+/// - worker `q`'s downlink carries one sum per appearance of its vertices, `x_q = sum over u
+///   of q of n_u` vectors, and two control frames per block (its uplink as many vectors and
+///   one control frame per block); a sum over blocks of the busiest link is at least the
+///   busiest sum;
+/// - a source feeds its rows in one pass each after its first, and a TNA switch harvests each
+///   row: `sum_u (d_u - n_u) + harvest_passes x sum_u n_u` passes;
+/// - a block takes as long as its busiest link or its recirculation, and `B - 1` barriers
+///   separate the blocks.
+///
+/// So the plan takes at least `T + (B - 1) barriers + sync + latency`, where `T` is the least
+/// time such that some `x_q` within those limits keeps every downlink and the recirculation
+/// within `T`; the bound is the least of that over `B`. Each appearance of a vertex moves a
+/// vector from the recirculation to two host links, which is the trade the paper's blocks
+/// make. The prediction's parts are those of the `B` (`blocks`) and `x_q` that attain it.
+/// Cost: O(V + E + M x B) for the `B` scanned.
+pub fn bound_paper(plan: &Plan, idx: &PairIndex, prof: &SwitchProfile) -> Prediction {
+    let m = idx.workers;
+    let seg = plan.manifest.segments.max(1) as f64;
+    let cfg = &plan.manifest.config;
+    let cap = (plan.manifest.aggregators / plan.manifest.segments.max(1) as u64).max(1);
+    let limit = cfg.max_passes.clamp(1, crate::model::MAX_EXPECTED) as u64;
+    // Cross degree of every vertex: its neighbours over every pair it sends on.
+    let mut d = vec![0u64; idx.vertices];
+    for q in 0..m {
+        for p in 0..m {
+            if q != p {
+                let (src, nbrs) = idx.pair(q, p);
+                for (&u, &k) in src.iter().zip(nbrs) {
+                    d[u as usize] += k as u64;
+                }
+            }
+        }
+    }
+    let owner = &plan.partition;
+    // Per worker: the fewest appearances of its vertices, and its vertices by cross degree.
+    let mut least = vec![0u64; m];
+    let mut by_degree: Vec<(u64, u32)> = Vec::new();
+    let (mut boundary, mut b_min, mut total_d) = (0u64, 1u64, 0u64);
+    for (u, &du) in d.iter().enumerate() {
+        if du > 0 {
+            let n_u = du.div_ceil(limit);
+            least[owner[u] as usize] += n_u;
+            boundary += 1;
+            total_d += du;
+            b_min = b_min.max(n_u);
+            by_degree.push((du, owner[u]));
+        }
+    }
+    b_min = b_min.max(boundary.div_ceil(cap));
+    by_degree.sort_unstable();
+    let least_total: u64 = least.iter().sum();
+    let max_d = by_degree.last().map_or(0, |x| x.0);
+    let (dfu, cfu, pass) = (
+        prof.data_frame_us(),
+        prof.control_frame_us(),
+        prof.pass_us(),
+    );
+    let vec_us = seg * dfu;
+    let h = f64::from(prof.harvest_passes);
+    let fixed = |b: u64| barriers_us(b, prof) + prof.latency_us();
+    let recirc = |n: f64| seg * pass * (total_d as f64 + (h - 1.0) * n);
+    // most[q] = sum over u of q of min(d_u, B); `above[q]` its vertices with d_u > B.
+    let mut most = vec![0u64; m];
+    let mut above = vec![0u64; m];
+    let mut next = 0usize; // first of `by_degree` with d_u > B
+    let mut b = b_min;
+    for &(du, q) in &by_degree {
+        most[q as usize] += du.min(b);
+        if du > b {
+            above[q as usize] += 1;
+        }
+    }
+    while next < by_degree.len() && by_degree[next].0 <= b {
+        next += 1;
+    }
+    // (total, B, T, N, the downlinks' most appearances at that B)
+    let mut best: Option<(f64, u64, f64, f64, Vec<u64>)> = None;
+    loop {
+        if best.as_ref().is_some_and(|x| fixed(b) >= x.0) {
+            break;
+        }
+        let ctl = 2.0 * b as f64 * cfu;
+        let t_min = least.iter().copied().max().unwrap_or(0) as f64 * vec_us + ctl;
+        let room = (b * cap) as f64;
+        if least_total as f64 <= room {
+            // Appearances that fit every downlink within `t`.
+            let n_at = |t: f64| -> f64 {
+                let x = ((t - ctl) / vec_us).max(0.0);
+                let n: f64 = (0..m)
+                    .map(|q| x.min(most[q] as f64).max(least[q] as f64))
+                    .sum();
+                n.min(room)
+            };
+            let t = if h >= 1.0 {
+                t_min.max(recirc(least_total as f64))
+            } else if recirc(n_at(t_min)) <= t_min {
+                t_min
+            } else {
+                // recirc(n_at(t)) - t decreases in t: bisect for where it crosses 0, and keep
+                // the lower end (a lower bound).
+                let (mut lo, mut hi) = (t_min, recirc(least_total as f64).max(t_min));
+                while hi - lo > 1e-9 * hi.max(1.0) {
+                    let mid = 0.5 * (lo + hi);
+                    if recirc(n_at(mid)) <= mid {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                lo
+            };
+            let total = t + fixed(b);
+            if best.as_ref().is_none_or(|x| total < x.0) {
+                let n = if h >= 1.0 {
+                    least_total as f64
+                } else {
+                    n_at(t)
+                };
+                best = Some((total, b, t, n, most.clone()));
+            }
+        }
+        if b >= max_d.max(b_min) && best.is_some() {
+            // Past the largest cross degree nothing changes but the barriers.
+            break;
+        }
+        // B + 1: every vertex with d_u > B may appear once more.
+        b += 1;
+        for q in 0..m {
+            most[q] += above[q];
+        }
+        while next < by_degree.len() && by_degree[next].0 <= b {
+            above[by_degree[next].1 as usize] -= 1;
+            next += 1;
+        }
+    }
+    let (time, blocks, t, n, most) = best.expect("some B holds every appearance");
+    let ctl = 2.0 * blocks as f64 * cfu;
+    let x = ((t - ctl) / vec_us).max(0.0);
+    let busiest = (0..m)
+        .map(|q| x.min(most[q] as f64).max(least[q] as f64))
+        .fold(0.0, f64::max);
+    let frames = (busiest * seg).floor() as u64;
+    let passes = (recirc(n) / pass).max(0.0).floor() as u64;
+    Prediction {
+        time_us: time,
+        bound_us: time,
+        uplink_us: busiest * vec_us,
+        downlink_us: busiest * vec_us,
+        recirc_us: recirc(n).max(0.0),
+        barriers_us: barriers_us(blocks, prof),
+        max_uplink_frames: frames,
+        max_downlink_frames: frames,
+        recirc_passes: passes,
+        blocks,
+        switch_destinations: boundary,
+        multicast_groups: 0,
+        pairs: [0; 5],
+    }
+}
+
 /// The host-based baseline predicted with the same model.
 pub fn predict_host_based(
     idx: &PairIndex,
@@ -1529,40 +1701,74 @@ pub struct ModeRow {
     pub prediction: Prediction,
     /// Bytes on the host links (uplinks plus downlinks).
     pub total_bytes: u64,
+    /// The prediction and the bytes are lower bounds, not the mode's own plan: the paper's
+    /// row when its multi-level blocks were not computed ([`bound_paper`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
 }
 
 /// Predicts every mode for a plan under a profile. `paper` is the plan's own blocks; the
 /// others are computed from its partition.
 pub fn compare(plan: &Plan, prof: &SwitchProfile) -> Vec<ModeRow> {
-    let idx = PairIndex::new(plan);
+    compare_with(plan, &PairIndex::new(plan), prof, true, None).0
+}
+
+/// [`compare`] on a pair index already built, and the delivery of `keep` (not `paper`) as
+/// it was planned for its row, so that the caller lowers it without planning it again
+/// ([`crate::lower::deliver_planned`]). With `paper_blocks` false the plan's blocks are not
+/// the paper's (a plan made without them, or a delivery plan), and the paper's row is
+/// [`bound_paper`], marked [`ModeRow::lower_bound`], its bytes those of every boundary vertex
+/// sent and received once.
+pub fn compare_with(
+    plan: &Plan,
+    idx: &PairIndex,
+    prof: &SwitchProfile,
+    paper_blocks: bool,
+    keep: Option<AggregateMode>,
+) -> (Vec<ModeRow>, Option<Planned>) {
     let sizes = Sizes::for_switch(plan, prof);
     let owner = &plan.partition;
     let mut rows = Vec::new();
-    let hb = predict_host_based(&idx, owner, prof, sizes);
+    let hb = predict_host_based(idx, owner, prof, sizes);
     rows.push(ModeRow {
         mode: "host_based".into(),
         total_bytes: hb.traffic.total,
         prediction: hb.prediction,
+        lower_bound: false,
     });
-    let paper = predict_paper(plan, prof);
-    rows.push(ModeRow {
-        mode: "paper".into(),
-        total_bytes: crate::traffic::switchgnn(plan).total,
-        prediction: paper,
+    rows.push(if paper_blocks {
+        ModeRow {
+            mode: "paper".into(),
+            total_bytes: crate::traffic::switchgnn(plan).total,
+            prediction: predict_paper(plan, prof),
+            lower_bound: false,
+        }
+    } else {
+        ModeRow {
+            mode: "paper".into(),
+            total_bytes: crate::traffic::unlimited(plan).total,
+            prediction: bound_paper(plan, idx, prof),
+            lower_bound: true,
+        }
     });
+    let mut kept = None;
     for mode in [
         AggregateMode::Multicast,
         AggregateMode::Partials,
         AggregateMode::Auto,
     ] {
-        let r = plan_delivery(plan, &idx, mode, prof);
+        let r = plan_delivery(plan, idx, mode, prof);
         rows.push(ModeRow {
             mode: mode.name().into(),
             total_bytes: r.traffic.total,
-            prediction: r.prediction,
+            prediction: r.prediction.clone(),
+            lower_bound: false,
         });
+        if keep == Some(mode) {
+            kept = Some(r);
+        }
     }
-    rows
+    (rows, kept)
 }
 
 /// The delivery of `mode` (not `paper`) for `plan` under `prof`, with its tables and its time

@@ -16,7 +16,7 @@
 //! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
 //! if any, follow from pass 1 on the recirculation path.
 
-use crate::delivery::{plan_delivery_laid_out, AggregateMode, Layout, PairIndex, Tables};
+use crate::delivery::{plan_delivery_laid_out, AggregateMode, Layout, PairIndex, Planned, Tables};
 use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
 use crate::profile::SwitchProfile;
 use crate::PlanError;
@@ -46,10 +46,29 @@ pub fn deliver_laid_out(
     }
     let idx = PairIndex::new(plan);
     let d = plan_delivery_laid_out(plan, &idx, mode, prof, true, layout);
+    deliver_planned(plan, &idx, &d, mode, prof, layout)
+}
+
+/// [`deliver_laid_out`] with the delivery of `mode` already planned on `idx` (`planned`, from
+/// [`crate::delivery::plan_delivery_laid_out`] with per-edge sums allowed, or
+/// [`crate::delivery::compare_with`] in [`Layout::Spread`]): the same plan without planning it
+/// twice.
+pub fn deliver_planned(
+    plan: &Plan,
+    idx: &PairIndex,
+    planned: &Planned,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+    layout: Layout,
+) -> Result<(Plan, Option<String>), PlanError> {
+    if mode == AggregateMode::Paper {
+        return Ok((plan.clone(), None));
+    }
+    let d = planned;
     match lower(plan, &d.tables, mode) {
         Ok(p) => Ok((p, None)),
         Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
-            let d = plan_delivery_laid_out(plan, &idx, mode, prof, false, layout);
+            let d = plan_delivery_laid_out(plan, idx, mode, prof, false, layout);
             let p = lower(plan, &d.tables, mode)?;
             let note = format!(
                 "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"

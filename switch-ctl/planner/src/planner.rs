@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use sgnn_graph::{BuildStats, Csr, VertexId};
+use sgnn_plan::delivery::{compare_with, AggregateMode, Layout, PairIndex};
+use sgnn_plan::lower::deliver_planned;
 use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
+use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
 
 use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};
@@ -88,11 +91,26 @@ pub fn cross_edges(g: &Csr, part: &[u32]) -> Vec<(VertexId, VertexId)> {
         .collect()
 }
 
-/// Plans `graph` (already loaded) for `req`. Returns the plan and its report; writes nothing.
+/// Plans `graph` (already loaded) for `req`: the paper's plan, with its multi-level blocks.
+/// Returns the plan and its report; writes nothing.
 pub fn make_plan(
     graph: Csr,
     build: BuildStats,
     req: &PlanRequest,
+    observer: &mut dyn FnMut(Event),
+) -> Result<(Plan, Report), PlanningError> {
+    make_plan_with(graph, build, req, true, observer)
+}
+
+/// [`make_plan`], with the paper's multi-level blocks (the stages `blocks` and `order`) only
+/// when `paper_blocks`: without them the plan has the graph, the partition and the sizes but
+/// no blocks, which is all a delivery plan is made from ([`sgnn_plan::lower`]). The report's
+/// `switchgnn` traffic is then that of no block.
+pub fn make_plan_with(
+    graph: Csr,
+    build: BuildStats,
+    req: &PlanRequest,
+    paper_blocks: bool,
     observer: &mut dyn FnMut(Event),
 ) -> Result<(Plan, Report), PlanningError> {
     let cfg = req.config.clone();
@@ -170,14 +188,19 @@ pub fn make_plan(
         degree: cfg.max_passes.min(sgnn_plan::model::MAX_EXPECTED),
     };
     let total_cross = cross.len() as u64;
-    let edge_blocks: Vec<EdgeBlock> = st.run("blocks", Some(total_cross), |tick| {
-        let blocks = split_multilevel(n, cross, limits, cfg.seed, |p| {
-            tick(p.served, format!("level {}: {} blocks", p.level, p.blocks))
-        })?;
-        let levels = blocks.iter().map(|b| b.level + 1).max().unwrap_or(0);
-        let summary = format!("{} blocks in {levels} levels", blocks.len());
-        Ok((blocks, summary))
-    })?;
+    let edge_blocks: Vec<EdgeBlock> = if !paper_blocks {
+        drop(cross);
+        Vec::new()
+    } else {
+        st.run("blocks", Some(total_cross), |tick| {
+            let blocks = split_multilevel(n, cross, limits, cfg.seed, |p| {
+                tick(p.served, format!("level {}: {} blocks", p.level, p.blocks))
+            })?;
+            let levels = blocks.iter().map(|b| b.level + 1).max().unwrap_or(0);
+            let summary = format!("{} blocks in {levels} levels", blocks.len());
+            Ok((blocks, summary))
+        })?
+    };
     if edge_blocks.len() > sgnn_plan::model::MAX_BLOCKS {
         return Err(PlanningError::Input(format!(
             "the plan needs {} blocks but Block_id is 16 bits (at most {}); raise --switch-mem or lower --feature-dim",
@@ -187,47 +210,51 @@ pub fn make_plan(
     }
 
     let nblocks = edge_blocks.len() as u64;
-    let blocks = st.run("order", Some(nblocks), |tick| {
-        // Blocks are independent: order and allocate them on both cores.
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |p| p.get())
-            .min(8);
-        let mut out: Vec<Option<sgnn_plan::Block>> = vec![None; edge_blocks.len()];
-        let done = std::sync::atomic::AtomicU64::new(0);
-        let chunk = edge_blocks.len().div_ceil(threads).max(1);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = edge_blocks
-                .chunks(chunk)
-                .zip(out.chunks_mut(chunk))
-                .enumerate()
-                .map(|(ci, (eb, ob))| {
-                    let done = &done;
-                    s.spawn(move || {
-                        for (i, (e, o)) in eb.iter().zip(ob.iter_mut()).enumerate() {
-                            let bid = (ci * chunk + i) as u64;
-                            *o = Some(build_block(
-                                e.level,
-                                &e.edges,
-                                order,
-                                segments,
-                                cfg.seed ^ bid,
-                            ));
-                            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        }
+    let blocks = if !paper_blocks {
+        Vec::new()
+    } else {
+        st.run("order", Some(nblocks), |tick| {
+            // Blocks are independent: order and allocate them on both cores.
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |p| p.get())
+                .min(8);
+            let mut out: Vec<Option<sgnn_plan::Block>> = vec![None; edge_blocks.len()];
+            let done = std::sync::atomic::AtomicU64::new(0);
+            let chunk = edge_blocks.len().div_ceil(threads).max(1);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = edge_blocks
+                    .chunks(chunk)
+                    .zip(out.chunks_mut(chunk))
+                    .enumerate()
+                    .map(|(ci, (eb, ob))| {
+                        let done = &done;
+                        s.spawn(move || {
+                            for (i, (e, o)) in eb.iter().zip(ob.iter_mut()).enumerate() {
+                                let bid = (ci * chunk + i) as u64;
+                                *o = Some(build_block(
+                                    e.level,
+                                    &e.edges,
+                                    order,
+                                    segments,
+                                    cfg.seed ^ bid,
+                                ));
+                                done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        })
                     })
-                })
-                .collect();
-            while handles.iter().any(|h| !h.is_finished()) {
-                tick(
-                    done.load(std::sync::atomic::Ordering::Relaxed),
-                    format!("{order} order"),
-                );
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-        });
-        let blocks: Vec<_> = out.into_iter().map(|b| b.unwrap()).collect();
-        Ok((blocks, format!("{order} send order, aggregators allocated")))
-    })?;
+                    .collect();
+                while handles.iter().any(|h| !h.is_finished()) {
+                    tick(
+                        done.load(std::sync::atomic::Ordering::Relaxed),
+                        format!("{order} order"),
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            });
+            let blocks: Vec<_> = out.into_iter().map(|b| b.unwrap()).collect();
+            Ok((blocks, format!("{order} send order, aggregators allocated")))
+        })?
+    };
     drop(edge_blocks);
 
     let max_degree = (0..n as u32)
@@ -281,10 +308,18 @@ pub fn make_plan(
         let t = traffic::model(&plan);
         let s = &t["switchgnn"];
         let h = &t["host_based"];
-        let summary = format!(
-            "switchgnn {:.1}% of host_based",
-            s.total as f64 / h.total.max(1) as f64 * 100.0
-        );
+        let summary = if paper_blocks {
+            format!(
+                "switchgnn {:.1}% of host_based",
+                s.total as f64 / h.total.max(1) as f64 * 100.0
+            )
+        } else {
+            let u = &t["unlimited"];
+            format!(
+                "unlimited {:.1}% of host_based (switchgnn: the delivery's, below)",
+                u.total as f64 / h.total.max(1) as f64 * 100.0
+            )
+        };
         Ok((t, summary))
     })?;
 
@@ -371,19 +406,78 @@ pub fn block_stats(plan: &Plan) -> BlockStats {
 pub fn apply_delivery(
     plan: Plan,
     report: &mut Report,
-    mode: sgnn_plan::delivery::AggregateMode,
-    profile: &sgnn_plan::profile::SwitchProfile,
+    mode: AggregateMode,
+    profile: &SwitchProfile,
 ) -> Result<Plan, PlanningError> {
-    if mode == sgnn_plan::delivery::AggregateMode::Paper {
+    if mode == AggregateMode::Paper {
         return Ok(plan);
     }
     let (lowered, note) = sgnn_plan::lower::deliver(&plan, mode, profile)?;
-    report.notes.extend(note);
     sgnn_plan::verify(&lowered)?;
-    report.blocks = block_stats(&lowered);
+    adopt(&lowered, note, report, mode);
+    Ok(lowered)
+}
+
+/// The report of a plan made by the delivery of `mode`, lowered and verified.
+fn adopt(lowered: &Plan, note: Option<String>, report: &mut Report, mode: AggregateMode) {
+    report.notes.extend(note);
+    report.blocks = block_stats(lowered);
     report.aggregate = mode;
     report
         .traffic_bytes
-        .insert("switchgnn".into(), traffic::switchgnn(&lowered));
-    Ok(lowered)
+        .insert("switchgnn".into(), traffic::switchgnn(lowered));
+}
+
+/// Everything `switch-ctl plan` computes, and what `switch-ctl bench` times: the plan of
+/// `req` delivered by `mode` under `profile`, and its report with every mode's predicted time
+/// (`Report::predicted`). The paper's multi-level blocks are computed only for
+/// `mode == paper` ([`make_plan_with`]); for the others the paper's row is a lower bound
+/// ([`sgnn_plan::delivery::bound_paper`]). The pair index and the chosen mode's delivery are
+/// computed once, for its row of the comparison and for the plan (the stage `predict`), then
+/// lowered and verified (the stage `lower`). The report's `total` covers every stage.
+pub fn plan_and_deliver(
+    graph: Csr,
+    build: BuildStats,
+    req: &PlanRequest,
+    mode: AggregateMode,
+    profile: &SwitchProfile,
+    observer: &mut dyn FnMut(Event),
+) -> Result<(Plan, Report), PlanningError> {
+    let start = Instant::now();
+    let paper = mode == AggregateMode::Paper;
+    let (plan, mut report) = make_plan_with(graph, build, req, paper, &mut *observer)?;
+    let mut st = Stages {
+        observer,
+        times: BTreeMap::new(),
+    };
+    let (idx, rows, kept) = st.run("predict", None, |_| {
+        let idx = PairIndex::new(&plan);
+        let (rows, kept) = compare_with(&plan, &idx, profile, paper, (!paper).then_some(mode));
+        Ok((
+            (idx, rows, kept),
+            "per-pair delivery chosen, every mode predicted".to_string(),
+        ))
+    })?;
+    report.predicted = rows;
+    report.profile = Some(profile.clone());
+    let plan = match kept {
+        None => plan,
+        Some(planned) => {
+            let (lowered, note) = st.run("lower", None, |_| {
+                let (lowered, note) =
+                    deliver_planned(&plan, &idx, &planned, mode, profile, Layout::Spread)?;
+                sgnn_plan::verify(&lowered)?;
+                let summary = format!("{mode}: {} blocks, verified", lowered.blocks.len());
+                Ok(((lowered, note), summary))
+            })?;
+            adopt(&lowered, note, &mut report, mode);
+            lowered
+        }
+    };
+    report.planning_seconds.extend(st.times);
+    report
+        .planning_seconds
+        .insert("total".into(), start.elapsed().as_secs_f64());
+    report.peak_rss_bytes = peak_rss_bytes();
+    Ok((plan, report))
 }

@@ -109,7 +109,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<SwitchProfile>,
     /// Predicted time of one layer's exchange per delivery mode (`sgnn_plan::delivery`), in
-    /// the order host_based, paper, multicast, partials, auto.
+    /// the order host_based, paper, multicast, partials, auto. The paper's row is a lower bound
+    /// (`lower_bound`) unless the plan is the paper's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub predicted: Vec<ModeRow>,
 }
@@ -142,10 +143,16 @@ impl Report {
             } else {
                 "-".into()
             };
+            // A lower bound reads `>=` before its time (`paper` without its blocks).
+            let time = format!(
+                "{}{:.1}us",
+                if r.lower_bound { ">=" } else { "" },
+                p.time_us
+            );
             s += &format!(
-                "{:<11} {:>9.1}us {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>18} {:>9.1}us\n",
+                "{:<11} {:>11} {:>8.1}us {:>8.1}us {:>8.1}us {:>7.1}us {:>7} {:>12} {:>11} {:>18} {:>9.1}us\n",
                 r.mode,
-                p.time_us,
+                time,
                 p.uplink_us,
                 p.downlink_us,
                 p.recirc_us,
@@ -161,6 +168,9 @@ impl Report {
                 },
                 p.bound_us
             );
+        }
+        if self.predicted.iter().any(|r| r.lower_bound) {
+            s += "(>= a lower bound, its bytes too: the paper's multi-level blocks are planned only with --aggregate paper)\n";
         }
         s
     }

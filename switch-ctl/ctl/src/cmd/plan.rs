@@ -10,7 +10,7 @@ use clap::Args;
 use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
 use sgnn_plan::{Partitioner, Plan, SendOrder};
-use sgnn_planner::planner::{make_plan, Event, PlanRequest};
+use sgnn_planner::planner::{plan_and_deliver, Event, PlanRequest};
 use sgnn_planner::units::{fmt_bytes, parse_bytes};
 
 use super::progress::{load_graph, Progress};
@@ -234,22 +234,14 @@ fn plan(a: &PlanArgs) -> Result<()> {
         graph_source: spec.to_string(),
         max_abs_value: a.max_abs,
     };
-    let (plan, mut report) = make_plan(loaded.csr, loaded.stats, &req, &mut |e| progress.on(e))?;
-    progress.on(Event::Start {
-        stage: "predict",
-        total: None,
-    });
-    let t = Instant::now();
-    report.predicted = sgnn_plan::delivery::compare(&plan, &profile);
-    let plan = sgnn_planner::planner::apply_delivery(plan, &mut report, a.aggregate, &profile)?;
-    report.profile = Some(profile);
-    let predict_s = t.elapsed().as_secs_f64();
-    report.planning_seconds.insert("predict".into(), predict_s);
-    progress.on(Event::Done {
-        stage: "predict",
-        seconds: predict_s,
-        summary: "per-pair delivery chosen, every mode predicted".into(),
-    });
+    let (plan, mut report) = plan_and_deliver(
+        loaded.csr,
+        loaded.stats,
+        &req,
+        a.aggregate,
+        &profile,
+        &mut |e| progress.on(e),
+    )?;
     progress.on(Event::Start {
         stage: "write",
         total: None,
