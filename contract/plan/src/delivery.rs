@@ -1832,11 +1832,18 @@ pub fn plan_delivery_laid_out(
         .map(|c| c.prediction.bound_us)
         .fold(f64::INFINITY, f64::min);
     let mut best: Option<Planned> = None;
+    let mut replayed: Vec<Choice> = Vec::new();
     for mut r in candidates {
         let bound = r.prediction.bound_us;
         if !bound.is_finite() || bound > best_bound * REPLAY_MARGIN {
             continue;
         }
+        // The searches with and without `R` often end at the same choice: its tables and
+        // replay would be the same, and the earlier candidate wins a tie anyway.
+        if replayed.contains(&r.choice) {
+            continue;
+        }
+        replayed.push(r.choice.clone());
         let mut tables = Tables::laid_out(idx, &plan.graph, owner, &r.choice, sizes, layout);
         r.prediction.time_us = tables.replay(owner, prof, sizes).time_us;
         if !tables.r_rows.is_empty() {

@@ -412,4 +412,96 @@ mod tests {
             .iter()
             .all(|b| b.sources.len() as u64 <= seen));
     }
+
+    /// `verify`'s checks of what only delivery plans have (partials and replication sets),
+    /// each fault named: the partial terms and replica sets it walks once per destination or
+    /// source must still find what a walk per partial or per worker found.
+    #[test]
+    fn verify_names_the_faults_of_partials_and_replicas() {
+        let base = plan(1, 1 << 20, None);
+        let n = base.graph.num_vertices() as u32;
+        let err = |p: &Plan| crate::verify(p).unwrap_err().to_string();
+        let (_, partials) = planned(&base, AggregateMode::Partials, u64::MAX);
+        crate::verify(&partials).unwrap();
+
+        // A partial moved to a worker that holds no neighbour of its destination.
+        let mut bad = partials.clone();
+        let (k, w) = (0..bad.partials.len())
+            .find_map(|k| {
+                let p = bad.partials[k];
+                let owner = bad.partition[p.dst as usize];
+                (0..4u32)
+                    .find(|&w| {
+                        w != owner
+                            && !bad
+                                .graph
+                                .neighbors(p.dst)
+                                .iter()
+                                .any(|&u| bad.partition[u as usize] == w)
+                    })
+                    .map(|w| (k, w))
+            })
+            .expect("some destination has no neighbour on some worker");
+        bad.partials[k].sender = w;
+        let e = err(&bad);
+        assert!(
+            e.contains(&format!("partial {k}: worker {w} holds no neighbour")),
+            "{e}"
+        );
+
+        // The same partial twice (sent twice into its row): its terms are served twice.
+        let mut bad = partials.clone();
+        let (b, i) = (0..bad.blocks.len())
+            .find_map(|b| (!bad.blocks[b].sources.is_empty()).then_some((b, 0)))
+            .unwrap();
+        let block = &mut bad.blocks[b];
+        let src = block.sources[i];
+        let row = block.passes(i)[0];
+        bad.partials.push(bad.partials[(src - n) as usize]);
+        block.sources.push(n + bad.partials.len() as u32 - 1);
+        block.fanout.push(row);
+        block.fanout_ptr.push(block.fanout.len() as u32);
+        block.aggregators[row as usize].expected += 1;
+        let seg = bad.manifest.segments;
+        bad.manifest.blocks[b] = bad.blocks[b].summary(b, seg);
+        let e = err(&bad);
+        assert!(e.contains("is served by more than one block"), "{e}");
+
+        let (_, multicast) = planned(&base, AggregateMode::Multicast, u64::MAX);
+        crate::verify(&multicast).unwrap();
+        // A vertex replicated to one more worker, which holds none of its neighbours; and
+        // one whose set is not ascending.
+        let with_set = |p: &Plan, u: usize, set: Vec<u32>| {
+            let mut q = p.clone();
+            let (lo, hi) = (q.replicate_ptr[u] as usize, q.replicate_ptr[u + 1] as usize);
+            let grow = set.len() as i64 - (hi - lo) as i64;
+            q.replicate.splice(lo..hi, set);
+            for ptr in &mut q.replicate_ptr[u + 1..] {
+                *ptr = (*ptr as i64 + grow) as u32;
+            }
+            q
+        };
+        let (u, extra) = (0..n as usize)
+            .find_map(|u| {
+                let set = multicast.replicas(u as u32);
+                let owner = multicast.partition[u];
+                (0..4u32)
+                    .find(|&w| w != owner && !set.is_empty() && !set.contains(&w))
+                    .map(|w| (u, w))
+            })
+            .expect("some vertex is replicated to fewer than every other worker");
+        let mut set = multicast.replicas(u as u32).to_vec();
+        set.push(extra);
+        set.sort_unstable();
+        let e = err(&with_set(&multicast, u, set.clone()));
+        assert!(
+            e.contains(&format!(
+                "source {u} is replicated to worker {extra}, which holds none of its neighbours"
+            )),
+            "{e}"
+        );
+        set.reverse();
+        let e = err(&with_set(&multicast, u, set));
+        assert!(e.contains("workers must be ascending"), "{e}");
+    }
 }

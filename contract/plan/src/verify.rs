@@ -101,6 +101,10 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
     let mut peak = 0u64;
     // Scratch marks indexed by vertex, reset after each block.
     let mut src_mark = vec![u32::MAX; n + plan.partials.len()];
+    // The vertices every partial sums ([`Plan::partial_terms`]), all at once: one walk over
+    // each destination's neighbours rather than one per partial of it (a hub's partials from
+    // every other worker would each walk its whole adjacency).
+    let terms = PartialTerms::of(plan);
     for (k, p) in plan.partials.iter().enumerate() {
         if p.dst as usize >= n || p.sender >= workers {
             return fail(format!(
@@ -116,7 +120,7 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                 p.sender, p.dst
             ));
         }
-        if plan.partial_terms(*p).next().is_none() {
+        if terms.of_partial(k).is_empty() {
             return fail(format!(
                 "partial {k}: worker {} holds no neighbour of {}",
                 p.sender, p.dst
@@ -242,7 +246,34 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                     cfg.max_passes
                 )));
             }
-            if !replicas.is_empty() {
+            let owner = plan.partition.get(src as usize).copied();
+            let well_formed = |owner: u32| {
+                replicas
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &p)| p < workers && p != owner && (k == 0 || replicas[k - 1] < p))
+            };
+            if let Some(owner) = owner.filter(|&o| !replicas.is_empty() && well_formed(o)) {
+                // One walk over the neighbours for every worker of the set (the loop below,
+                // for a set it would refuse, walks them once per worker to name the first
+                // fault in order).
+                let mut counts = vec![0u32; replicas.len()];
+                for &v in plan.graph.neighbors(src) {
+                    let p = plan.partition[v as usize];
+                    if p != owner {
+                        if let Ok(k) = replicas.binary_search(&p) {
+                            counts[k] += 1;
+                            seen.push(((src as u64) << 32) | v as u64);
+                        }
+                    }
+                }
+                if let Some(k) = counts.iter().position(|&c| c == 0) {
+                    return fail(ctx(format!(
+                        "source {src} is replicated to worker {}, which holds none of its neighbours",
+                        replicas[k]
+                    )));
+                }
+            } else if !replicas.is_empty() {
                 let owner = plan.partition[src as usize];
                 for (k, &p) in replicas.iter().enumerate() {
                     if p >= workers || p == owner || (k > 0 && replicas[k - 1] >= p) {
@@ -283,8 +314,10 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
                     }
                     fed[row as usize] += 1;
                     seen.extend(
-                        plan.partial_terms(p)
-                            .map(|u| ((u as u64) << 32) | dst as u64),
+                        terms
+                            .of_partial(src as usize - n)
+                            .iter()
+                            .map(|&u| ((u as u64) << 32) | dst as u64),
                     );
                     continue;
                 }
@@ -332,14 +365,21 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
             ));
         }
     }
+    // The cross edges come in ascending (u, v) order (sorted adjacency), as `seen` is sorted:
+    // one merge walk finds each (`seen` holds nothing else: every key was checked to be a
+    // cross edge above).
     let mut expected_total = 0u64;
+    let mut at = 0usize;
     for u in 0..n as u32 {
         let pu = plan.partition[u as usize];
         for &v in plan.graph.neighbors(u) {
             if plan.partition[v as usize] != pu {
                 expected_total += 1;
                 let key = ((u as u64) << 32) | v as u64;
-                if seen.binary_search(&key).is_err() {
+                while at < seen.len() && seen[at] < key {
+                    at += 1;
+                }
+                if seen.get(at) != Some(&key) {
                     return fail(format!(
                         "cross edge {u} -> {v} (workers {pu} -> {}) is served by no block",
                         plan.partition[v as usize]
@@ -380,4 +420,74 @@ pub fn verify(plan: &Plan) -> Result<VerifySummary, PlanError> {
         contributions: expected_total,
         peak_aggregators: peak,
     })
+}
+
+/// Every partial's terms ([`Plan::partial_terms`]) in one array: partial `k` sums
+/// `terms[off[k]..off[k + 1]]`, ascending. Partials whose destination or sender is out of
+/// range (which [`verify`] refuses) sum nothing here.
+struct PartialTerms {
+    off: Vec<usize>,
+    terms: Vec<u32>,
+}
+
+impl PartialTerms {
+    fn of(plan: &Plan) -> PartialTerms {
+        let n = plan.graph.num_vertices();
+        let workers = plan.manifest.config.workers as usize;
+        let valid =
+            |p: &crate::model::Partial| (p.dst as usize) < n && (p.sender as usize) < workers;
+        // Partials by destination and sender; per worker, the range of the destination's
+        // partials it sends (one, unless the plan repeats a partial: each then sums the same
+        // terms, as `partial_terms` gives them).
+        let mut by_dst: Vec<usize> = (0..plan.partials.len())
+            .filter(|&k| valid(&plan.partials[k]))
+            .collect();
+        by_dst.sort_by_key(|&k| (plan.partials[k].dst, plan.partials[k].sender));
+        let mut range = vec![(0usize, 0usize); workers];
+        let mut count = vec![0usize; plan.partials.len()];
+        let mut terms_of = |fill: &mut dyn FnMut(usize, u32)| {
+            for group in by_dst.chunk_by(|&a, &b| plan.partials[a].dst == plan.partials[b].dst) {
+                let dst = plan.partials[group[0]].dst;
+                for (i, run) in group
+                    .chunk_by(|&a, &b| plan.partials[a].sender == plan.partials[b].sender)
+                    .scan(0usize, |at, run| {
+                        let start = *at;
+                        *at += run.len();
+                        Some((start, run))
+                    })
+                {
+                    range[plan.partials[run[0]].sender as usize] = (i, i + run.len());
+                }
+                let to = plan.partition[dst as usize];
+                for &u in plan.graph.neighbors(dst) {
+                    let q = plan.partition[u as usize] as usize;
+                    let (lo, hi) = range[q];
+                    if lo < hi && !plan.replicas(u).contains(&to) {
+                        for &k in &group[lo..hi] {
+                            fill(k, u);
+                        }
+                    }
+                }
+                for &k in group {
+                    range[plan.partials[k].sender as usize] = (0, 0);
+                }
+            }
+        };
+        terms_of(&mut |k, _| count[k] += 1);
+        let mut off = vec![0usize; plan.partials.len() + 1];
+        for k in 0..plan.partials.len() {
+            off[k + 1] = off[k] + count[k];
+        }
+        let mut cur = off.clone();
+        let mut terms = vec![0u32; off[plan.partials.len()]];
+        terms_of(&mut |k, u| {
+            terms[cur[k]] = u;
+            cur[k] += 1;
+        });
+        PartialTerms { off, terms }
+    }
+
+    fn of_partial(&self, k: usize) -> &[u32] {
+        &self.terms[self.off[k]..self.off[k + 1]]
+    }
 }

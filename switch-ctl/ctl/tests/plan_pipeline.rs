@@ -192,3 +192,28 @@ fn the_papers_bound_never_exceeds_its_prediction() {
         assert!(bound.blocks >= 1 && bound.switch_destinations > 0, "{case}");
     }
 }
+
+/// The pipeline takes SuperGCN's covers from the pair index instead of matching every pair
+/// again: the traffic model is the same.
+#[test]
+fn the_traffic_model_from_the_pair_index_is_the_model() {
+    for (graph, workers) in [
+        ("rmat:scale=10,edge_factor=8,seed=2", 4),
+        ("rmat:scale=11,edge_factor=16,seed=4", 16),
+    ] {
+        let g = sgnn_graph::load_graph(graph).unwrap();
+        let (plan, _) = make_plan(
+            g.csr,
+            g.stats,
+            &request(graph, workers, 64_000, 256),
+            &mut |_| {},
+        )
+        .unwrap();
+        let idx = PairIndex::new(&plan);
+        assert_eq!(
+            sgnn_plan::traffic::model_indexed(&plan, &idx),
+            sgnn_plan::traffic::model(&plan),
+            "{graph}"
+        );
+    }
+}

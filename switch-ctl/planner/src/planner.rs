@@ -113,6 +113,19 @@ pub fn make_plan_with(
     paper_blocks: bool,
     observer: &mut dyn FnMut(Event),
 ) -> Result<(Plan, Report), PlanningError> {
+    make_plan_indexed(graph, build, req, paper_blocks, false, observer).map(|(p, r, _)| (p, r))
+}
+
+/// [`make_plan_with`]; with `index`, also the plan's pair index, built in the `traffic` stage
+/// (whose SuperGCN covers it then gives) for the deliveries to use.
+fn make_plan_indexed(
+    graph: Csr,
+    build: BuildStats,
+    req: &PlanRequest,
+    paper_blocks: bool,
+    index: bool,
+    observer: &mut dyn FnMut(Event),
+) -> Result<(Plan, Report, Option<PairIndex>), PlanningError> {
     let cfg = req.config.clone();
     cfg.validate()?;
     let (partitioner, order) = (cfg.partitioner, cfg.order);
@@ -304,8 +317,12 @@ pub fn make_plan_with(
         replicate: Vec::new(),
     };
 
-    let traffic_bytes = st.run("traffic", None, |_| {
-        let t = traffic::model(&plan);
+    let (traffic_bytes, idx) = st.run("traffic", None, |_| {
+        let idx = index.then(|| PairIndex::new(&plan));
+        let t = match &idx {
+            Some(idx) => traffic::model_indexed(&plan, idx),
+            None => traffic::model(&plan),
+        };
         let s = &t["switchgnn"];
         let h = &t["host_based"];
         let summary = if paper_blocks {
@@ -320,7 +337,7 @@ pub fn make_plan_with(
                 u.total as f64 / h.total.max(1) as f64 * 100.0
             )
         };
-        Ok((t, summary))
+        Ok(((t, idx), summary))
     })?;
 
     let blocks = block_stats(&plan);
@@ -347,7 +364,7 @@ pub fn make_plan_with(
         profile: None,
         predicted: Vec::new(),
     };
-    Ok((plan, report))
+    Ok((plan, report, idx))
 }
 
 /// The block structure of `plan` for the report.
@@ -432,9 +449,10 @@ fn adopt(lowered: &Plan, note: Option<String>, report: &mut Report, mode: Aggreg
 /// `req` delivered by `mode` under `profile`, and its report with every mode's predicted time
 /// (`Report::predicted`). The paper's multi-level blocks are computed only for
 /// `mode == paper` ([`make_plan_with`]); for the others the paper's row is a lower bound
-/// ([`sgnn_plan::delivery::bound_paper`]). The pair index and the chosen mode's delivery are
-/// computed once, for its row of the comparison and for the plan (the stage `predict`), then
-/// lowered and verified (the stage `lower`). The report's `total` covers every stage.
+/// ([`sgnn_plan::delivery::bound_paper`]). The pair index is built once (in the stage
+/// `traffic`, whose SuperGCN covers it gives), and the chosen mode's delivery is planned once,
+/// for its row of the comparison and for the plan (the stage `predict`), then lowered and
+/// verified (the stage `lower`). The report's `total` covers every stage.
 pub fn plan_and_deliver(
     graph: Csr,
     build: BuildStats,
@@ -445,16 +463,17 @@ pub fn plan_and_deliver(
 ) -> Result<(Plan, Report), PlanningError> {
     let start = Instant::now();
     let paper = mode == AggregateMode::Paper;
-    let (plan, mut report) = make_plan_with(graph, build, req, paper, &mut *observer)?;
+    let (plan, mut report, idx) =
+        make_plan_indexed(graph, build, req, paper, true, &mut *observer)?;
+    let idx = idx.expect("make_plan_indexed builds the index when asked");
     let mut st = Stages {
         observer,
         times: BTreeMap::new(),
     };
-    let (idx, rows, kept) = st.run("predict", None, |_| {
-        let idx = PairIndex::new(&plan);
+    let (rows, kept) = st.run("predict", None, |_| {
         let (rows, kept) = compare_with(&plan, &idx, profile, paper, (!paper).then_some(mode));
         Ok((
-            (idx, rows, kept),
+            (rows, kept),
             "per-pair delivery chosen, every mode predicted".to_string(),
         ))
     })?;
