@@ -574,7 +574,11 @@ pub fn forwarding_and_malformed() -> Scenario {
     push(0, bad, "unknown type");
     let mut bad = good.clone();
     bad[34 + 22] = 1;
-    push(0, bad, "reserved nonzero");
+    push(
+        0,
+        bad,
+        "another job's frame (job 256; bytes 22..24 were reserved)",
+    );
     let mut bad = good.clone();
     bad[34 + 1] = 0x80;
     push(0, bad, "ACK flag on block-done");
@@ -1326,7 +1330,11 @@ pub fn fabric_leaf() -> Scenario {
         advance(2, 0, 0, "the root's BlockAdvance again (stale)"),
         block_done(0, 0, 0),
         result(2, 0, "a spine's Result for worker 0 (forwarded)"),
-        result(0, 1, "a worker's Result for worker 1 (unexpected)"),
+        result(
+            0,
+            1,
+            "a Result naming worker 1 on worker 0's port (wrong port)",
+        ),
         block_done(2, 0, 0),
     ];
     Scenario {

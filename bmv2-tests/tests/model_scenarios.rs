@@ -141,7 +141,9 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                 assert_eq!(c.forwarded, 5);
                 assert_eq!(c.drop_no_route, 1);
                 assert_eq!(c.drop_not_ipv4, 1);
-                assert_eq!(c.drop_malformed, 7);
+                assert_eq!(c.drop_malformed, 6);
+                // Bytes 22..24 set: another job's frame (sgnn_switch::admission).
+                assert_eq!(c.drop_foreign_job, 1);
                 assert_eq!(c.drop_unexpected, 2);
                 // Worker 77's block-done on worker 0's port.
                 assert_eq!(c.drop_wrong_port, 1);
@@ -378,7 +380,9 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                     "{c:?}"
                 );
                 assert_eq!((c.block_advance, c.drop_stale), (1, 1), "{c:?}");
-                assert_eq!((c.drop_unexpected, c.drop_wrong_port), (2, 1), "{c:?}");
+                // The worker's BlockAdvance is unexpected; its Result naming worker 1 and the
+                // uplink's BlockDone come from the wrong port (sgnn_switch::admission).
+                assert_eq!((c.drop_unexpected, c.drop_wrong_port), (1, 2), "{c:?}");
                 assert_eq!(c.forwarded, 1, "{c:?}");
             }
             "fabric_spine" => {

@@ -46,7 +46,7 @@ header sgnn_h {
     bit<16> segment;
     bit<8>  pass;
     bit<8>  frac_bits;
-    bit<16> reserved;       // must be 0
+    bit<16> job;            // the job value (set_config's job; admission.p4)
 }
 
 /* 32 signed 32-bit lanes (two's complement, big-endian): one aggregator. */

@@ -11,7 +11,7 @@
 const bit<32> MAX_WORKERS    = 256;     // sync_done slots, worker_table / worker_addr entries
 const bit<32> IPV4_FORWARD_SIZE  = 1024;
 const bit<32> DSCP_PRIORITY_SIZE = 64;
-const bit<32> EVENT_COUNTERS = 32;      // events[] (31 used, below)
+const bit<32> EVENT_COUNTERS = 64;      // events[] (34 used, below)
 const bit<32> PORTS          = 512;     // port_rx / port_tx (every 9-bit port)
 
 /* ---- switch_config: the initial default action (docs/switch-interface.md, table 6) ---- */
@@ -27,6 +27,7 @@ const bit<8>  INIT_ROLE             = 0;              // ROLE_STAR
 const bit<16> INIT_SYNC_BASE        = 0;
 const bit<16> INIT_UP_ID            = 0;
 const bit<16> INIT_UP_PEER          = 0;
+const bit<16> INIT_JOB              = 0;              // before any load
 /* set_config's role (sgnn_switch::config::role; docs/switch-interface.md, "Leaf-spine
  * fabric"): every worker on this switch, a leaf, or a spine of a leaf-spine fabric. */
 const bit<8>  ROLE_STAR             = 0;
@@ -55,6 +56,10 @@ const bit<32> SEND_DONE             = 0xfffffffc;
 const bit<32> PULL_GONE             = 0xffffffff;
 /* A number d ahead of the expected one (mod 2^16) is a gap when 0 < d < SEQ_WINDOW. */
 const bit<16> SEQ_WINDOW            = 0x8000;
+
+/* Worker w's IPv4 address is WORKER_NET | w (sgnn_wire::addressing::worker_ip): a frame on
+ * a worker's port must come from it (admission.p4). */
+const bit<32> WORKER_NET            = 0x0a010000;     // 10.1.0.0/16
 
 /* ---- packet replication engine ---- */
 const bit<16> ADVANCE_MCAST_GROUP = 1;   // every worker, rid = worker id
@@ -116,12 +121,14 @@ const bit<32> EV_DROP_BAD_INDEX       = 22;
 const bit<32> EV_DROP_UNKNOWN_WORKER  = 23;
 const bit<32> EV_SATURATED            = 24;   // contributions with at least one saturated lane
 const bit<32> EV_DROP_DUPLICATE       = 25;   // a second first-pass copy of (source, segment)
-const bit<32> EV_DROP_WRONG_PORT      = 26;   // a BlockDone not from its worker's port
+const bit<32> EV_DROP_WRONG_PORT      = 26;   // not from its worker's port (admission.p4)
 const bit<32> EV_BYPASSED_LATE        = 27;   // a contribution for an older generation than
                                               // its aggregator holds: to the host, untouched
 const bit<32> EV_NACKED               = 28;   // a gap in a worker's sequenced Data: a NACK
 const bit<32> EV_SEQ_PROBED           = 29;   // a tail probe answered
 const bit<32> EV_PULLED               = 30;   // a pull (FetchReq to the switch) answered
 const bit<32> EV_ALL_SENT             = 31;   // an all-sent notice multicast (recovery.p4)
+const bit<32> EV_DROP_WRONG_ADDRESS   = 32;   // on a worker's port, another IPv4 source
+const bit<32> EV_DROP_FOREIGN_JOB     = 33;   // another job value than set_config's
 
 #endif

@@ -563,7 +563,7 @@ control Aggregation(inout headers_t hdr,
         hdr.sgnn.dst_id = meta.out_dst_id;
         hdr.sgnn.count = meta.expected;
         hdr.sgnn.pass = 0;
-        hdr.sgnn.reserved = 0;
+        // job: the frame's own (the job of the frame it is made from).
         hdr.bridge.originated = 1;
         hdr.bridge.result = 1;
         meta.to_worker = 1;

@@ -87,7 +87,7 @@ control BlockSync(inout headers_t hdr,
         hdr.sgnn.segment = 0;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
-        hdr.sgnn.reserved = 0;
+        // job: the frame's own (the job of the frame it is made from).
         hdr.bridge.originated = 1;
     }
     /* PASS_ADVANCE: CurrentBlock has moved to the next block; tell every worker. */

@@ -119,7 +119,7 @@ parser SgnnIngressParser(packet_in pkt,
  *
  * A Tofino computes no boolean expression into a variable and its gateways compare no
  * booleans, so the rules are if-statements, and the header's own rules (version, type
- * against the ack and fetch flags, reserved) are one lookup in a constant table. */
+ * against the ack and fetch flags) are one lookup in a constant table. */
 control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
     @hidden action sgnn_frame_ok() {
         meta.sgnn_ok = 1;
@@ -127,8 +127,9 @@ control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
 
     /* Every rule of a SwitchGNN frame in one table, so its verdict is known one stage after
      * the parser (the frame verdict in switchgnn.p4 reads it with the IPv4 rules):
-     * - (version, type, ack, fetch, reserved): the combinations sgnn_wire accepts, ack set
-     *   exactly on Acks, fetch exactly on FetchReqs, reserved 0;
+     * - (version, type, ack, fetch): the combinations sgnn_wire accepts, ack set exactly on
+     *   Acks, fetch exactly on FetchReqs (the job field, bytes 22..24, is any value: this
+     *   program does not check it yet, docs/tofino.md);
      * - the IPv4 payload is the SwitchGNN header, and the lanes where the type has them;
      * - not a fragment, frac_bits <= MAX_FRAC_BITS (31 is refused first; the entries that
      *   accept match 0..31), a valid IPv4 checksum;
@@ -139,7 +140,6 @@ control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
             hdr.sgnn.pkt_type:     ternary;
             hdr.sgnn.ack:          ternary;
             hdr.sgnn.fetch:        ternary;
-            hdr.sgnn.reserved:     ternary;
             hdr.sgnn.frac_bits:    ternary;
             hdr.sgnn.flags_rsvd:   ternary;
             hdr.lanes.isValid():   ternary;
@@ -151,15 +151,15 @@ control CheckFrame(in headers_t hdr, inout ig_metadata_t meta) {
         }
         actions = { sgnn_frame_ok; NoAction; }
         const entries = {
-            (_, _, _, _, _, MAX_FRAC_BITS + 1, _, _, _, _, _, _, _): NoAction();
+            (_, _, _, _, MAX_FRAC_BITS + 1, _, _, _, _, _, _, _): NoAction();
 #define SGNN_FRAME_OK(t, ack, fetch) \
-            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, 0, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
+            (SGNN_VERSION, t, ack, fetch, 0 &&& 0xe0, 0, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
              0 &&& 1, 0, true, _): sgnn_frame_ok(); \
-            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, _, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
+            (SGNN_VERSION, t, ack, fetch, 0 &&& 0xe0, _, true, IPV4_HEADER_LEN + SGNN_LANES_LEN, \
              0 &&& 1, 0, true, 0): sgnn_frame_ok(); \
-            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, 0, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
+            (SGNN_VERSION, t, ack, fetch, 0 &&& 0xe0, 0, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
              0 &&& 1, 0, true, _): sgnn_frame_ok(); \
-            (SGNN_VERSION, t, ack, fetch, 0, 0 &&& 0xe0, _, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
+            (SGNN_VERSION, t, ack, fetch, 0 &&& 0xe0, _, false, IPV4_HEADER_LEN + SGNN_HEADER_LEN, \
              0 &&& 1, 0, true, 0): sgnn_frame_ok();
             SGNN_FRAME_OK(TYPE_DATA, 0, 0)
             SGNN_FRAME_OK(TYPE_RESULT, 0, 0)

@@ -227,7 +227,7 @@ control Recovery(inout headers_t hdr, inout ig_metadata_t meta) {
         hdr.sgnn.flags_rsvd = 0;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
-        hdr.sgnn.reserved = 0;
+        // job: the frame's own (the job of the frame it is made from).
         hdr.lanes.setInvalid();
         hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_HEADER_LEN;
         hdr.bridge.originated = 1;
@@ -288,7 +288,7 @@ control Pull(inout headers_t hdr, inout ig_metadata_t meta) {
         hdr.sgnn.dst_id = meta.out_dst_id;
         hdr.sgnn.count = 0;
         hdr.sgnn.pass = 0;
-        hdr.sgnn.reserved = 0;
+        // job: the frame's own (the job of the frame it is made from).
         hdr.lanes.setValid();
         hdr.lanes.v0 = 0; hdr.lanes.v1 = 0; hdr.lanes.v2 = 0; hdr.lanes.v3 = 0;
         hdr.lanes.v4 = 0; hdr.lanes.v5 = 0; hdr.lanes.v6 = 0; hdr.lanes.v7 = 0;

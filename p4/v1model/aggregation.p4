@@ -356,7 +356,7 @@ control Aggregation(inout headers_t hdr,
         hdr.sgnn.dst_id = meta.out_dst_id;
         hdr.sgnn.count = holds ? count : 16w0;
         hdr.sgnn.pass = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_LANES_LEN;
         meta.to_worker = 1;
         meta.originated = 1;
@@ -388,7 +388,7 @@ control Aggregation(inout headers_t hdr,
         hdr.sgnn.dst_id = meta.out_dst_id;
         hdr.sgnn.count = meta.result_count;
         hdr.sgnn.pass = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         meta.to_worker = 1;
         meta.originated = 1;
     }
@@ -409,7 +409,7 @@ control Aggregation(inout headers_t hdr,
         hdr.sgnn.dst_id = 0;
         hdr.sgnn.count = meta.result_count;
         hdr.sgnn.pass = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         meta.to_worker = 1;
         meta.originated = 1;
     }

@@ -61,7 +61,7 @@ control BlockSync(inout headers_t hdr,
         hdr.sgnn.segment = 0;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         meta.originated = 1;
     }
 

@@ -31,6 +31,7 @@ struct config_t {
     bit<16> sync_base;      // worker id of sync_done[0]
     bit<16> up_id;          // a leaf's worker id at the root spine
     bit<16> up_peer;        // a leaf's worker_table id of the root spine
+    bit<16> job;            // every SwitchGNN frame's job value (admission.p4)
 }
 
 /* meta.agg_kind (aggregation.p4). */

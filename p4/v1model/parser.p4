@@ -63,7 +63,7 @@ control SgnnVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
  * ipv4_ok: ipv4::Packet::new_checked (20 header bytes, version 4, IHL 5, 20 <= total
  *          length <= bytes after Ethernet; padding after it is ignored);
  * sgnn_ok: the rest of frame::parse: checksum, no fragment, version 1, type 0..6,
- *          reserved flag bits and reserved field 0, IS_ACK iff Ack, IS_FETCH iff
+ *          reserved flag bits 0 (the job field is admission.p4's), IS_ACK iff Ack, IS_FETCH iff
  *          FetchReq, frac_bits <= 30, IPv4 payload exactly 24 or 152 bytes for the type.
  * Every check is a plain comparison, so the order of the Rust checks does not matter: all
  * failures count the same drop_malformed. */
@@ -93,7 +93,6 @@ control CheckFrame(in headers_t hdr,
             && hdr.sgnn.version == SGNN_VERSION
             && hdr.sgnn.pkt_type <= TYPE_BLOCK_ADVANCE
             && hdr.sgnn.flags_rsvd == 0
-            && hdr.sgnn.reserved == 0
             && (hdr.sgnn.ack == 1) == (hdr.sgnn.pkt_type == TYPE_ACK)
             && (hdr.sgnn.fetch == 1) == (hdr.sgnn.pkt_type == TYPE_FETCH_REQ)
             && hdr.sgnn.frac_bits <= MAX_FRAC_BITS

@@ -76,7 +76,7 @@ control Recovery(inout headers_t hdr,
         hdr.sgnn.segment = 0;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         hdr.lanes.setInvalid();
         hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_HEADER_LEN;
         meta.advance_mc = 1;
@@ -124,7 +124,7 @@ control Recovery(inout headers_t hdr,
         hdr.sgnn.segment = meta.nack_next;
         hdr.sgnn.pass = 0;
         hdr.sgnn.frac_bits = 0;
-        hdr.sgnn.reserved = 0;
+        hdr.sgnn.job = meta.cfg.job;
         hdr.lanes.setInvalid();
         hdr.ipv4.total_len = IPV4_HEADER_LEN + SGNN_HEADER_LEN;
         meta.dst_worker = hdr.sgnn.worker_id;

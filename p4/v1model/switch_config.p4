@@ -18,7 +18,7 @@ control SwitchConfig(inout metadata_t meta) {
     action set_config(bit<16> workers, bit<16> blocks_per_round, bit<32> ecn_threshold,
                       bit<32> drop_every, bit<32> drop_prob, bit<48> switch_mac,
                       bit<32> switch_ip, bit<32> plan_tag, bit<8> role,
-                      bit<16> sync_base, bit<16> up_id, bit<16> up_peer) {
+                      bit<16> sync_base, bit<16> up_id, bit<16> up_peer, bit<16> job) {
         meta.cfg.workers = workers;
         meta.cfg.blocks_per_round = blocks_per_round;
         meta.cfg.ecn_threshold = ecn_threshold;
@@ -31,6 +31,7 @@ control SwitchConfig(inout metadata_t meta) {
         meta.cfg.sync_base = sync_base;
         meta.cfg.up_id = up_id;
         meta.cfg.up_peer = up_peer;
+        meta.cfg.job = job;
     }
 
     @name(".switch_config") @id(6)
@@ -39,7 +40,7 @@ control SwitchConfig(inout metadata_t meta) {
         default_action = set_config(INIT_WORKERS, INIT_BLOCKS_PER_ROUND, INIT_ECN_THRESHOLD,
                                     INIT_DROP_EVERY, INIT_DROP_PROB, INIT_SWITCH_MAC,
                                     INIT_SWITCH_IP, INIT_PLAN_TAG, INIT_ROLE,
-                                    INIT_SYNC_BASE, INIT_UP_ID, INIT_UP_PEER);
+                                    INIT_SYNC_BASE, INIT_UP_ID, INIT_UP_PEER, INIT_JOB);
         size = 1;
     }
 

@@ -10,6 +10,7 @@
 #include "counters.p4"
 #include "parser.p4"
 #include "switch_config.p4"
+#include "admission.p4"
 #include "forwarding.p4"
 #include "priority.p4"
 #include "drop_simulator.p4"
@@ -31,6 +32,7 @@ control SgnnIngress(inout headers_t hdr,
     CurrentBlock() current_block;
     WorkerPort() worker_port;
     PortWorker() port_worker;
+    Admission() admission;
     Recovery() recovery;
 
     apply {
@@ -72,6 +74,11 @@ control SgnnIngress(inout headers_t hdr,
                     port_worker.apply(sm, known, port_w);
                 }
                 bool own_port = known && port_w == hdr.sgnn.worker_id;
+                // Whose port, whose address, whose job (admission.p4), before any control.
+                bool admitted = true;
+                if (from_host) {
+                    admission.apply(hdr, meta, known, port_w, admitted);
+                }
                 // A Data pass or a pull goes through Aggregation, applied at one place only
                 // (bmv2 wants one call site per table).
                 bool run_aggregation = false;
@@ -79,7 +86,9 @@ control SgnnIngress(inout headers_t hdr,
                 // leaf the root spine's BlockAdvance (block_sync.p4).
                 bool run_sync = false;
                 bool from_root = false;
-                if (t == TYPE_DATA) {
+                if (!admitted) {
+                    // counted by admission
+                } else if (t == TYPE_DATA) {
                     bool accepted = true;
                     if (from_host) {
                         // Checked once per Data packet, not on its recirculated passes.
@@ -152,6 +161,7 @@ control SgnnIngress(inout headers_t hdr,
                     // the switch is at (a switch left mid-run by an earlier job is refused).
                     if (t == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
                         hdr.sgnn.src_id = meta.cfg.plan_tag;
+                        hdr.sgnn.job = meta.cfg.job;
                         current_block.apply(hdr.sgnn.round, hdr.sgnn.block_id);
                     }
                     forward = true;

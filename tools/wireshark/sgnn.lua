@@ -14,7 +14,7 @@
 -- Display-filter fields (every header field, by its name in docs/protocol.md):
 --   sgnn.version sgnn.type sgnn.flags sgnn.flags.is_ack sgnn.flags.is_fetch sgnn.flags.ecn
 --   sgnn.flags.resend sgnn.flags.reserved sgnn.worker_id sgnn.src_id sgnn.dst_id
---   sgnn.block_id sgnn.count sgnn.round sgnn.segment sgnn.pass sgnn.frac_bits sgnn.reserved
+--   sgnn.block_id sgnn.count sgnn.round sgnn.segment sgnn.pass sgnn.frac_bits sgnn.job
 --   sgnn.lanes (the 128 bytes) sgnn.lane (int32, 32 per packet, in order)
 --   sgnn.lane_value (the lane decoded: lane / 2^frac_bits, 32 per packet, in order)
 -- e.g.  sgnn.type == 1 && sgnn.flags.ecn     (ECN-marked results)
@@ -62,7 +62,7 @@ local f = {
     segment = ProtoField.uint16("sgnn.segment", "Segment", base.DEC),
     pass = ProtoField.uint8("sgnn.pass", "Pass", base.DEC),
     frac_bits = ProtoField.uint8("sgnn.frac_bits", "Fraction bits", base.DEC),
-    reserved = ProtoField.uint16("sgnn.reserved", "Reserved", base.HEX),
+    job = ProtoField.uint16("sgnn.job", "Job"),
     lanes = ProtoField.bytes("sgnn.lanes", "Lanes"),
     lane = ProtoField.int32("sgnn.lane", "Lane", base.DEC),
     lane_value = ProtoField.double("sgnn.lane_value", "Lane value"),
@@ -70,7 +70,7 @@ local f = {
 p.fields = {
     f.version, f.type, f.flags, f.is_ack, f.is_fetch, f.ecn, f.resend, f.flags_reserved,
     f.worker_id, f.src_id, f.dst_id, f.block_id, f.count, f.round, f.segment, f.pass,
-    f.frac_bits, f.reserved, f.lanes, f.lane, f.lane_value,
+    f.frac_bits, f.job, f.lanes, f.lane, f.lane_value,
 }
 
 -- The parser's validation rules (docs/protocol.md, "Validation rules"), as expert info.
@@ -192,10 +192,8 @@ function p.dissector(buf, pinfo, root)
     else
         fbi:append_text(string.format(" (values = lane / 2^%d)", frac))
     end
-    local ri = tree:add(f.reserved, buf(22, 2))
-    if buf(22, 2):uint() ~= 0 then
-        ri:add_proto_expert_info(e.reserved)
-    end
+    -- The job value the switch was loaded with (sgnn_switch::admission).
+    tree:add(f.job, buf(22, 2))
 
     -- The IPv4 payload must be exactly the header, or the header and the lanes.
     local want = HEADER_LEN

@@ -9,7 +9,7 @@ use crate::{Action, Param, Table};
 pub const MAX_WORKERS: u32 = 256;
 
 /// `set_config(workers, blocks_per_round, ecn_threshold, drop_every, drop_prob, switch_mac,
-/// switch_ip, plan_tag)`.
+/// switch_ip, plan_tag, role, sync_base, up_id, up_peer, job)`.
 pub const SET_CONFIG: Action = Action {
     name: "set_config",
     id: 7,
@@ -60,6 +60,10 @@ pub const SET_CONFIG: Action = Action {
         },
         Param {
             name: "up_peer",
+            bits: 16,
+        },
+        Param {
+            name: "job",
             bits: 16,
         },
     ],
@@ -173,6 +177,10 @@ pub struct Settings {
     pub plan_tag: u32,
     /// Its place in a leaf-spine fabric (`role`, `sync_base`, `up_id`, `up_peer`).
     pub role: Role,
+    /// The job value every SwitchGNN frame must carry ([`crate::admission`]), chosen at load
+    /// (`switch-ctl load --job`, random by default; 0 before any load), told to a daemon in
+    /// the answer to its start-up probe.
+    pub job: u16,
 }
 
 impl Default for Settings {
@@ -187,11 +195,31 @@ impl Default for Settings {
             switch_ip: SWITCH_IP,
             plan_tag: 0,
             role: Role::Star,
+            job: 0,
         }
     }
 }
 
 impl Settings {
+    /// A job value for a new load when the operator names none: nonzero, different from one
+    /// load to the next (the clock's nanoseconds and the process id, mixed). Not a secret:
+    /// every frame carries it (`crate::admission`); it keeps jobs apart, it does not
+    /// authenticate them.
+    pub fn fresh_job() -> u16 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut x = nanos ^ ((std::process::id() as u64) << 32);
+        // splitmix64's finaliser: every input bit moves every output bit.
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        match (x as u16) ^ ((x >> 16) as u16) {
+            0 => 1,
+            j => j,
+        }
+    }
+
     /// `drop_prob` for a probability in 0..=1 (rounded down).
     pub fn drop_prob_of(p: f64) -> u32 {
         (p.clamp(0.0, 1.0) * u32::MAX as f64) as u32

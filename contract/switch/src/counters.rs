@@ -4,8 +4,8 @@
 use crate::forwarding::PORTS;
 use crate::{Counter, Unit};
 
-/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses all 32).
-pub const EVENT_COUNTERS: u32 = 32;
+/// Cells of `events` (`EVENT_COUNTERS`; [`Event::ALL`] uses the first 34).
+pub const EVENT_COUNTERS: u32 = 64;
 
 /// `events`: one packet count per [`Event`].
 pub const EVENTS: Counter = Counter {
@@ -115,7 +115,8 @@ events! {
     Saturated = "saturated",
     /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
     DropDuplicate = "drop_duplicate",
-    /// Dropped: a BlockDone that did not come in on the port of the worker it names.
+    /// Dropped ([`crate::admission`]): a SwitchGNN frame from a port of no worker and no
+    /// other switch, or naming another worker than the one on its port.
     DropWrongPort = "drop_wrong_port",
     /// Contributions for an older generation than their aggregator holds: to the host.
     BypassedLate = "bypassed_late",
@@ -130,6 +131,12 @@ events! {
     /// All-sent notices multicast: every worker's clean tail probe of a block was counted
     /// (`recovery::sent_step`).
     AllSent = "all_sent",
+    /// Dropped ([`crate::admission`]): a frame on a worker's port whose IPv4 source is not
+    /// that worker's address.
+    DropWrongAddress = "drop_wrong_address",
+    /// Dropped ([`crate::admission`]): a frame whose job value is not the one the switch was
+    /// loaded with (a stale or foreign job's).
+    DropForeignJob = "drop_foreign_job",
 }
 
 #[cfg(test)]
@@ -145,5 +152,6 @@ mod tests {
         }
         assert_eq!(Event::BypassedLate.index(), 27);
         assert_eq!(Event::Pulled.index(), 30);
+        assert_eq!(Event::DropForeignJob.index(), 33);
     }
 }

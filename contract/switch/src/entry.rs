@@ -329,6 +329,7 @@ impl TypedEntry {
                         sync_base as u128,
                         up_id as u128,
                         up_peer as u128,
+                        s.job as u128,
                     ],
                 )
             }
@@ -442,6 +443,7 @@ impl TypedEntry {
                         g("role")
                     ))
                 })?,
+                job: g("job") as u16,
             }),
         })
     }

@@ -1,7 +1,7 @@
 //! The switch contract: what the SwitchGNN P4 program (`p4/v1model`, and `p4/tna` where
 //! [`tna`] says so) exposes to everything outside it, defined once.
 //!
-//! One module per P4 control, as `p4/v1model/` has one file per control: [`aggregation`],
+//! One module per P4 control, as `p4/v1model/` has one file per control: [`admission`], [`aggregation`],
 //! [`block_sync`], [`recovery`], [`forwarding`], [`priority`], [`ecn`], [`drop_simulator`],
 //! [`config`] (the `switch_config` table) and [`counters`]. Each holds its tables (with typed
 //! keys and actions), its registers, its sizes and ids, and the numbers other parts must agree
@@ -16,6 +16,7 @@
 //! against the P4 source without a compiler, so CI fails when the two disagree.
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod aggregation;
 pub mod block_sync;
 pub mod config;

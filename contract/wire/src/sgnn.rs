@@ -14,11 +14,12 @@
 //! +-------------------------------+-------------------------------+
 //! |             Round             |            Segment            |
 //! +---------------+---------------+-------------------------------+
-//! |     Pass      |   Frac_bits   |           Reserved            |
+//! |     Pass      |   Frac_bits   |              Job              |
 //! +---------------+---------------+-------------------------------+
 //! |            Lane 0 .. Lane 31 (int32 each, Data/Result/Bypass) |
 //! +---------------------------------------------------------------+
 //! A = IS_ACK, F = IS_FETCH, E = ECN, R = RESEND
+//! Job = the value the switch was loaded with, in every frame (see [`Repr::job`])
 //! ```
 
 use crate::{Error, HEADER_LEN, LANES, LANE_BYTES, PAYLOAD_LEN, VERSION};
@@ -36,7 +37,7 @@ mod field {
     pub const SEGMENT: Range<usize> = 18..20;
     pub const PASS: usize = 20;
     pub const FRAC: usize = 21;
-    pub const RESERVED: Range<usize> = 22..24;
+    pub const JOB: Range<usize> = 22..24;
     pub const LANES: usize = 24;
 }
 
@@ -218,7 +219,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         field::SEGMENT,
         "Segment of the feature vector."
     );
-    get_be!(reserved, u16, field::RESERVED, "Reserved (zero).");
+    get_be!(job, u16, field::JOB, "Job value (`Repr::job`).");
     /// Recirculation pass.
     pub fn pass(&self) -> u8 {
         self.buffer.as_ref()[field::PASS]
@@ -261,12 +262,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     set_be!(set_count, u16, field::COUNT, "Sets the count.");
     set_be!(set_round, u16, field::ROUND, "Sets the round tag.");
     set_be!(set_segment, u16, field::SEGMENT, "Sets the segment.");
-    set_be!(
-        set_reserved,
-        u16,
-        field::RESERVED,
-        "Sets the reserved field."
-    );
+    set_be!(set_job, u16, field::JOB, "Sets the job value.");
     /// Sets the pass.
     pub fn set_pass(&mut self, p: u8) {
         self.buffer.as_mut()[field::PASS] = p;
@@ -316,6 +312,12 @@ pub struct Repr {
     pub pass: u8,
     /// Fixed-point fraction bits.
     pub frac_bits: u8,
+    /// The job value: chosen when the switch is loaded (`set_config`'s `job`), learned by a
+    /// daemon from the answer to its start-up probe, carried in every frame and checked by
+    /// the switch and the daemons, so frames of a stale or foreign job never mix into this
+    /// one's sums (docs/host.md, "Threat model"). Bytes 22..24, reserved (zero) in protocol
+    /// drafts before it.
+    pub job: u16,
 }
 
 impl Repr {
@@ -338,10 +340,11 @@ impl Repr {
             segment: 0,
             pass: 0,
             frac_bits: 0,
+            job: 0,
         }
     }
 
-    /// Parses and validates a view: version, type, length for the type, reserved bits,
+    /// Parses and validates a view: version, type, length for the type, reserved flag bits,
     /// IS_ACK / IS_FETCH against the type, and `frac_bits`. Never panics, even on an
     /// unchecked view.
     #[inline]
@@ -364,9 +367,6 @@ impl Repr {
             });
         }
         let flags = Flags::from_bits(p.flags_byte())?;
-        if p.reserved() != 0 {
-            return Err(Error::ReservedNonZero);
-        }
         let repr = Repr {
             packet_type,
             flags,
@@ -379,6 +379,7 @@ impl Repr {
             segment: p.segment(),
             pass: p.pass(),
             frac_bits: p.frac_bits(),
+            job: p.job(),
         };
         repr.check()?;
         Ok(repr)
@@ -413,7 +414,7 @@ impl Repr {
         p.set_segment(self.segment);
         p.set_pass(self.pass);
         p.set_frac_bits(self.frac_bits);
-        p.set_reserved(0);
+        p.set_job(self.job);
     }
 
     /// SwitchGNN bytes this header needs (header plus lanes if the type has them).

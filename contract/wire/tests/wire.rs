@@ -93,7 +93,7 @@ fn data_bytes() -> Vec<u8> {
         0,
         16,
         0,
-        0, // pass 0, frac 16, reserved
+        0, // pass 0, frac 16, job 0
     ];
     for i in 0..32i32 {
         b.extend_from_slice(&(i - 16).to_be_bytes());
@@ -226,8 +226,12 @@ fn every_error_is_reported() {
     assert_eq!(with(34, 0x1f), Error::BadType(15));
     assert_eq!(with(35, 0x80), Error::InconsistentFlags);
     assert_eq!(with(35, 0x01), Error::ReservedNonZero);
-    assert_eq!(with(56, 1), Error::ReservedNonZero);
     assert_eq!(with(55, 31), Error::BadFracBits(31));
+    // Bytes 22..24 of the header are the job value, any value parses.
+    let mut g = good.clone();
+    g[56] = 0x12;
+    g[57] = 0x34;
+    assert_eq!(FrameRepr::parse(&g).unwrap().0.sgnn.job, 0x1234);
     assert!(matches!(
         FrameRepr::parse(&good[..100]),
         Err(Error::Truncated { .. })

@@ -172,6 +172,12 @@ struct Args {
     /// Skip the start-up probe through the switch.
     #[arg(long)]
     no_probe: bool,
+    /// The job value the switch must have been loaded with (`switch-ctl load --job`,
+    /// `softswitch --job`; both print it). Default: adopt the one the switch tells in its
+    /// answer to the start-up probe. Every frame carries it, and frames of another job are
+    /// dropped (docs/host.md, "Threat model"). With --no-probe, the job to use (default 0).
+    #[arg(long, value_name = "N")]
+    job: Option<u16>,
 
     /// Starting send rate, Mbit/s on the wire.
     #[arg(long, default_value_t = 1000.0, value_name = "MBPS")]
@@ -335,6 +341,7 @@ fn engine_config(a: &Args) -> Result<EngineConfig> {
         recovery_window: a.recovery_window.max(1),
         stall_timeout_ns: (a.timeout * 1e9) as u64,
         probe: !a.no_probe,
+        job: a.job,
         pacing: a.pace,
         ..EngineConfig::default()
     })
@@ -484,8 +491,13 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
             } else {
                 "the switch answered with the same plan tag"
             };
+            let job = if a.no_probe {
+                String::new()
+            } else {
+                format!(", job {}", session.engine().job())
+            };
             println!(
-                "check: ok: worker {} of plan {} (tag {:08x}, {} local vertices), {} datapath open, {switch}",
+                "check: ok: worker {} of plan {} (tag {:08x}, {} local vertices), {} datapath open, {switch}{job}",
                 a.worker_id,
                 a.plan.display(),
                 session.view().plan_tag,

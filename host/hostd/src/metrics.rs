@@ -153,6 +153,10 @@ const HELP: &[(&str, &str)] = &[
     ),
     ("malformed", "Frames that were not valid SwitchGNN frames"),
     (
+        "foreign_job",
+        "Frames of another job than this worker's, dropped unread",
+    ),
+    (
         "unexpected",
         "Valid frames that make no sense for this plan or worker, dropped",
     ),

@@ -25,6 +25,15 @@ pub enum TransportError {
     /// waiting for and from whom.
     #[error("{0}")]
     Stalled(String),
+    /// A peer answered none of this worker's liveness hellos for
+    /// `EngineConfig::liveness_ns` while this worker waited: it is dead or cut off.
+    #[error("{message}")]
+    PeerSilent {
+        /// The silent peer.
+        worker: u16,
+        /// What happened and what to do.
+        message: String,
+    },
     /// The datapath failed.
     #[error("datapath: {0}")]
     Io(#[from] std::io::Error),

@@ -133,6 +133,8 @@ pub struct Stats {
     pub peer_hellos: u64,
     /// Probes sent while a block made no progress, to learn whether the switch restarted.
     pub health_probes: u64,
+    /// Liveness hellos sent to peers while waiting (engine/liveness.rs).
+    pub liveness_hellos: u64,
     /// Replicated raw vertex segments added into their local neighbours (a delivery plan's
     /// `M`, from the switch or a fetch).
     pub replicas_used: u64,
@@ -171,6 +173,8 @@ pub struct Stats {
     pub early_buffered: u64,
     /// Frames that were not valid SwitchGNN frames.
     pub malformed: u64,
+    /// Frames of another job than this worker's (`EngineConfig::job`): dropped unread.
+    pub foreign_job: u64,
     /// Valid frames that make no sense for this plan or worker (wrong vertex, worker,
     /// fraction bits, count): dropped.
     pub unexpected: u64,

@@ -416,40 +416,69 @@ fn forged(t: PacketType, worker: u16, round: u16, block: u16, to: To) -> (To, Ve
         sgnn: s,
     };
     let mut buf = vec![0u8; r.frame_len()];
-    r.emit(None, &mut buf).unwrap();
+    let lanes = t.has_lanes().then_some(&[1i32; sgnn_wire::LANES]);
+    r.emit(lanes, &mut buf).unwrap();
     (to, buf)
 }
 
-/// One datagram from anywhere must not end a job (issue 14): a BlockDone for a block from the
-/// past, from no worker's port or from another worker's, is dropped by the switch (counted
-/// `drop_wrong_port`, never answered), and a BlockAdvance for a block the plan does not have,
-/// sent straight to worker 1, is counted as stale and ignored; every sum stays exact.
+/// One datagram from anywhere must not end a job (issues 14 and 31): a BlockDone for a block
+/// from the past, from no worker's port or from another worker's, and a Bypass from no
+/// worker's port, are dropped by the switch (counted `drop_wrong_port`, never answered or
+/// summed, `sgnn_switch::admission`); a BlockAdvance for a block the plan does not have, sent
+/// straight to worker 1 with the job, is counted as stale and ignored; frames sent straight to
+/// worker 1 without the job (a BlockAdvance of its current block, a Bypass) are dropped unread
+/// (`foreign_job`). The daemons learned the switch's job from their probes; every sum stays
+/// exact.
 #[test]
 fn forged_control_frames_are_counted_and_ignored() {
     let plan = small_plan();
     let blocks = plan.blocks.len() as u16;
+    const JOB: u16 = 0x77;
+    let with_job = |(to, mut f): (To, Vec<u8>)| {
+        f[sgnn_wire::ETHERNET_HEADER_LEN + sgnn_wire::IPV4_HEADER_LEN + 22..][..2]
+            .copy_from_slice(&JOB.to_be_bytes());
+        (to, f)
+    };
     let (stats, sim) = run_and_check_with(plan, quick_cfg(), QUIET, 40, 3, |sim| {
+        sim.sw.config.job = JOB;
         sim.inject = Some((
             1,
             vec![
-                forged(
+                with_job(forged(
                     PacketType::BlockDone,
                     0,
                     0,
                     blocks + 4,
                     To::Switch(STRAY_PORT),
-                ),
-                forged(PacketType::BlockDone, 0, 1, 0, To::Switch(2)),
-                forged(PacketType::BlockAdvance, 1, 1, blocks + 9, To::Host(1)),
+                )),
+                with_job(forged(PacketType::BlockDone, 0, 1, 0, To::Switch(2))),
+                with_job(forged(PacketType::Bypass, 0, 0, 0, To::Switch(STRAY_PORT))),
+                with_job(forged(
+                    PacketType::BlockAdvance,
+                    1,
+                    1,
+                    blocks + 9,
+                    To::Host(1),
+                )),
+                forged(PacketType::BlockAdvance, 1, 0, 0, To::Host(1)),
+                forged(PacketType::Bypass, 0, 0, 0, To::Host(1)),
             ],
         ));
     });
-    assert_eq!(sim.sw.counters.drop_wrong_port, 2, "both forged BlockDones");
+    assert_eq!(
+        sim.sw.counters.drop_wrong_port, 3,
+        "both forged BlockDones and the stranger's Bypass"
+    );
     assert_eq!(
         sim.sw.counters.block_done_stale, 0,
         "the switch answered no forged BlockDone"
     );
     assert!(stats[1].stale >= 1, "worker 1 counted the forged advance");
+    assert_eq!(stats[1].foreign_job, 2, "the two frames without the job");
+    assert!(
+        sim.engines.iter().all(|e| e.job() == JOB),
+        "every daemon learned the job from its probe"
+    );
 }
 
 /// A switch that still holds an earlier run's synchronisation (a second job started without
@@ -706,8 +735,10 @@ fn host_based_baseline_is_exact_under_loss() {
     assert_eq!(sim.sw.counters.aggregated, 0);
 }
 
+/// A worker dead from the start: the others wait at their start barrier (a daemon may start
+/// late) and name it after the stall timeout.
 #[test]
-fn a_dead_worker_stops_the_others_with_an_error_naming_it() {
+fn a_worker_dead_from_the_start_is_named_after_the_stall_timeout() {
     let p = small_plan();
     let chan = QUIET;
     let cfg = EngineConfig {
@@ -723,6 +754,44 @@ fn a_dead_worker_stops_the_others_with_an_error_naming_it() {
     assert!(matches!(err.1, TransportError::Stalled(_)), "{msg}");
     assert!(msg.contains("worker 3"), "{msg}");
     assert!(sim.now < 10_000_000_000, "gave up after the stall timeout");
+}
+
+/// A worker that dies mid-layer (issue 31): the survivors' liveness hellos go unanswered and
+/// the first to give up names it within about a second (`liveness_ns`, 1 s), long before the
+/// 20 s stall timeout. Virtual time: deterministic.
+#[test]
+fn a_worker_dead_mid_layer_is_named_within_a_second() {
+    for victim in [3usize, 0] {
+        let cfg = EngineConfig {
+            stall_timeout_ns: 20_000_000_000,
+            ..quick_cfg()
+        };
+        let mut sim = Sim::new(small_plan(), cfg, QUIET);
+        let _ = start_layer(&mut sim, 32);
+        // Until the switch has aggregated some of the layer: every daemon is past its start.
+        sim.run(60_000_000_000, |s| s.sw.counters.aggregated > 20)
+            .unwrap_or_else(|(w, e)| panic!("worker {w}: {e}"));
+        sim.alive[victim] = false;
+        let killed_at = sim.now;
+        let (w, err) = sim.run(60_000_000_000, |_| false).unwrap_err();
+        let msg = err.to_string();
+        assert_ne!(w as usize, victim);
+        match err {
+            TransportError::PeerSilent { worker, .. } => assert_eq!(worker as usize, victim),
+            e => panic!("worker {w}: {e}"),
+        }
+        assert!(
+            msg.contains(&format!("worker {victim} is not answering")),
+            "{msg}"
+        );
+        let took = sim.now - killed_at;
+        assert!(
+            took <= 1_500_000_000,
+            "named {:.2} s after the kill (virtual time)",
+            took as f64 * 1e-9
+        );
+        assert!(sim.engines[w as usize].stats().liveness_hellos > 0);
+    }
 }
 
 #[test]

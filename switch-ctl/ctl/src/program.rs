@@ -72,6 +72,8 @@ pub struct Deployment {
     pub drop_probability: f64,
     /// DSCP -> priority queue.
     pub dscp_priority: Vec<(u8, u8)>,
+    /// The job value (`set_config`'s `job`, `sgnn_switch::admission`).
+    pub job: u16,
 }
 
 impl Deployment {
@@ -85,6 +87,7 @@ impl Deployment {
             drop_every: 0,
             drop_probability: 0.0,
             dscp_priority: dscp::CLASSES.iter().map(|&(_, d, q)| (d, q)).collect(),
+            job: 0,
         }
     }
 }
@@ -211,6 +214,7 @@ pub fn program_for(
         drop_every: deployment.drop_every,
         drop_prob: Settings::drop_prob_of(deployment.drop_probability),
         plan_tag: plan.tag(),
+        job: deployment.job,
         ..Settings::default()
     };
     let mut prog = SwitchProgram {
@@ -351,6 +355,7 @@ pub fn program_for_fabric(
     s.ecn_threshold = deployment.ecn_threshold;
     s.drop_every = deployment.drop_every;
     s.drop_prob = Settings::drop_prob_of(deployment.drop_probability);
+    s.job = deployment.job;
     let groups = plan.replica_groups();
     let st = switch_tables(fabric, switch, &groups);
     let mut prog = SwitchProgram {

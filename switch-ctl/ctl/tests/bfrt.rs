@@ -98,7 +98,8 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .param("role", 0)
         .param("sync_base", 0)
         .param("up_id", 0)
-        .param("up_peer", 0);
+        .param("up_peer", 0)
+        .param("job", 0x1234);
     t.apply(&[switch_ctl::target::Op::SetDefault(cfg.clone())])
         .unwrap();
     assert_eq!(t.read_default("switch_config").unwrap(), Some(cfg));
@@ -128,7 +129,7 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
     }
 
     // Counters (never written: zero), in both gresses.
-    assert_eq!(t.read_counters("events").unwrap().len(), 32);
+    assert_eq!(t.read_counters("events").unwrap().len(), 64);
     assert_eq!(t.read_counter("egress_events", 1).unwrap().packets, 0);
 
     // The packet replication engine and the mirror session.

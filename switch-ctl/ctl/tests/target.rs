@@ -377,7 +377,7 @@ fn invalid_arguments_never_reach_the_switch() {
             Err(TargetError::InvalidArgument(_))
         ));
         assert!(matches!(
-            target.read_counter("events", 32),
+            target.read_counter("events", 64),
             Err(TargetError::InvalidArgument(_))
         ));
     }
@@ -540,7 +540,7 @@ fn counters_read_what_the_data_plane_counted() {
         },
     );
     let events = t.read_counters("events").unwrap();
-    assert_eq!(events.len(), 32);
+    assert_eq!(events.len(), 64);
     assert_eq!(events[21].packets, 5);
     assert_eq!(t.read_counter("events", 21).unwrap().packets, 5);
     assert_eq!(t.read_counter("events", 20).unwrap().packets, 0);

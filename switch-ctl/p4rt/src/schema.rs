@@ -598,10 +598,10 @@ mod tests {
         assert_eq!(ix.register("src_seen").unwrap().bitwidth(), 33);
         assert_eq!(ix.register("src_seen").unwrap().id, 0x1600_0031);
         assert_eq!(ix.table("switch_config").unwrap().fields.len(), 0);
-        assert_eq!(ix.action("set_config").unwrap().params.len(), 12);
+        assert_eq!(ix.action("set_config").unwrap().params.len(), 13);
         assert_eq!(ix.register("sync_done").unwrap().size, 256);
         assert_eq!(ix.counter("port_tx").unwrap().id, 0x1200_0003);
-        assert_eq!(ix.counter("events").unwrap().size, 32);
+        assert_eq!(ix.counter("events").unwrap().size, 64);
         assert_eq!(ix.register("agg_gen").unwrap().id, 0x1600_0032);
         assert_eq!(ix.register("agg_gen").unwrap().bitwidth(), 16);
         assert_eq!(

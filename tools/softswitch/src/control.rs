@@ -199,6 +199,7 @@ impl Pipeline {
         c.ip = s.switch_ip;
         c.plan_tag = s.plan_tag;
         c.role = s.role;
+        c.job = s.job;
         self.regs.sync_done.resize(s.workers as usize, false);
     }
 
@@ -215,6 +216,7 @@ impl Pipeline {
             switch_ip: c.ip,
             plan_tag: c.plan_tag,
             role: c.role,
+            job: c.job,
         }
     }
 

@@ -65,6 +65,12 @@ struct Args {
     /// Without it the switch starts empty and waits for `switch-ctl load` over --p4runtime.
     #[arg(long)]
     plan: Option<PathBuf>,
+    /// With --plan: the job value every SwitchGNN frame must carry (0..65535; default: a
+    /// fresh random one). Daemons learn it from the answer to their start-up probe
+    /// (sgnn-hostd --job pins it); frames of another job are dropped and counted
+    /// `drop_foreign_job`. `switch-ctl load --job` sets it on a running switch.
+    #[arg(long, value_name = "N", requires = "plan")]
+    job: Option<u16>,
     /// Serve P4Runtime here (host:port, or unix:/path to reach the switch across network
     /// namespaces); `switch-ctl load|dump|clear --target` talk to it.
     #[arg(long, value_name = "ADDR")]
@@ -255,6 +261,7 @@ fn main() -> ExitCode {
         // The program's build, what its P4Runtime server describes to `switch-ctl load`.
         seen_cells: softswitch::pipeline::SEEN_CELLS as u32,
         role: softswitch::FabricRole::Star,
+        job: 0,
     };
     let tables = match &plan {
         Some(plan) => {
@@ -263,6 +270,9 @@ fn main() -> ExitCode {
             cfg.workers = planned.workers;
             cfg.blocks_per_round = planned.blocks_per_round;
             cfg.plan_tag = planned.plan_tag;
+            cfg.job = a
+                .job
+                .unwrap_or_else(sgnn_switch::config::Settings::fresh_job);
             Tables::from_plan(plan, &ports)
         }
         None => Tables::default(),
@@ -325,7 +335,7 @@ fn main() -> ExitCode {
         }
     }
     if let Some(addr) = a.metrics {
-        let live = Arc::new(metrics::Live::default());
+        let live = Arc::new(metrics::Live::new(nports));
         datapath = Box::new(metrics::MetricsPorts::new(datapath, live.clone()));
         let pipeline = pipeline.clone();
         match metrics::serve_http(addr, move || {
@@ -390,9 +400,10 @@ fn main() -> ExitCode {
             "check: ok: {nports} ports open, {}",
             match &a.plan {
                 Some(d) => format!(
-                    "plan {} loaded (tag {:08x}, {} workers, {} blocks)",
+                    "plan {} loaded (tag {:08x}, job {}, {} workers, {} blocks)",
                     d.display(),
                     p.config.plan_tag,
+                    p.config.job,
                     p.config.workers,
                     p.config.blocks_per_round
                 ),

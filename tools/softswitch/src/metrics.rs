@@ -41,6 +41,29 @@ pub struct Live {
     pub tx_errors: AtomicU64,
     /// The backend's own counters ([`Ports::counters`]), refreshed at most every 100 ms.
     pub backend: Mutex<Vec<(String, u64)>>,
+    /// Per host port, when it last received a frame: milliseconds after [`Live::since`] plus
+    /// one (0: never). A dead worker's port falls silent while its peers' liveness hellos
+    /// still go to it (`sgnn_switch_port_silent_seconds`).
+    pub last_rx_ms: Vec<AtomicU64>,
+    /// When the switch started serving.
+    pub since: Option<Instant>,
+}
+
+impl Live {
+    /// For a switch with `host_ports` worker ports, starting now.
+    pub fn new(host_ports: usize) -> Live {
+        Live {
+            last_rx_ms: (0..host_ports).map(|_| AtomicU64::new(0)).collect(),
+            since: Some(Instant::now()),
+            ..Live::default()
+        }
+    }
+
+    fn heard(&self, port: PortId) {
+        if let (Some(c), Some(t0)) = (self.last_rx_ms.get(port as usize), self.since) {
+            c.store(t0.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Refresh interval of [`Live::backend`].
@@ -75,7 +98,11 @@ impl MetricsPorts {
 
 impl Ports for MetricsPorts {
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<(PortId, usize)>> {
-        self.inner.recv(buf, timeout)
+        let r = self.inner.recv(buf, timeout);
+        if let Ok(Some((port, _))) = &r {
+            self.live.heard(*port);
+        }
+        r
     }
 
     fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()> {
@@ -93,7 +120,11 @@ impl Ports for MetricsPorts {
         timeout: Duration,
         deliver: &mut dyn FnMut(PortId, &[u8]),
     ) -> io::Result<usize> {
-        self.inner.recv_burst(buf, timeout, deliver)
+        let live = &self.live;
+        self.inner.recv_burst(buf, timeout, &mut |port, f| {
+            live.heard(port);
+            deliver(port, f)
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -313,6 +344,23 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
         faults,
     );
     if let Some(live) = live {
+        if let Some(t0) = live.since {
+            let now = t0.elapsed().as_millis() as u64 + 1;
+            let silent = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+            for (port, c) in live.last_rx_ms.iter().enumerate() {
+                let last = c.load(Ordering::Relaxed);
+                // Never heard from: silent since the switch started.
+                let ms = now.saturating_sub(last.max(1));
+                silent
+                    .get_or_create(&label("port", port))
+                    .set(ms as f64 / 1e3);
+            }
+            r.register(
+                "sgnn_switch_port_silent_seconds",
+                "Seconds since each worker port last received a frame (a dead worker's port stays silent while its peers' liveness hellos go to it)",
+                silent,
+            );
+        }
         counter(
             &mut r,
             "sgnn_switch_tx_errors",

@@ -40,6 +40,7 @@ use sgnn_wire::frame::FrameRepr;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHGNN, LANES};
 
+use sgnn_switch::admission::{admit, Port, Refusal};
 use sgnn_switch::block_sync::tag;
 use sgnn_switch::counters::Event;
 use sgnn_switch::recovery::{probe_clean, sent_step, seq_step, Nack, SentOutcome, SeqOutcome};
@@ -91,6 +92,9 @@ pub struct SwitchConfig {
     /// Where the switch sits in a leaf-spine fabric (`sgnn_switch::fabric`); a star's switch
     /// by default.
     pub role: FabricRole,
+    /// The job value every SwitchGNN frame must carry (`sgnn_switch::admission`): chosen at
+    /// load, 0 until then and in the simulator.
+    pub job: u16,
 }
 
 /// Where a switch sits in a leaf-spine fabric: the contract's [`sgnn_switch::config::Role`]
@@ -153,6 +157,7 @@ impl Default for SwitchConfig {
             plan_tag: 0,
             seen_cells: SEEN_CELLS as u32,
             role: FabricRole::Star,
+            job: 0,
         }
     }
 }
@@ -260,8 +265,9 @@ pub struct Counters {
     pub saturated: u64,
     /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
     pub drop_duplicate: u64,
-    /// Dropped: a BlockDone that did not come in on the port of the worker it names (a
-    /// stray or forged frame must not advance, or answer for, another worker).
+    /// Dropped (`sgnn_switch::admission`): a SwitchGNN frame from a port of no worker on a
+    /// star, or naming another worker than the one on its port (a stray or forged frame must
+    /// not add to a sum, reach a daemon, or advance or answer for another worker).
     pub drop_wrong_port: u64,
     /// Contributions for an older generation than the one their aggregator holds for the
     /// same round and block (the row was recycled): sent to the host as Bypass, the
@@ -276,6 +282,13 @@ pub struct Counters {
     /// All-sent notices multicast (every worker's clean tail probe of a block counted).
     #[serde(default)]
     pub all_sent: u64,
+    /// Dropped (`sgnn_switch::admission`): on a worker's port with another IPv4 source than
+    /// the worker's address.
+    #[serde(default)]
+    pub drop_wrong_address: u64,
+    /// Dropped (`sgnn_switch::admission`): a job value other than the switch's.
+    #[serde(default)]
+    pub drop_foreign_job: u64,
 }
 
 impl Counters {
@@ -318,6 +331,17 @@ impl Counters {
             Event::SeqProbed => self.seq_probed,
             Event::Pulled => self.pulled,
             Event::AllSent => self.all_sent,
+            Event::DropWrongAddress => self.drop_wrong_address,
+            Event::DropForeignJob => self.drop_foreign_job,
+        }
+    }
+
+    /// Counts one frame refused by the admission rule, under its reason's event.
+    pub fn refused(&mut self, r: Refusal) {
+        match r {
+            Refusal::WrongPort => self.drop_wrong_port += 1,
+            Refusal::WrongAddress => self.drop_wrong_address += 1,
+            Refusal::ForeignJob => self.drop_foreign_job += 1,
         }
     }
 
@@ -601,6 +625,15 @@ impl Pipeline {
                 return None;
             }
         };
+        // Whose port, whose address, whose job (admission.p4), before any control acts.
+        let port = Port::classify(
+            self.config.role,
+            self.tables.port_worker.get(&ingress).copied(),
+        );
+        if let Err(r) = admit(port, self.config.job, repr.ip.src, &repr.sgnn) {
+            self.counters.refused(r);
+            return None;
+        }
         match repr.sgnn.packet_type {
             PacketType::Data => {
                 self.counters.data += 1;
@@ -647,6 +680,7 @@ impl Pipeline {
                 p.set_src_id(self.config.plan_tag);
                 p.set_round(self.regs.sync_round);
                 p.set_block_id(self.regs.sync_block);
+                p.set_job(self.config.job);
                 self.forward(repr.ip.dst, repr.ip.dscp, f, out)
             }
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
@@ -741,6 +775,9 @@ impl Pipeline {
             self.counters.drop_unknown_worker += 1;
             return;
         };
+        // The frames the switch makes carry its job (those it rewrites from an admitted
+        // frame already do).
+        sgnn.job = self.config.job;
         let mut ecn = 0;
         if self.congested(port) {
             sgnn.flags.ecn = true;

@@ -70,6 +70,8 @@ fn start(
     let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
         .arg("--plan")
         .arg(plan)
+        // Hand-made frames carry job 0 (sgnn_switch::admission).
+        .args(["--job", "0"])
         .args(
             workers
                 .iter()
@@ -126,6 +128,7 @@ fn metrics_follow_the_frames_the_switch_receives() {
         "sgnn_switch_sync_round",
         "sgnn_switch_sync_block",
         "sgnn_switch_tx_errors",
+        "sgnn_switch_port_silent_seconds",
     ] {
         assert!(body.contains(&format!("# HELP {name} ")), "{name}:\n{body}");
     }

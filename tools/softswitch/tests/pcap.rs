@@ -56,6 +56,8 @@ fn run_switch(plan: &Plan, extra: &[&str]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
         .arg("--plan")
         .arg(&plan_dir)
+        // Hand-made frames carry job 0 (sgnn_switch::admission).
+        .args(["--job", "0"])
         .args(
             workers
                 .iter()
@@ -359,7 +361,7 @@ fn expected_fields(r: &FrameRepr, lanes: &Option<[i32; LANES]>) -> Vec<(&'static
         ("sgnn.segment", Field::Int(s.segment as i64)),
         ("sgnn.pass", Field::Int(s.pass as i64)),
         ("sgnn.frac_bits", Field::Int(s.frac_bits as i64)),
-        ("sgnn.reserved", Field::Int(0)),
+        ("sgnn.job", Field::Int(s.job as i64)),
     ];
     match lanes {
         Some(l) => {

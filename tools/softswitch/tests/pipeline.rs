@@ -21,6 +21,12 @@ fn frame(s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
     common::frame(s.worker_id, s, lanes)
 }
 
+/// The port of the worker a frame names: where the switch admits it
+/// (`sgnn_switch::admission`; worker w is on port w here).
+fn own_port(f: &[u8]) -> u16 {
+    u16::from_be_bytes([f[36], f[37]])
+}
+
 const WORKERS: u32 = 4;
 
 fn plan(feature_dim: u32, mem: u64) -> Plan {
@@ -167,7 +173,7 @@ fn run_round(
         }
         let mut out = Vec::new();
         for f in &frames {
-            sw.process(9, f, &mut out);
+            sw.process(own_port(f), f, &mut out);
         }
         for e in &out {
             let (r, lanes) = parse(e);
@@ -266,7 +272,7 @@ fn a_resend_releases_the_aggregator_and_bypasses_to_the_host() {
     let w = |v: u32| plan.partition[v as usize];
     let mut out = Vec::new();
     sw.process(
-        0,
+        w(first) as u16,
         &data(w(first), first, 0, 0, 0, &enc[first as usize][0]),
         &mut out,
     );
@@ -279,7 +285,11 @@ fn a_resend_releases_the_aggregator_and_bypasses_to_the_host() {
     s.pass = first_pass;
     s.flags.resend = true;
     let mut out = Vec::new();
-    sw.process(0, &frame(s, Some(&enc[first as usize][0])), &mut out);
+    sw.process(
+        s.worker_id,
+        &frame(s, Some(&enc[first as usize][0])),
+        &mut out,
+    );
     assert_eq!(out.len(), 1);
     let (r, lanes) = parse(&out[0]);
     assert_eq!(
@@ -297,7 +307,7 @@ fn a_resend_releases_the_aggregator_and_bypasses_to_the_host() {
     for &(src, _) in &feeders[1..] {
         let mut out = Vec::new();
         sw.process(
-            0,
+            w(src) as u16,
             &data(w(src), src, 0, 0, 0, &enc[src as usize][0]),
             &mut out,
         );
@@ -376,10 +386,10 @@ fn foreign_and_malformed_frames_are_forwarded_or_dropped_and_counted() {
     sw.process(0, &bad, &mut out);
     let good = data(0, 1, 0, 0, 0, &[0; LANES]);
     sw.process(0, &good[..100], &mut out);
-    // A Result from a host is not accepted.
+    // A Result from a host (on its own port) is not accepted.
     let mut r = Repr::new(PacketType::Result);
     r.worker_id = 1;
-    sw.process(0, &frame(r, Some(&[0; LANES])), &mut out);
+    sw.process(1, &frame(r, Some(&[0; LANES])), &mut out);
     // An unknown worker's block-done, on worker 0's port.
     sw.process(0, &block_done(77, 0, 0), &mut out);
     assert_eq!(out.len(), 1, "nothing else was emitted");

@@ -119,6 +119,8 @@ fn run_over_udp(extra: &[&str], expect_ecn: bool) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
         .arg("--plan")
         .arg(dir.path())
+        // Hand-made frames carry job 0 (sgnn_switch::admission).
+        .args(["--job", "0"])
         .args(
             workers
                 .iter()
@@ -193,6 +195,8 @@ fn softswitch_binary_aggregates_a_block_over_veth_af_packet() {
         .command(env!("CARGO_BIN_EXE_softswitch"))
         .arg("--plan")
         .arg(dir.path())
+        // Hand-made frames carry job 0 (sgnn_switch::admission).
+        .args(["--job", "0"])
         .args((0..WORKERS).flat_map(|w| ["--iface".to_string(), sw(w)]))
         .args(["--exit-after-blocks", "1", "--stats-json"])
         .arg(&stats)

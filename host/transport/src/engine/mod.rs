@@ -30,6 +30,7 @@ mod block;
 mod congestion;
 mod diagnostics;
 mod host;
+mod liveness;
 mod probe;
 mod receive;
 mod recovery;
@@ -170,6 +171,16 @@ pub struct EngineConfig {
     pub switch_mac: [u8; 6],
     /// The switch's IPv4 address.
     pub switch_ip: [u8; 4],
+    /// The job value (`sgnn_wire::sgnn::Repr::job`, `sgnn_switch::admission`) this worker
+    /// must find in the switch's answer to its start-up probe (`sgnn-hostd --job`); `None`
+    /// adopts the switch's. Every frame this worker sends carries the job, and a frame of
+    /// another job is dropped (counted `foreign_job`). Without a probe the job is this value,
+    /// or 0.
+    pub job: Option<u16>,
+    /// A peer that answers none of the liveness hellos this worker sends it while waiting,
+    /// for this long, is named dead ([`TransportError::PeerSilent`]; engine/liveness.rs).
+    /// 0: off (the stall timeout still ends a hung job).
+    pub liveness_ns: u64,
 }
 
 impl Default for EngineConfig {
@@ -192,6 +203,8 @@ impl Default for EngineConfig {
             under_leaf: false,
             switch_mac: SWITCH_MAC,
             switch_ip: SWITCH_IP,
+            job: None,
+            liveness_ns: 1_000_000_000,
         }
     }
 }
@@ -218,6 +231,9 @@ pub struct Engine {
     mac: [u8; 6],
     ip: [u8; 4],
     stats: Stats,
+    /// The job value this worker's frames carry and received frames must carry: the pinned
+    /// one, or 0 until the switch's answer to the start-up probe tells it.
+    job: u16,
     rate: RateController,
     queues: [VecDeque<Vec<u8>>; 5],
     t0: u64,
@@ -236,6 +252,12 @@ pub struct Engine {
     sums: Option<Vec<f32>>,
     last_progress: u64,
     last_heard: Vec<Option<u64>>,
+    /// Liveness: per peer, when this worker first asked it without an answer since.
+    asked: Vec<Option<u64>>,
+    /// `last_progress` when the current asks began (progress starts them afresh).
+    asked_epoch: u64,
+    /// When the next liveness hellos are due.
+    liveness_at: u64,
     /// Start barrier: which workers this one heard a hello from (itself included).
     heard: Vec<bool>,
     fatal: Option<TransportError>,
@@ -266,6 +288,7 @@ impl Engine {
             mac: worker_mac(w),
             ip: worker_ip(w),
             stats: Stats::default(),
+            job: cfg.job.unwrap_or(0),
             rate,
             queues: Default::default(),
             t0: now,
@@ -280,6 +303,9 @@ impl Engine {
             sums: None,
             last_progress: now,
             last_heard: vec![None; workers],
+            asked: vec![None; workers],
+            asked_epoch: now,
+            liveness_at: 0,
             heard: (0..workers).map(|p| p == w as usize).collect(),
             last_cnp: vec![None; workers],
             fatal: None,
@@ -289,6 +315,12 @@ impl Engine {
             cfg,
             view,
         }
+    }
+
+    /// The job value this worker's frames carry (`EngineConfig::job`; learned from the
+    /// switch's answer to the start-up probe).
+    pub fn job(&self) -> u16 {
+        self.job
     }
 
     /// The worker's view of the plan.
@@ -483,6 +515,9 @@ impl Engine {
         if let Some(h) = self.health_probe_due() {
             at(h);
         }
+        if let Some(l) = self.liveness_due() {
+            at(l);
+        }
         t
     }
 
@@ -496,6 +531,7 @@ impl Engine {
             return Err(TransportError::Stalled(self.stall_message(now)));
         }
         self.health_probe_timer(now)?;
+        self.liveness_timer(now)?;
         self.recovery_timers(now);
         Ok(())
     }
@@ -518,6 +554,13 @@ impl Engine {
             PacketType::BlockDone | PacketType::BlockAdvance => TrafficClass::Control,
         };
         self.stats.received.get_mut(class).add(repr.frame_len());
+        // Another job's frame (a stale run's, or a forged one): nothing of it is used. The
+        // answer to this worker's start-up probe is how it learns the job, whatever it holds.
+        let probe_answer = s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST;
+        if s.job != self.job && !probe_answer {
+            self.stats.foreign_job += 1;
+            return;
+        }
         if ecn {
             self.stats.ecn_marks += 1;
             self.notify_congestion(now, &s);

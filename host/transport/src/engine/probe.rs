@@ -65,7 +65,7 @@ impl Engine {
         self.emit(TrafficClass::Control, self.ip, s, None);
     }
 
-    fn send_hello(&mut self, to: u16, answer: bool) {
+    pub(super) fn send_hello(&mut self, to: u16, answer: bool) {
         let mut s = Repr::new(PacketType::Ack);
         s.worker_id = self.view.worker;
         s.dst_id = PEER_HELLO;
@@ -116,6 +116,20 @@ impl Engine {
         // only needs forwarding, so only SwitchGNN mode insists on the same plan.
         let starting = matches!(self.probe, Probe::Pending { .. });
         self.health_unanswered = 0;
+        if starting {
+            // The switch wrote its job value into the answer (sgnn_switch::admission): every
+            // frame of this worker carries it from now on.
+            match self.cfg.job {
+                Some(j) if j != s.job => {
+                    self.fatal.get_or_insert(TransportError::Protocol(format!(
+                        "the switch was loaded with job {}, but this daemon was started with --job {j}: another job holds the switch (or it was loaded again). Start the daemon with --job {} if this is that job, or reload the switch with `switch-ctl load --plan DIR --target ADDR --job {j}`",
+                        s.job, s.job
+                    )));
+                    return;
+                }
+                _ => self.job = s.job,
+            }
+        }
         if self.cfg.mode == Mode::SwitchGnn && !starting {
             self.check_switch_mid_run(s);
             return;
@@ -172,7 +186,8 @@ impl Engine {
             Phase::Block(bs) => Some((self.cur_round(), bs.b as u16)),
             _ => None,
         };
-        let tag_lost = s.src_id != self.view.plan_tag;
+        // A switch loaded again has a new job value (unless the same was given again).
+        let tag_lost = s.src_id != self.view.plan_tag || s.job != self.job;
         // Rounds wrap at 2^16: "behind" is up to half the range behind.
         let behind = mine.is_some_and(|(r, b)| {
             let d = r.wrapping_sub(s.round);
@@ -181,7 +196,12 @@ impl Engine {
         if !(tag_lost || behind) {
             return;
         }
-        let holds = if s.src_id == self.view.plan_tag {
+        let holds = if s.src_id == self.view.plan_tag && s.job != self.job {
+            format!(
+                "it holds this plan again under job {} (this worker's is {})",
+                s.job, self.job
+            )
+        } else if s.src_id == self.view.plan_tag {
             "it holds this plan again".to_string()
         } else if s.src_id == 0 {
             "it holds no plan".to_string()

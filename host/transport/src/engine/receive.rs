@@ -77,9 +77,7 @@ impl Engine {
             s.packet_type,
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass
         ) {
-            if let Some(h) = self.last_heard.get_mut(s.worker_id as usize) {
-                *h = Some(now);
-            }
+            self.heard_from(now, s.worker_id);
         }
         if s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST {
             return self.handle_probe(now, s);

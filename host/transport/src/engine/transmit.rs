@@ -16,6 +16,8 @@ impl Engine {
         s: Repr,
         lanes: Option<&[i32; LANES]>,
     ) {
+        let mut s = s;
+        s.job = self.job;
         let repr = FrameRepr {
             eth: ethernet::Repr {
                 dst: self.cfg.switch_mac,

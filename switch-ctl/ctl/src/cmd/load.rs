@@ -55,6 +55,13 @@ pub struct LoadArgs {
     /// port l leads to leaf l.
     #[arg(long, value_name = "leaf:N|spine:N", requires = "fabric")]
     fabric_switch: Option<String>,
+    /// The job value every SwitchGNN frame must carry while this plan runs (0..65535;
+    /// default: a fresh random one per load). The switch drops frames of another job
+    /// (`drop_foreign_job`), so a stale or foreign job's frames never mix into this one's
+    /// sums; daemons learn it from the switch (or pin it with `sgnn-hostd --job`). Give the
+    /// same value again to reload a switch under a running job.
+    #[arg(long, value_name = "N")]
+    job: Option<u16>,
     /// Updates per P4Runtime WriteRequest.
     #[arg(long, default_value_t = 1000)]
     batch: usize,
@@ -126,6 +133,9 @@ pub fn run(a: &LoadArgs) -> Result<()> {
         bail!("--drop-prob is a probability in 0..1, got {}", a.drop_prob);
     }
     dep.drop_probability = a.drop_prob;
+    dep.job = a
+        .job
+        .unwrap_or_else(sgnn_switch::config::Settings::fresh_job);
     let sizes = sizes_of(target.as_ref())?;
     let prog = match fabric {
         Some((fabric, switch)) => {
@@ -166,7 +176,7 @@ pub fn run(a: &LoadArgs) -> Result<()> {
         );
     }
     println!(
-        "loaded {}: {} workers, {} blocks, {} aggregation entries, {} operations in {:.2} s ({:.0} entries/s) into {}",
+        "loaded {}: {} workers, {} blocks, {} aggregation entries, {} operations in {:.2} s ({:.0} entries/s) into {} (job {})",
         a.plan.display(),
         workers,
         plan.blocks.len(),
@@ -174,7 +184,8 @@ pub fn run(a: &LoadArgs) -> Result<()> {
         report.entries,
         report.seconds,
         report.rate(),
-        t.target
+        t.target,
+        dep.job
     );
     Ok(())
 }

@@ -62,6 +62,9 @@ pub(super) fn install_plan(
     use switch_ctl::program::{program_for, Deployment};
     let mut dep = Deployment::standard(plan.workers());
     dep.drop_probability = drop_prob;
+    // A fresh job value per load, as `switch-ctl load` chooses (sgnn_switch::admission): the
+    // daemons learn it from their probes, and a switch loaded again mid-run is told apart.
+    dep.job = sgnn_switch::config::Settings::fresh_job();
     let sizes = sizes_of(target)?;
     let prog = program_for(plan, &dep, &sizes)?;
     let r = install(target, &prog, 1000, &mut |_, _| {})?;

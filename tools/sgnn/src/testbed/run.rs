@@ -170,6 +170,9 @@ fn supervise(
     );
     bar.set_message(label.to_string());
     let mut killed = false;
+    // When --kill-worker struck, and when the first survivor stopped (naming it).
+    let mut killed_at: Option<Instant> = None;
+    let mut detected = false;
     let mut restarted = false;
     let restart_after = a
         .restart_switch_after
@@ -192,6 +195,7 @@ fn supervise(
             if !killed && started.elapsed() >= Duration::from_millis(a.kill_after_ms) {
                 sup.kill(*i);
                 killed = true;
+                killed_at = Some(Instant::now());
                 eprintln!(
                     "killed worker {k} {} ms after the start",
                     started.elapsed().as_millis()
@@ -214,7 +218,19 @@ fn supervise(
             match sup.try_wait(*i) {
                 None => running += 1,
                 Some(s) if s.success() => {}
-                Some(s) => failures.push((w, s, sup.log_tail(*i, 3))),
+                Some(s) => {
+                    if let (Some(k), false) = (killed_at, detected) {
+                        if Some(w as u32) != a.kill_worker {
+                            detected = true;
+                            eprintln!(
+                                "detected: worker {w} stopped {} ms after worker {} was killed",
+                                k.elapsed().as_millis(),
+                                a.kill_worker.unwrap_or(0)
+                            );
+                        }
+                    }
+                    failures.push((w, s, sup.log_tail(*i, 3)))
+                }
             }
         }
         if running == 0 {

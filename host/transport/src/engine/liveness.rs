@@ -1,0 +1,90 @@
+//! Liveness: naming a dead peer within about a second (docs/host.md, "A dead worker").
+//!
+//! While this worker waits (busy, past its start barrier, no progress for a tenth of
+//! `EngineConfig::liveness_ns`), every tenth of `liveness_ns` it sends a hello
+//! (`sgnn_wire::PEER_HELLO`, segment 0: always answered, also after the start barrier) to each
+//! peer it has not heard from in that tenth. A peer that answers none of them, and sends
+//! nothing else, for `liveness_ns` is dead or cut off: the worker stops with
+//! [`TransportError::PeerSilent`], naming it. Alive peers answer from their event loop
+//! whatever they do (a daemon between rounds keeps receiving: `Session::idle`), so a peer that
+//! is merely slow is not named. The traffic is one 58-byte frame per silent peer per tenth,
+//! only while stalled. Datapath-independent: the same on UDP, AF_PACKET and DPDK.
+
+use super::Engine;
+use crate::TransportError;
+
+impl Engine {
+    /// The interval between liveness hellos.
+    fn liveness_interval(&self) -> u64 {
+        (self.cfg.liveness_ns / 10).max(1)
+    }
+
+    /// When the liveness timer next fires, if it runs.
+    pub(super) fn liveness_due(&self) -> Option<u64> {
+        (self.cfg.liveness_ns > 0 && self.busy() && !self.probing() && self.view.workers > 1)
+            .then(|| (self.last_progress + self.liveness_interval()).max(self.liveness_at))
+    }
+
+    /// A frame from peer `w` arrived: it is alive.
+    pub(super) fn heard_from(&mut self, now: u64, w: u16) {
+        if let Some(h) = self.last_heard.get_mut(w as usize) {
+            *h = Some(now);
+        }
+        if let Some(a) = self.asked.get_mut(w as usize) {
+            *a = None;
+        }
+    }
+
+    /// Sends the hellos that are due; an error naming a peer silent for `liveness_ns`.
+    pub(super) fn liveness_timer(&mut self, now: u64) -> Result<(), TransportError> {
+        let Some(due) = self.liveness_due() else {
+            return Ok(());
+        };
+        if now < due {
+            return Ok(());
+        }
+        // Progress since the last asks: a new stall, asked afresh.
+        if self.asked_epoch != self.last_progress {
+            self.asked_epoch = self.last_progress;
+            self.asked.iter_mut().for_each(|a| *a = None);
+        }
+        let me = self.view.worker as usize;
+        let dead = (0..self.asked.len())
+            .filter(|&p| p != me)
+            .filter_map(|p| self.asked[p].map(|t| (p, t)))
+            .filter(|&(_, t)| now.saturating_sub(t) >= self.cfg.liveness_ns)
+            .min_by_key(|&(_, t)| t);
+        if let Some((p, asked)) = dead {
+            let last = match self.last_heard[p] {
+                Some(t) => format!(
+                    "last heard {:.1} s ago",
+                    now.saturating_sub(t) as f64 * 1e-9
+                ),
+                None => "never heard from".to_string(),
+            };
+            let message = format!(
+                "worker {me}: worker {p} is not answering: no answer to the liveness hellos sent to it over {:.1} s ({last}) while this worker waited ({}): its daemon died or its link to the switch is down. Stop every worker and start the job again",
+                now.saturating_sub(asked) as f64 * 1e-9,
+                self.describe()
+            );
+            return Err(TransportError::PeerSilent {
+                worker: p as u16,
+                message,
+            });
+        }
+        let interval = self.liveness_interval();
+        for p in 0..self.asked.len() {
+            if p == me {
+                continue;
+            }
+            let recent = self.last_heard[p].is_some_and(|h| now.saturating_sub(h) < interval);
+            if !recent {
+                self.asked[p].get_or_insert(now);
+                self.stats.liveness_hellos += 1;
+                self.send_hello(p as u16, false);
+            }
+        }
+        self.liveness_at = now + interval;
+        Ok(())
+    }
+}
