@@ -147,19 +147,11 @@ class Daemon:
             raise ValueError(
                 f"dim {dim} is above the plan's {self.max_dim} values per vertex: split the "
                 f"columns (switchgnn.torch does) or plan with --feature-dim {dim}")
-        head = struct.pack("<IBII", layer, 1 if backward else 0, rows, dim)
         if self._shm_view is not None:
-            view = self._shm_view[:rows * dim].reshape(rows, dim)
-            view[...] = x
-            self._send(PROPAGATE_SHARED, head)
-            kind, body = self._recv()
-            if kind != SUMS_SHARED:
-                raise DaemonError(self._unexpected("PROPAGATE_SHARED", kind, body))
-            _round, r, d = struct.unpack_from("<3I", body)
-            if (r, d) != (rows, dim):
-                raise DaemonError(f"SUMS_SHARED of {r}x{d} answered PROPAGATE of {rows}x{dim}")
-            self.rounds += 1
-            return view.copy()
+            buf = self.shared_buffer(dim)
+            buf[...] = x
+            return self.propagate_shared(layer, dim, backward).copy()
+        head = struct.pack("<IBII", layer, 1 if backward else 0, rows, dim)
         self._send(PROPAGATE, head + x.tobytes())
         kind, body = self._recv()
         if kind != SUMS:
@@ -169,6 +161,31 @@ class Daemon:
             raise DaemonError(f"SUMS of {r}x{d} answered PROPAGATE of {rows}x{dim}")
         self.rounds += 1
         return np.frombuffer(body, dtype="<f4", offset=12).reshape(rows, dim).copy()
+
+    def shared_buffer(self, dim: int) -> np.ndarray:
+        """The [rows, dim] float32 view of the shared buffer to write values into before
+        :meth:`propagate_shared` (shared-memory transport only; dim <= max_dim)."""
+        if self._shm_view is None:
+            raise DaemonError(f"no shared buffer ({self.transport_note}): use propagate()")
+        if not 0 < dim <= self.max_dim:
+            raise ValueError(f"dim {dim} is not in 1..={self.max_dim} (the plan's values per "
+                             "vertex)")
+        return self._shm_view[:self.rows * dim].reshape(self.rows, dim)
+
+    def propagate_shared(self, layer: int, dim: int, backward: bool = False) -> np.ndarray:
+        """The exchange of the values already in :meth:`shared_buffer`, without copies: returns
+        the sums as a view of the same buffer, valid until the next exchange."""
+        view = self.shared_buffer(dim)
+        self._send(PROPAGATE_SHARED,
+                   struct.pack("<IBII", layer, 1 if backward else 0, self.rows, dim))
+        kind, body = self._recv()
+        if kind != SUMS_SHARED:
+            raise DaemonError(self._unexpected("PROPAGATE_SHARED", kind, body))
+        _round, r, d = struct.unpack_from("<3I", body)
+        if (r, d) != (self.rows, dim):
+            raise DaemonError(f"SUMS_SHARED of {r}x{d} answered PROPAGATE of {self.rows}x{dim}")
+        self.rounds += 1
+        return view
 
     def close(self) -> None:
         """Ends the session: the daemon runs its final barrier, answers BYE and exits."""
@@ -201,7 +218,10 @@ class Daemon:
     def _release(self) -> None:
         if self._shm is not None:
             self._shm_view = None
-            self._shm.close()
+            try:
+                self._shm.close()
+            except BufferError:
+                pass  # a view from propagate_shared is still alive: it unmaps when that goes
             self._shm = None
 
     def _send(self, kind: int, body: bytes) -> None:

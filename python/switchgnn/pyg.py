@@ -14,14 +14,16 @@ A model written for PyG changes one import::
 
 The maths (docs/training.md, "The maths of the exchange"): with S the unweighted neighbour
 sum and d the whole-graph degree, GCN is ``c * (S(c * xW) + f * c * xW) + b`` with
-``c = (d + f)^-1/2`` (f = 1, or 2 with ``improved``), which is PyG's ``gcn_norm`` with
-self-loops; SAGE-mean is ``S(x W_l) / d + b_l + x W_r`` (mean is linear, so the product comes
+``c = (d + f)^-1/2`` (f the self-loop weight PyG's ``gcn_norm`` uses: 1, and also 1 with
+``improved`` in PyG 2.8, which weighs loops 2 only when edge weights are given); SAGE-mean is ``S(x W_l) / d + b_l + x W_r`` (mean is linear, so the product comes
 first and the exchange carries ``out_channels`` values, not ``in_channels``).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 from typing import Any
 
 import torch
@@ -42,6 +44,20 @@ def _generic_propagate(self: Any, edge_index: Any, size: Any = None, **kwargs: A
     return pyg_nn.MessagePassing.propagate(self, edge_index, size=size, **kwargs)
 
 
+@functools.lru_cache(maxsize=None)
+def _pyg_self_loop_weight(improved: bool) -> float:
+    """The self-loop weight PyG's own ``gcn_norm`` uses without edge weights, asked of PyG
+    (PyG 2.8 adds weight-1 loops even with ``improved=True`` when no edge weights are given,
+    so improved changes nothing there; this follows whatever the installed PyG does). On the
+    graph 0 -> 1 the normalised edge is (f (1 + f))^-1/2 for a loop weight f."""
+    from torch_geometric.nn.conv.gcn_conv import gcn_norm
+    ei, w = gcn_norm(torch.tensor([[0], [1]]), None, num_nodes=2, improved=improved,
+                     add_self_loops=True)
+    assert w is not None
+    edge = float(w[(ei[0] == 0) & (ei[1] == 1)][0])
+    return round((-1.0 + math.sqrt(1.0 + 4.0 / edge**2)) / 2.0, 5)
+
+
 def _whole_graph_only(name: str, x: Any, edge_weight: Any = None) -> None:
     if isinstance(x, (tuple, list)):
         raise NotImplementedError(
@@ -56,8 +72,9 @@ def _whole_graph_only(name: str, x: Any, edge_weight: Any = None) -> None:
 class GCNConv(pyg_nn.GCNConv):
     """``torch_geometric.nn.GCNConv`` whose propagation goes through the switch when launched.
 
-    Supported through the switch: ``improved``, ``add_self_loops``, ``normalize``, ``bias``,
-    ``cached`` (a no-op: the degrees are fetched once per process). Not: ``edge_weight``.
+    Supported through the switch: ``improved`` (as PyG computes it without edge weights),
+    ``add_self_loops``, ``normalize``, ``bias``, ``cached`` (a no-op: the degrees are fetched
+    once per process). Not: ``edge_weight``.
     """
 
     propagate = _generic_propagate
@@ -78,7 +95,7 @@ class GCNConv(pyg_nn.GCNConv):
         h = self.lin(x)
         if self.normalize:
             loops = self.add_self_loops if self.add_self_loops is not None else True
-            fill = (2.0 if self.improved else 1.0) if loops else 0.0
+            fill = _pyg_self_loop_weight(bool(self.improved)) if loops else 0.0
             deg = c.degree.to(h.dtype) + fill
             norm = deg.pow(-0.5)
             norm = norm.masked_fill(norm == float("inf"), 0.0).unsqueeze(1)

@@ -39,6 +39,20 @@ def exchange(daemon: Daemon, layer: int, x: torch.Tensor, backward: bool,
     m = float(x.detach().abs().max()) if x.numel() else 0.0
     m = agree_max(m)
     s = exchange_scale(m, daemon.clamp(max_degree))
+    if daemon.transport == "shared-memory" and x.device.type == "cpu" and x.dim() == 2:
+        # Scale straight into the shared buffer and out of it: the only two passes over the
+        # values on this side of the daemon.
+        xd = x.detach()
+        if xd.shape[1] == 0:
+            return torch.zeros_like(x)
+        parts = []
+        for i in range(0, xd.shape[1], daemon.max_dim):
+            chunk = xd[:, i:i + daemon.max_dim]
+            buf = torch.from_numpy(daemon.shared_buffer(chunk.shape[1]))
+            torch.mul(chunk.to(torch.float32), 2.0**s, out=buf)
+            sums = torch.from_numpy(daemon.propagate_shared(layer, chunk.shape[1], backward))
+            parts.append(torch.mul(sums, 2.0**-s).to(x.dtype))
+        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
     scaled = (x.detach().to(torch.float32) * 2.0**s).cpu().numpy()
     dim = scaled.shape[1]
     if dim <= daemon.max_dim:

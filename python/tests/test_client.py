@@ -66,8 +66,11 @@ def main():
 
     def worker(w):
         try:
-            with Daemon(socks[w]) as d:
+            # Worker 0 sends through the shared buffer, worker 1 through the socket.
+            with Daemon(socks[w], shared_memory=(w == 0)) as d:
                 assert d.worker == w and d.workers == 2 and d.max_dim >= dim
+                want = "shared-memory" if w == 0 else "socket"
+                assert d.transport == want, (d.transport, d.transport_note)
                 rows = d.vertices.astype(np.int64)
                 for bad in (np.zeros((len(rows) + 1, dim), np.float32),
                             np.zeros((len(rows), d.max_dim + 1), np.float32)):
@@ -107,7 +110,11 @@ def main():
         assert rel.max() < 1e-4, rel.max()
         covered += len(rows)
     assert covered == n, (covered, n)
-    print(f"ok: {n} vertices, 2 workers, features and 1e-6 gradients exact within the bound; {last[0]}")
+    left = [f for f in os.listdir("/dev/shm") if f.startswith(f"switchgnn-{os.getpid()}-")] \
+        if os.path.isdir("/dev/shm") else []
+    assert not left, f"shared buffers left behind: {left}"
+    print(f"ok: {n} vertices, 2 workers (shared memory and socket), features and 1e-6 "
+          f"gradients exact within the bound; {last[0]}")
 
 
 if __name__ == "__main__":

@@ -673,11 +673,31 @@ fn serve<D: Datapath>(
     let listener =
         UnixListener::bind(path).with_context(|| format!("listening on {}", path.display()))?;
     eprintln!("serving on {}", path.display());
-    let (stream, _) = listener
-        .accept()
-        .context("accepting the training process")?;
+    // Until the training process connects, keep driving the session: peers whose clients came
+    // first are already exchanging start hellos and need this daemon's answers (a process that
+    // takes half a minute to import PyTorch would otherwise stall them into their timeout).
+    listener
+        .set_nonblocking(true)
+        .context("making the listening socket non-blocking")?;
+    let stream = loop {
+        match listener.accept() {
+            Ok((stream, _)) => break stream,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                s.idle(std::time::Duration::from_millis(2))?;
+                if let Some(p) = pm {
+                    p.tick(s);
+                }
+            }
+            Err(e) => return Err(e).context("accepting the training process"),
+        }
+    };
+    stream
+        .set_nonblocking(false)
+        .context("making the training process's socket blocking")?;
     let mut r = BufReader::new(stream.try_clone()?);
     let mut w = BufWriter::new(stream);
+    // The client's shared buffer, once it sent ATTACH: values and sums then skip the socket.
+    let mut shared: Option<ipc::SharedBuffer> = None;
     // Requests arrive on a reader thread, so that between them the session keeps receiving
     // and answering peers (`Session::idle`).
     let (tx, rx) = std::sync::mpsc::channel();
@@ -754,6 +774,74 @@ fn serve<D: Datapath>(
                             values: sums,
                         },
                     )?,
+                    Err(e @ TransportError::BadInput(_)) => {
+                        ipc::write_reply(&mut w, &Reply::Error(e.to_string()))?
+                    }
+                    Err(e) => {
+                        let _ = ipc::write_reply(&mut w, &Reply::Error(e.to_string()));
+                        return Err(e.into());
+                    }
+                }
+            }
+            Request::Attach { capacity, path } => match ipc::SharedBuffer::open(&path, capacity) {
+                Ok(b) => {
+                    eprintln!(
+                            "worker {}: values and sums through the shared buffer {} ({capacity} bytes)",
+                            s.view().worker,
+                            path.display()
+                        );
+                    shared = Some(b);
+                    ipc::write_reply(&mut w, &Reply::Attached)?;
+                }
+                Err(e) => ipc::write_reply(&mut w, &Reply::Error(e.to_string()))?,
+            },
+            Request::PropagateShared {
+                layer,
+                direction,
+                rows,
+                dim,
+            } => {
+                let n = s.view().num_local();
+                let Some(buf) = shared.as_mut() else {
+                    ipc::write_reply(
+                        &mut w,
+                        &Reply::Error(
+                            "PROPAGATE_SHARED before ATTACH: attach a shared buffer first, or send PROPAGATE".into(),
+                        ),
+                    )?;
+                    continue;
+                };
+                if rows as usize != n {
+                    ipc::write_reply(
+                        &mut w,
+                        &Reply::Error(format!(
+                            "PROPAGATE_SHARED has {rows} rows but worker {} has {n} vertices",
+                            s.view().worker
+                        )),
+                    )?;
+                    continue;
+                }
+                // In place: the engine reads the client's values straight from the mapping.
+                let values = match buf.values(rows as usize * dim as usize) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        ipc::write_reply(&mut w, &Reply::Error(e.to_string()))?;
+                        continue;
+                    }
+                };
+                let round = s.engine().round() as u32;
+                let l = Layer {
+                    index: layer,
+                    direction,
+                };
+                let r = s.propagate(l, dim as usize, &values);
+                drop(values);
+                metrics::publish(pm, s);
+                match r {
+                    Ok(sums) => {
+                        buf.write_f32(&sums)?;
+                        ipc::write_reply(&mut w, &Reply::SumsShared { round, rows, dim })?
+                    }
                     Err(e @ TransportError::BadInput(_)) => {
                         ipc::write_reply(&mut w, &Reply::Error(e.to_string()))?
                     }

@@ -55,6 +55,15 @@ pub struct ServeArgs {
     /// Give up if the clients have not all finished after this many seconds (0: never).
     #[arg(long, default_value_t = 0.0)]
     pub max_seconds: f64,
+    /// Drop each frame with this probability, each way between a host and the switch (as
+    /// `sgnn testbed --loss`; the daemons recover every sum, so clients see no difference).
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Pad the graph with isolated vertices up to this many (the rows of a feature matrix
+    /// whose last vertices have no edges; every vertex is served by some worker). The graph's
+    /// ids must be dense (not renumbered, docs/formats.md).
+    #[arg(long, value_name = "N")]
+    pub num_vertices: Option<usize>,
     /// Output directory: the plan (OUT/plan), the sockets (OUT/wW.sock), logs and counters.
     #[arg(long, default_value = "serve-out")]
     pub out: PathBuf,
@@ -84,10 +93,31 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
     if a.workers < 2 {
         bail!("--workers must be at least 2");
     }
+    if !(0.0..1.0).contains(&a.loss) {
+        bail!("--loss {} must be in [0, 1)", a.loss);
+    }
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let out = a.out.canonicalize()?;
     let plan_dir = out.join("plan");
-    let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
+    let mut g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
+    if let Some(n) = a.num_vertices {
+        if g.original_ids.is_some() {
+            bail!(
+                "--num-vertices {n}: the ids of {} are sparse and were renumbered, so rows and vertices would not match; give an edge list with ids 0..{n}",
+                a.graph
+            );
+        }
+        if g.csr.num_vertices() > n {
+            bail!(
+                "--num-vertices {n}, but {} has vertex ids up to {}: give at least {}",
+                a.graph,
+                g.csr.num_vertices() - 1,
+                g.csr.num_vertices()
+            );
+        }
+        let edges: Vec<_> = g.csr.edges().collect();
+        g.csr = sgnn_graph::Csr::from_edges(n, &edges).0;
+    }
     let plan = plan_graph(
         g.csr,
         g.stats,
@@ -108,7 +138,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
         workers,
         net: a.net,
         switch: a.switch,
-        loss: 0.0,
+        loss: a.loss,
         reorder: 0.0,
         duplicate: 0.0,
         seed: a.seed,

@@ -1,8 +1,10 @@
 //! The Python package (`python/switchgnn`) against real daemons started by `sgnn serve`: the
 //! numpy client's exchanges are exact within the fixed-point bound (gradients of 1e-6
-//! included), and the PyTorch autograd Function's forward and backward are the neighbour sums.
-//! Needs python3 with numpy (CI installs it); the PyTorch tests also need torch (and the
-//! loss-curve test cora from ../shared/datasets).
+//! included) through the shared buffer (worker 0) and through the socket (worker 1), and the
+//! PyTorch autograd Function's forward and backward are the neighbour sums. Needs python3 with
+//! numpy (CI installs it); the PyTorch tests also need torch (and the loss-curve test cora from
+//! ../shared/datasets). The rest of the Python tests (PyG layers, `switchgnn launch`, parity
+//! with single-process PyG) are pytest's: `python3 -m pytest python/tests` (.ci/run runs it).
 
 use std::path::Path;
 use std::process::Command;
