@@ -412,6 +412,10 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         ("SEND_DONE", sgnn_wire::recovery::SEND_DONE as u64),
         ("PULL_GONE", sgnn_wire::recovery::PULL_GONE as u64),
         ("SEQ_WINDOW", sgnn_wire::recovery::SEQ_WINDOW as u64),
+        (
+            "WORKER_NET",
+            u32::from_be_bytes(sgnn_wire::addressing::worker_ip(0)) as u64,
+        ),
     ];
     // The program's initial settings are the contract's `Settings::default()`.
     let init = config::Settings::default();
@@ -433,6 +437,7 @@ fn every_shared_constant_has_the_same_value_in_p4_and_rust() {
         ("INIT_SWITCH_MAC", mac),
         ("INIT_SWITCH_IP", u32::from_be_bytes(init.switch_ip) as u64),
         ("INIT_PLAN_TAG", init.plan_tag as u64),
+        ("INIT_JOB", init.job as u64),
     ] {
         want.push((name, v));
     }
