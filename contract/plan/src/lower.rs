@@ -61,22 +61,56 @@ pub fn deliver_planned(
     prof: &SwitchProfile,
     layout: Layout,
 ) -> Result<(Plan, Option<String>), PlanError> {
+    deliver_fallback(plan, idx, planned, mode, prof, layout).map(|(p, note, _)| (p, note))
+}
+
+/// [`deliver_planned`], and the delivery the plan runs when it is not `planned`: where `auto`'s
+/// choice cannot be lowered, it falls back, with a note saying why,
+/// - from per-edge sums (`R`) over the pass limit to the best choice without them;
+/// - from replicated raw vertices (`M`, `C`) whose worker sets outnumber the switch's
+///   multicast group ids (a large graph over many workers: 95,091 sets for rmat 2^20 at 32
+///   workers) to pre-aggregated partials for every pair, which replicate nothing.
+pub fn deliver_fallback(
+    plan: &Plan,
+    idx: &PairIndex,
+    planned: &Planned,
+    mode: AggregateMode,
+    prof: &SwitchProfile,
+    layout: Layout,
+) -> Result<(Plan, Option<String>, Option<Planned>), PlanError> {
     if mode == AggregateMode::Paper {
-        return Ok((plan.clone(), None));
+        return Ok((plan.clone(), None, None));
     }
-    let d = planned;
-    match lower(plan, &d.tables, mode) {
-        Ok(p) => Ok((p, None)),
-        Err(e) if mode == AggregateMode::Auto && !d.tables.r_rows.is_empty() => {
-            let d = plan_delivery_laid_out(plan, idx, mode, prof, false, layout);
-            let p = lower(plan, &d.tables, mode)?;
-            let note = format!(
-                "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
-            );
-            Ok((p, Some(note)))
+    let e = match lower(plan, &planned.tables, mode) {
+        Ok(p) => return Ok((p, None, None)),
+        Err(e) if mode == AggregateMode::Auto => e,
+        Err(e) => return Err(e),
+    };
+    let (e, replicates, mut notes) = if planned.tables.r_rows.is_empty() {
+        (e, !planned.tables.mcast.is_empty(), Vec::new())
+    } else {
+        let d = plan_delivery_laid_out(plan, idx, mode, prof, false, layout);
+        let note = format!(
+            "auto: per-edge sums dropped ({e}); the plan uses multicast, partials and covers only"
+        );
+        match lower(plan, &d.tables, mode) {
+            Ok(p) => return Ok((p, Some(note), Some(d))),
+            Err(e) => (e, !d.tables.mcast.is_empty(), vec![note]),
         }
-        Err(e) => Err(e),
+    };
+    if !replicates {
+        return Err(e);
     }
+    let d = plan_delivery_laid_out(plan, idx, AggregateMode::Partials, prof, false, layout);
+    // Partials fail only where every delivery would (too many blocks or ids): say what failed
+    // first.
+    let Ok(p) = lower(plan, &d.tables, AggregateMode::Auto) else {
+        return Err(e);
+    };
+    notes.push(format!(
+        "auto: replicated raw vertices dropped ({e}); the plan sends pre-aggregated partials for every pair"
+    ));
+    Ok((p, Some(notes.join("; ")), Some(d)))
 }
 
 /// The plan that runs `tables` (computed for `plan`'s graph and partition), with the delivery

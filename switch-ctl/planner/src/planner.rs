@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use sgnn_graph::{BuildStats, Csr, VertexId};
 use sgnn_plan::delivery::{compare_with, AggregateMode, Layout, PairIndex};
-use sgnn_plan::lower::deliver_planned;
+use sgnn_plan::lower::deliver_fallback;
 use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
@@ -482,13 +482,20 @@ pub fn plan_and_deliver(
     let plan = match kept {
         None => plan,
         Some(planned) => {
-            let (lowered, note) = st.run("lower", None, |_| {
-                let (lowered, note) =
-                    deliver_planned(&plan, &idx, &planned, mode, profile, Layout::Spread)?;
+            let (lowered, note, fallback) = st.run("lower", None, |_| {
+                let (lowered, note, fallback) =
+                    deliver_fallback(&plan, &idx, &planned, mode, profile, Layout::Spread)?;
                 sgnn_plan::verify(&lowered)?;
                 let summary = format!("{mode}: {} blocks, verified", lowered.blocks.len());
-                Ok(((lowered, note), summary))
+                Ok(((lowered, note, fallback), summary))
             })?;
+            // Where the choice could not be lowered, the mode's row is what the plan runs.
+            if let Some(d) = fallback {
+                if let Some(row) = report.predicted.iter_mut().find(|r| r.mode == mode.name()) {
+                    row.prediction = d.prediction;
+                    row.total_bytes = d.traffic.total;
+                }
+            }
             adopt(&lowered, note, &mut report, mode);
             lowered
         }

@@ -211,6 +211,9 @@ pub fn run(a: &BenchArgs) -> Result<()> {
         "blocks           {} in {} levels",
         r.blocks.count, r.blocks.levels
     );
+    for n in &r.notes {
+        println!("note             {n}");
+    }
     if let Some((secs, rss)) = gpmetis {
         println!("gpmetis          {secs:.2} s, peak RSS {}", fmt_bytes(rss));
         println!(
