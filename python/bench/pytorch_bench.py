@@ -55,6 +55,9 @@ def main() -> None:
     ap.add_argument("--datasets", default=str(ROOT.parent / "shared/datasets"))
     ap.add_argument("--out", default="eval/pytorch-bench.json")
     ap.add_argument("--no-parity", action="store_true", help="only the recipe runs")
+    ap.add_argument("--recipe", default=None,
+                    help="WORKERS:LOSS,... for the recipe runs (default: every --workers x "
+                    "--losses)")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="pytorch-bench-"))
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -77,8 +80,12 @@ def main() -> None:
                             "seed": seed, "test": r["test_accuracy_at_best_val"],
                             "median_epoch_ms": r["median_epoch_ms"]})
             print(json.dumps(results[-1]), flush=True)
-            for w in [int(x) for x in a.workers.split(",")]:
-                for loss in [float(x) for x in a.losses.split(",")]:
+            recipe = ([(int(c.split(":")[0]), float(c.split(":")[1]))
+                       for c in a.recipe.split(",")] if a.recipe else
+                      [(int(w), float(x)) for w in a.workers.split(",")
+                       for x in a.losses.split(",")])
+            for w, loss in recipe:
+                if True:
                     t = time.perf_counter()
                     r = launched(g, w, loss, tmp / f"{name}-{w}-{loss}-{seed}.json",
                                  ["--seed", str(seed)])
