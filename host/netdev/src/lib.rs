@@ -13,12 +13,14 @@
 //! - [`poll`]: waiting for frames, on sockets ([`poll::ready`]) and on devices polled from
 //!   user space ([`poll::IdlePoll`]), the same way in the switch's ports and the host's
 //!   datapaths; [`MAX_FRAME`], the receive buffer both use.
+//! - [`mmsg`]: many UDP datagrams per system call (`recvmmsg`, `sendmmsg`), for both sides'
+//!   UDP datapaths.
 //!
 //! The software switch (`softswitch::ports`: many numbered ports) and the host daemon
 //! (`sgnn_transport::datapath`: one link to the switch) each keep their own trait over these
 //! (the two modules' docs say why).
 //!
-//! Everything here but [`capture`], [`poll`], [`bind_udp`] and [`set_socket_buffers`] needs
+//! Everything here but [`capture`], [`poll`], [`mmsg`], [`bind_udp`] and [`set_socket_buffers`] needs
 //! `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says whether this process
 //! may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
@@ -29,6 +31,7 @@ pub mod capture;
 pub mod cli_config;
 pub mod dpdk_args;
 pub mod metrics_http;
+pub mod mmsg;
 mod netns;
 pub mod poll;
 mod sockbuf;

@@ -47,6 +47,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsFd;
 use std::time::Duration;
 
+use sgnn_netdev::mmsg::{self, RecvBatch};
 use sgnn_netdev::poll;
 
 /// Sends and receives bursts of Ethernet frames.
@@ -79,10 +80,14 @@ pub use dpdk::{DpdkConfig, DpdkDatapath};
 pub const RECV_BURST: usize = 256;
 
 /// Kernel UDP: one Ethernet frame per datagram, exchanged with the switch's UDP address.
+///
+/// Batched (docs/host.md, "Batched I/O"): a burst leaves in `sendmmsg` calls of up to
+/// [`sgnn_netdev::mmsg::BATCH`] datagrams and arrives in `recvmmsg` calls, with the same
+/// per-frame meaning as one `send` or `recv` per frame.
 #[derive(Debug)]
 pub struct UdpDatapath {
     socket: UdpSocket,
-    buf: Vec<u8>,
+    batch: Box<RecvBatch>,
     /// Datagrams the kernel refused (buffer full).
     pub send_errors: u64,
 }
@@ -96,7 +101,7 @@ impl UdpDatapath {
         socket.set_nonblocking(true)?;
         Ok(UdpDatapath {
             socket,
-            buf: vec![0u8; sgnn_netdev::MAX_FRAME],
+            batch: Box::new(RecvBatch::new()),
             send_errors: 0,
         })
     }
@@ -123,9 +128,20 @@ impl Datapath for UdpDatapath {
 
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
         let mut sent = 0;
-        for f in frames {
-            match self.socket.send(f) {
-                Ok(_) => sent += 1,
+        let mut next = 0;
+        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
+        while next < frames.len() {
+            let n = (frames.len() - next).min(mmsg::BATCH);
+            for (r, f) in refs.iter_mut().zip(&frames[next..next + n]) {
+                *r = f;
+            }
+            // Up to the first frame the kernel refused; that one's error comes back alone.
+            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], None) {
+                Ok(k) if k > 0 => {
+                    sent += k;
+                    next += k;
+                }
+                Ok(_) => unreachable!("sendmmsg sends at least one datagram or fails"),
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -133,7 +149,8 @@ impl Datapath for UdpDatapath {
                     ) || e.raw_os_error() == Some(libc::ENOBUFS) =>
                 {
                     // Full buffer, or the switch's port is not open (yet): lost frame.
-                    self.send_errors += 1
+                    self.send_errors += 1;
+                    next += 1;
                 }
                 Err(e) => return Err(e),
             }
@@ -148,10 +165,15 @@ impl Datapath for UdpDatapath {
     ) -> io::Result<usize> {
         let mut n = 0;
         while n < RECV_BURST {
-            match self.socket.recv(&mut self.buf) {
-                Ok(len) => {
-                    deliver(&self.buf[..len]);
-                    n += 1;
+            match self.batch.recv(self.socket.as_fd(), RECV_BURST - n, false) {
+                Ok(k) => {
+                    for i in 0..k {
+                        deliver(self.batch.datagram(i));
+                    }
+                    n += k;
+                    if k == 0 {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if n > 0 || timeout.is_zero() || !wait_readable(&self.socket, timeout)? {

@@ -19,9 +19,11 @@
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use sgnn_netdev::mmsg::{self, RecvBatch};
 use sgnn_netdev::AfPacket;
 
 use crate::pipeline::{Emitted, Pipeline};
@@ -71,11 +73,29 @@ pub trait Ports {
 }
 
 /// Ports on one UDP socket.
+///
+/// Batched (docs/host.md, "Batched I/O"): frames arrive in `recvmmsg` calls of up to
+/// [`mmsg::BATCH`] ([`Ports::recv_burst`]), and [`Ports::send`] keeps its frame (copied) until
+/// [`Ports::flush`], which sends what was kept in `sendmmsg` calls, in order (or when
+/// [`mmsg::BATCH`] are kept). A frame for a port with no peer fails at `send`, as before; the
+/// kernel refusing a kept frame fails the flush and counts in `udp_tx_refused` (the socket
+/// blocks while its buffer is full, so on loopback that does not happen), where before it
+/// counted in the port's `port_tx_failed`.
 pub struct UdpPorts {
     /// The socket.
     pub socket: UdpSocket,
     /// Peer of each port.
     pub peers: Vec<SocketAddr>,
+    batch: Box<RecvBatch>,
+    /// The receive timeout the socket has (set again only when it changes).
+    read_timeout: Option<Duration>,
+    /// Frames kept by `send`, back to back, and each one's peer and length.
+    out: Vec<u8>,
+    out_frames: Vec<(SocketAddr, usize)>,
+    /// Kept frames the kernel refused when they were flushed.
+    tx_refused: u64,
+    /// The first refusal not yet reported by a flush.
+    refusal: Option<io::Error>,
 }
 
 impl UdpPorts {
@@ -84,23 +104,74 @@ impl UdpPorts {
         // Every worker sends to this one socket: the kernel's default buffer (about 200 KB)
         // overflows in a burst. Root may exceed rmem_max (FORCE); others get what it allows.
         let socket = sgnn_netdev::bind_udp(listen, 16 << 20)?;
-        Ok(UdpPorts { socket, peers })
+        Ok(UdpPorts {
+            socket,
+            peers,
+            batch: Box::new(RecvBatch::new()),
+            read_timeout: None,
+            out: Vec::with_capacity(mmsg::BATCH * 256),
+            out_frames: Vec::with_capacity(mmsg::BATCH),
+            tx_refused: 0,
+            refusal: None,
+        })
+    }
+
+    /// The port of a datagram from `from`.
+    fn port_of(&self, from: Option<SocketAddr>) -> PortId {
+        from.and_then(|f| self.peers.iter().position(|&p| p == f))
+            .map_or(UNKNOWN_PORT, |p| p as PortId)
+    }
+
+    /// Waits up to `timeout` (at least 1 ms) on the next receive.
+    fn set_timeout(&mut self, timeout: Duration) -> io::Result<()> {
+        let t = Some(timeout.max(Duration::from_millis(1)));
+        if self.read_timeout != t {
+            self.socket.set_read_timeout(t)?;
+            self.read_timeout = t;
+        }
+        Ok(())
+    }
+
+    /// Sends the kept frames, in `sendmmsg` calls; a frame the kernel refuses is counted and
+    /// skipped, and the first refusal kept for [`Ports::flush`] to return.
+    fn send_kept(&mut self) {
+        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
+        let mut to = [SocketAddr::from(([0, 0, 0, 0], 0)); mmsg::BATCH];
+        let mut next = 0;
+        let mut offsets = Vec::with_capacity(self.out_frames.len());
+        let mut at = 0;
+        for &(_, len) in &self.out_frames {
+            offsets.push(at);
+            at += len;
+        }
+        while next < self.out_frames.len() {
+            let n = (self.out_frames.len() - next).min(mmsg::BATCH);
+            for i in 0..n {
+                let (peer, len) = self.out_frames[next + i];
+                let o = offsets[next + i];
+                refs[i] = &self.out[o..o + len];
+                to[i] = peer;
+            }
+            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], Some(&to[..n])) {
+                Ok(k) if k > 0 => next += k,
+                Ok(_) => unreachable!("sendmmsg sends at least one datagram or fails"),
+                Err(e) => {
+                    self.tx_refused += 1;
+                    self.refusal.get_or_insert(e);
+                    next += 1;
+                }
+            }
+        }
+        self.out.clear();
+        self.out_frames.clear();
     }
 }
 
 impl Ports for UdpPorts {
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<(PortId, usize)>> {
-        self.socket
-            .set_read_timeout(Some(timeout.max(Duration::from_millis(1))))?;
+        self.set_timeout(timeout)?;
         match self.socket.recv_from(buf) {
-            Ok((n, from)) => {
-                let port = self
-                    .peers
-                    .iter()
-                    .position(|&p| p == from)
-                    .map_or(UNKNOWN_PORT, |p| p as PortId);
-                Ok(Some((port, n)))
-            }
+            Ok((n, from)) => Ok(Some((self.port_of(Some(from)), n))),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -113,11 +184,54 @@ impl Ports for UdpPorts {
         }
     }
 
+    fn recv_burst(
+        &mut self,
+        _buf: &mut [u8],
+        timeout: Duration,
+        deliver: &mut dyn FnMut(PortId, &[u8]),
+    ) -> io::Result<usize> {
+        self.set_timeout(timeout)?;
+        // Waits (up to the timeout) for the first datagram, then takes what is there.
+        match self.batch.recv(self.socket.as_fd(), mmsg::BATCH, true) {
+            Ok(k) => {
+                for i in 0..k {
+                    let port = self.port_of(self.batch.sender(i));
+                    deliver(port, self.batch.datagram(i));
+                }
+                Ok(k)
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()> {
-        let peer = self.peers.get(port as usize).ok_or_else(|| {
+        let peer = *self.peers.get(port as usize).ok_or_else(|| {
             io::Error::new(io::ErrorKind::NotFound, format!("no peer for port {port}"))
         })?;
-        self.socket.send_to(frame, peer).map(|_| ())
+        self.out.extend_from_slice(frame);
+        self.out_frames.push((peer, frame.len()));
+        if self.out_frames.len() >= mmsg::BATCH {
+            self.send_kept();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.out_frames.is_empty() {
+            self.send_kept();
+        }
+        match self.refusal.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     fn describe(&self) -> String {
@@ -128,6 +242,14 @@ impl Ports for UdpPorts {
                 .map_or("?".into(), |a| a.to_string()),
             self.peers.len()
         )
+    }
+
+    fn counters(&self) -> Vec<(String, u64)> {
+        // Only when it happened: a UDP switch's counters had no `datapath` entry before.
+        if self.tx_refused == 0 {
+            return Vec::new();
+        }
+        vec![("udp_tx_refused".to_string(), self.tx_refused)]
     }
 }
 

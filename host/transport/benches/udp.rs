@@ -1,0 +1,163 @@
+//! The daemon's UDP datapath on loopback: frames per second from one `UdpDatapath` to another,
+//! batched (`sendmmsg`/`recvmmsg`, today's `UdpDatapath`) against one system call per frame
+//! (the datapath before issue 32, kept here as `PerFrame`: `send` and `recv` per frame).
+//!
+//! A sender thread sends bursts of 32 Data-sized frames (186 bytes), at most 4,096 frames
+//! ahead of what the receiver counted (so nothing is lost to a full buffer; it sleeps 50 us
+//! when it is), and the receiver takes them with `recv_burst` (waiting in `ppoll` as the
+//! daemon does). The time reported is the **CPU time** of the process (both threads, user and
+//! system, `getrusage`) per frame received, not wall time: on a machine shared with other
+//! jobs, wall time measures the scheduler, CPU time what a frame costs.
+//!
+//! ```sh
+//! cargo bench -p sgnn-transport --bench udp -- --measurement-time 3 --warm-up-time 1
+//! ```
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use std::os::fd::AsFd;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sgnn_netdev::poll;
+use sgnn_transport::datapath::{Datapath, UdpDatapath};
+
+const FRAME: usize = 186;
+const BURST: usize = 32;
+const AHEAD: u64 = 4096;
+
+/// The datapath as it was: one `send` per frame, one `recv` per frame.
+struct PerFrame {
+    socket: UdpSocket,
+    buf: Vec<u8>,
+}
+
+impl PerFrame {
+    fn bind(local: SocketAddr, peer: SocketAddr) -> PerFrame {
+        let socket = sgnn_netdev::bind_udp(local, 4 << 20).unwrap();
+        socket.connect(peer).unwrap();
+        socket.set_nonblocking(true).unwrap();
+        PerFrame {
+            socket,
+            buf: vec![0u8; sgnn_netdev::MAX_FRAME],
+        }
+    }
+}
+
+impl Datapath for PerFrame {
+    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
+        let mut sent = 0;
+        for f in frames {
+            if self.socket.send(f).is_ok() {
+                sent += 1;
+            }
+        }
+        Ok(sent)
+    }
+
+    fn recv_burst(
+        &mut self,
+        timeout: Duration,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        let started = Instant::now();
+        while n < sgnn_transport::datapath::RECV_BURST {
+            match self.socket.recv(&mut self.buf) {
+                Ok(len) => {
+                    deliver(&self.buf[..len]);
+                    n += 1;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if n > 0 || started.elapsed() >= timeout {
+                        break;
+                    }
+                    let mut fds = [poll::pollfd(self.socket.as_fd(), libc::POLLIN)];
+                    let _ = poll::ready(&mut fds, Some(timeout));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
+}
+
+fn addrs() -> (SocketAddr, SocketAddr) {
+    let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+    (a.local_addr().unwrap(), b.local_addr().unwrap())
+}
+
+/// CPU time of this process so far (every thread, user and system).
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes the struct it is given; zeroes are a valid rusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF and a valid pointer to a rusage.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    assert_eq!(r, 0);
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Moves `frames` frames from `tx` to `rx` (receiving on another thread); returns the CPU
+/// time it took.
+fn run<D: Datapath + Send + 'static>(tx: &mut D, rx: D, frames: u64) -> (Duration, D) {
+    let got = Arc::new(AtomicU64::new(0));
+    let g = got.clone();
+    let receiver = std::thread::spawn(move || {
+        let mut rx = rx;
+        let mut n = 0u64;
+        while n < frames {
+            n += rx
+                .recv_burst(Duration::from_millis(1), &mut |f| {
+                    assert_eq!(f.len(), FRAME);
+                })
+                .unwrap() as u64;
+            g.store(n, Ordering::Release);
+        }
+        rx
+    });
+    let burst: Vec<Vec<u8>> = (0..BURST).map(|i| vec![i as u8; FRAME]).collect();
+    let started = cpu_time();
+    let mut sent = 0u64;
+    while sent < frames {
+        if sent - got.load(Ordering::Acquire) > AHEAD {
+            std::thread::sleep(Duration::from_micros(50));
+            continue;
+        }
+        let k = (frames - sent).min(BURST as u64) as usize;
+        sent += tx.send_burst(&burst[..k]).unwrap() as u64;
+    }
+    let rx = receiver.join().unwrap();
+    (cpu_time() - started, rx)
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("udp");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("batched", |b| {
+        b.iter_custom(|iters| {
+            let (ta, ra) = addrs();
+            let mut tx = UdpDatapath::bind(ta, ra, 4 << 20).unwrap();
+            let rx = UdpDatapath::bind(ra, ta, 4 << 20).unwrap();
+            let (t, rx) = run(&mut tx, rx, iters);
+            assert_eq!(tx.send_errors + rx.send_errors, 0);
+            t
+        })
+    });
+    g.bench_function("per_frame", |b| {
+        b.iter_custom(|iters| {
+            let (ta, ra) = addrs();
+            let mut tx = PerFrame::bind(ta, ra);
+            let rx = PerFrame::bind(ra, ta);
+            run(&mut tx, rx, iters).0
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
