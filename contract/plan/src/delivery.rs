@@ -1268,9 +1268,16 @@ pub fn auto_candidates(
         .copied()
         .filter(|&d| d != Delivery::R)
         .collect();
+    // The two searches are independent and deterministic: run them on two cores (the order
+    // of the candidates, and so the choice, is the same as one after the other).
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| search(idx, owner, prof, sizes, &without, max_sweeps));
+        let second = search(idx, owner, prof, sizes, allowed, max_sweeps);
+        (first.join().expect("the search without R"), second)
+    });
     vec![
-        search(idx, owner, prof, sizes, &without, max_sweeps),
-        search(idx, owner, prof, sizes, allowed, max_sweeps),
+        first,
+        second,
         evaluate(
             idx,
             owner,
