@@ -109,6 +109,9 @@ def main() -> None:
         print(f"| {gname} | {w if w > 1 else '1 (PyG)'} | {loss:.0%} | "
               f"{par[0]['max_rel_diff']:.1e} | " if par else
               f"| {gname} | {w if w > 1 else '1 (PyG)'} | {loss:.0%} | - | ", end="")
+        if not rec:
+            print("- | - | - |")
+            continue
         print(f"{', '.join(f'{x:.1f}' for x in accs)} | {statistics.mean(accs):.1f} | "
               f"{statistics.median(r['median_epoch_ms'] for r in rec):.1f} |")
 
