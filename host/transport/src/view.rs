@@ -8,6 +8,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
 use sgnn_plan::{Plan, WorkerSchedule};
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::LANES;
@@ -148,16 +150,16 @@ pub struct BlockView {
     /// Sources of those destinations, flat.
     pub dest_sources: Vec<RemoteSource>,
     /// Destination vertex -> index into `dests`.
-    pub dest_index: HashMap<u32, u32>,
+    pub dest_index: FxHashMap<u32, u32>,
     /// Source vertex -> indexes into `dests` it feeds (who can use a raw copy of it).
     pub feeds: MultiIndex,
     /// Source vertex -> index into `sources`.
-    pub source_index: HashMap<u32, u32>,
+    pub source_index: FxHashMap<u32, u32>,
     /// Remote vertices the switch replicates to this worker in this block (a delivery
     /// plan's `M`): each arrives once per segment as a Bypass for every local neighbour.
     pub raw_in: Vec<RemoteSource>,
     /// Vertex -> index into `raw_in`.
-    pub raw_in_index: HashMap<u32, u32>,
+    pub raw_in_index: FxHashMap<u32, u32>,
 }
 
 impl BlockView {
@@ -199,7 +201,7 @@ pub struct WorkerView {
     /// This worker's vertices, ascending (the row order of features and sums).
     pub local_vertices: Vec<u32>,
     /// Global id -> local index (only for local vertices).
-    pub local_index: HashMap<u32, u32>,
+    pub local_index: FxHashMap<u32, u32>,
     /// Local neighbours of local vertex `i`: `local_nbrs[local_ptr[i]..local_ptr[i+1]]`.
     pub local_ptr: Vec<u32>,
     /// Local neighbour indexes.
@@ -224,7 +226,7 @@ pub struct WorkerView {
     pub plan_tag: u32,
     /// The pre-aggregated partials this worker sends (partials plans): virtual source id ->
     /// range of `partial_terms`.
-    pub partials: HashMap<u32, (u32, u32)>,
+    pub partials: FxHashMap<u32, (u32, u32)>,
     /// Local indexes of the vertices each partial sums (this worker's neighbours of its
     /// destination).
     pub partial_terms: Vec<u32>,
@@ -268,7 +270,7 @@ impl WorkerView {
         let local_vertices: Vec<u32> = (0..n as u32)
             .filter(|&v| part[v as usize] == worker)
             .collect();
-        let local_index: HashMap<u32, u32> = local_vertices
+        let local_index: FxHashMap<u32, u32> = local_vertices
             .iter()
             .enumerate()
             .map(|(i, &v)| (v, i as u32))
@@ -312,7 +314,7 @@ impl WorkerView {
             consumers: hb_needs,
         };
 
-        let mut partials = HashMap::new();
+        let mut partials = FxHashMap::default();
         let mut partial_terms = Vec::new();
         let mut partials_in = std::collections::HashSet::new();
         let mut blocks = Vec::with_capacity(plan.blocks.len());
@@ -483,6 +485,23 @@ impl WorkerView {
             partials_in,
             pace: sgnn_plan::traffic::pace(&sgnn_plan::traffic::block_loads(plan), worker as usize),
         })
+    }
+
+    /// [`WorkerView::contribution`] of a source entry of a block: a local vertex's row without
+    /// a lookup (the entry holds its local index).
+    pub fn contribution_of(
+        &self,
+        enc: &[[i32; LANES]],
+        segs: usize,
+        src: &SourceEntry,
+        g: usize,
+    ) -> Option<([i32; LANES], usize)> {
+        if src.local != u32::MAX {
+            return enc
+                .get(src.local as usize * segs + g)
+                .map(|&lanes| (lanes, 0));
+        }
+        self.contribution(enc, segs, src.vertex, g)
     }
 
     /// The encoded value worker sends for block source `src` in segment `g`, from the round's

@@ -125,7 +125,7 @@ impl Engine {
         let (i, g) = (k / s, k % s);
         let src = view.blocks[b].sources[i];
         let (lanes, sat) = view
-            .contribution(&cur.enc, s, src.vertex, g)
+            .contribution_of(&cur.enc, s, &src, g)
             .expect("the view lists only sources this worker sends");
         self.stats.saturated_lanes += sat as u64;
         let mut h = self.header(PacketType::Data, b, g as u16);
