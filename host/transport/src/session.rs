@@ -123,7 +123,9 @@ impl<D: Datapath> Session<D> {
     fn flush(&mut self) -> Result<(), TransportError> {
         if !self.out.is_empty() {
             self.dp.send_burst(&self.out)?;
-            self.out.clear();
+            for f in self.out.drain(..) {
+                self.engine.recycle(f);
+            }
         }
         Ok(())
     }

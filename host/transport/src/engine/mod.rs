@@ -231,6 +231,8 @@ pub struct Engine {
     mac: [u8; 6],
     ip: [u8; 4],
     stats: Stats,
+    /// Frame buffers given back by the datapath, reused by `emit`.
+    spare: Vec<Vec<u8>>,
     /// The job value this worker's frames carry and received frames must carry: the pinned
     /// one, or 0 until the switch's answer to the start-up probe tells it.
     job: u16,
@@ -288,6 +290,7 @@ impl Engine {
             mac: worker_mac(w),
             ip: worker_ip(w),
             stats: Stats::default(),
+            spare: Vec::new(),
             job: cfg.job.unwrap_or(0),
             rate,
             queues: Default::default(),

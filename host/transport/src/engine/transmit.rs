@@ -6,6 +6,9 @@ use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 
 use super::{Engine, Phase};
+
+/// Frame buffers an engine keeps for reuse ([`Engine::recycle`]): a burst's worth.
+const SPARE_BUFFERS: usize = 512;
 use crate::class::TrafficClass;
 
 impl Engine {
@@ -33,10 +36,21 @@ impl Engine {
             },
             sgnn: s,
         };
-        let mut buf = vec![0u8; repr.frame_len()];
+        // A buffer the datapath gave back ([`Engine::recycle`]), or a new one.
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.resize(repr.frame_len(), 0);
         repr.emit(lanes, &mut buf)
             .expect("the engine only builds well-formed frames");
         self.queues[class.index()].push_back(buf);
+    }
+
+    /// Takes back a frame buffer [`Engine::poll_transmit`] handed out, once the datapath sent
+    /// it, to build a later frame in (no allocation per frame).
+    pub fn recycle(&mut self, frame: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(frame);
+        }
     }
 
     pub(super) fn header(&self, t: PacketType, block: usize, segment: u16) -> Repr {
