@@ -5,9 +5,7 @@
 //! the same Bypass from its worker's port with the job is delivered; the start-up probe
 //! learns the job.
 
-use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use sgnn_wire::addressing::worker_ip;
@@ -50,27 +48,12 @@ fn only_a_workers_own_frames_with_its_address_and_the_job_get_through() {
             .unwrap();
     }
     let stats = dir.path().join("stats.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
-        .arg("--plan")
-        .arg(dir.path())
-        .args(["--job", &JOB.to_string()])
-        .args(
-            workers
-                .iter()
-                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
-        )
-        .arg("--stats-json")
-        .arg(&stats)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let switch = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
+    let (mut child, _lines, switch) = common::start_udp_switch(
+        dir.path(),
+        JOB,
+        &workers,
+        &["--stats-json".as_ref(), stats.as_os_str()],
+    );
     // An unprivileged process's own socket: the software switch puts it on no worker's port.
     let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
     let lanes = [5i32; LANES];

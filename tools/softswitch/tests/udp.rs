@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use sgnn_netdev::{AfPacket, Netns, Veth};
@@ -116,29 +116,15 @@ fn run_over_udp(extra: &[&str], expect_ecn: bool) {
         w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     }
     let stats = dir.path().join("stats.json");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_softswitch"))
-        .arg("--plan")
-        .arg(dir.path())
-        // Hand-made frames carry job 0 (sgnn_switch::admission).
-        .args(["--job", "0"])
-        .args(
-            workers
-                .iter()
-                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
-        )
-        .args(["--exit-after-blocks", "1", "--stats-json"])
-        .arg(&stats)
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let first = lines.next().unwrap().unwrap();
-    let addr = first
-        .strip_prefix("listening on ")
-        .expect(&first)
-        .to_string();
+    // Hand-made frames carry job 0 (sgnn_switch::admission).
+    let mut flags: Vec<&std::ffi::OsStr> = vec![
+        "--exit-after-blocks".as_ref(),
+        "1".as_ref(),
+        "--stats-json".as_ref(),
+        stats.as_os_str(),
+    ];
+    flags.extend(extra.iter().map(|e| std::ffi::OsStr::new(e)));
+    let (child, _lines, addr) = common::start_udp_switch(dir.path(), 0, &workers, &flags);
     let send = |w: usize, f: &[u8]| {
         workers[w].send_to(f, &addr).unwrap();
     };

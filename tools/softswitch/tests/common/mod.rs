@@ -65,3 +65,41 @@ pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
     assert_eq!(plan.blocks.len(), 1, "1 MB holds {graph} in one block");
     plan
 }
+
+/// The `softswitch` binary over loopback UDP on the plan in `plan_dir` with `job`, one
+/// `--worker` per socket of `workers`, and `extra` flags; returns it, its stdout lines after
+/// the first, and the UDP address it printed there (`listening on ADDR`).
+#[allow(dead_code)] // not every test file starts the binary
+pub fn start_udp_switch(
+    plan_dir: &std::path::Path,
+    job: u16,
+    workers: &[std::net::UdpSocket],
+    extra: &[&std::ffi::OsStr],
+) -> (
+    std::process::Child,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    String,
+) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_softswitch"))
+        .arg("--plan")
+        .arg(plan_dir)
+        .args(["--job", &job.to_string()])
+        .args(
+            workers
+                .iter()
+                .flat_map(|w| ["--worker".to_string(), w.local_addr().unwrap().to_string()]),
+        )
+        .args(extra)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let addr = first
+        .strip_prefix("listening on ")
+        .expect(&first)
+        .to_string();
+    (child, lines, addr)
+}
