@@ -123,7 +123,7 @@ fn run_over_udp(extra: &[&str], expect_ecn: bool) {
         "--stats-json".as_ref(),
         stats.as_os_str(),
     ];
-    flags.extend(extra.iter().map(|e| std::ffi::OsStr::new(e)));
+    flags.extend(extra.iter().map(std::ffi::OsStr::new));
     let (child, _lines, addr) = common::start_udp_switch(dir.path(), 0, &workers, &flags);
     let send = |w: usize, f: &[u8]| {
         workers[w].send_to(f, &addr).unwrap();
