@@ -22,7 +22,6 @@
 
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{PacketType, PROBE_DST};
 
 use crate::config::Role;
 use crate::counters::Event;
@@ -73,12 +72,6 @@ impl Refusal {
     }
 }
 
-/// A daemon's start-up probe (an Ack to [`PROBE_DST`]): admitted whatever its job value,
-/// from its worker's port only.
-pub fn is_probe(s: &Repr) -> bool {
-    s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST
-}
-
 /// The rule (see the module): `Ok` when a SwitchGNN frame with header `s` and IPv4 source
 /// `ip_src` that came in on `port` may go on to the switch's other controls, on a switch
 /// loaded with job value `job`. Checked in this order: port, address, job.
@@ -92,7 +85,9 @@ pub fn admit(port: Port, job: u16, ip_src: [u8; 4], s: &Repr) -> Result<(), Refu
             if ip_src != worker_ip(w) {
                 return Err(Refusal::WrongAddress);
             }
-            if is_probe(s) {
+            // A daemon's start-up probe ([`Repr::is_probe`]): admitted whatever its job
+            // value, from its worker's port only.
+            if s.is_probe() {
                 return Ok(());
             }
         }
@@ -107,6 +102,7 @@ pub fn admit(port: Port, job: u16, ip_src: [u8; 4], s: &Repr) -> Result<(), Refu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sgnn_wire::{PacketType, PROBE_DST};
 
     fn frame(t: PacketType, worker: u16, job: u16) -> Repr {
         let mut s = Repr::new(t);

@@ -417,6 +417,12 @@ impl Repr {
         p.set_job(self.job);
     }
 
+    /// A daemon's start-up probe, or the switch's answer to it: an Ack to
+    /// [`crate::PROBE_DST`].
+    pub fn is_probe(&self) -> bool {
+        self.packet_type == PacketType::Ack && self.dst_id == crate::PROBE_DST
+    }
+
     /// SwitchGNN bytes this header needs (header plus lanes if the type has them).
     pub fn buffer_len(&self) -> usize {
         self.packet_type.packet_len()

@@ -559,8 +559,7 @@ impl Engine {
         self.stats.received.get_mut(class).add(repr.frame_len());
         // Another job's frame (a stale run's, or a forged one): nothing of it is used. The
         // answer to this worker's start-up probe is how it learns the job, whatever it holds.
-        let probe_answer = s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST;
-        if s.job != self.job && !probe_answer {
+        if s.job != self.job && !s.is_probe() {
             self.stats.foreign_job += 1;
             return;
         }

@@ -170,9 +170,8 @@ impl Engine {
                 Probe::Done
             };
             self.last_progress = now;
-            self.queues[TrafficClass::Control.index()].retain(|f| {
-                !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PROBE_DST && r.sgnn.packet_type == PacketType::Ack)
-            });
+            self.queues[TrafficClass::Control.index()]
+                .retain(|f| !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.is_probe()));
             self.check_peers(now);
         }
     }

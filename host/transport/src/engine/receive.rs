@@ -8,7 +8,7 @@ use std::collections::hash_map::Entry;
 use sgnn_wire::codec::accumulate;
 use sgnn_wire::recovery::SEND_DONE;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{PacketType, ALL_NEIGHBOURS, CNP, LANES, PEER_HELLO, PROBE_DST};
+use sgnn_wire::{PacketType, ALL_NEIGHBOURS, CNP, LANES, PEER_HELLO};
 
 use super::block::succ;
 use super::{Engine, Mode, Phase};
@@ -79,7 +79,7 @@ impl Engine {
         ) {
             self.heard_from(now, s.worker_id);
         }
-        if s.packet_type == PacketType::Ack && s.dst_id == PROBE_DST {
+        if s.is_probe() {
             return self.handle_probe(now, s);
         }
         if s.packet_type == PacketType::Ack && s.dst_id == PEER_HELLO {
