@@ -169,7 +169,6 @@ fn supervise(
             .progress_chars("=> "),
     );
     bar.set_message(label.to_string());
-    let mut killed = false;
     // When --kill-worker struck, and when the first survivor stopped (naming it).
     let mut killed_at: Option<Instant> = None;
     let mut detected = false;
@@ -192,9 +191,8 @@ fn supervise(
         bar.set_position(done as u64);
         if let Some(k) = a.kill_worker {
             let (i, _) = &ws[k as usize];
-            if !killed && started.elapsed() >= Duration::from_millis(a.kill_after_ms) {
+            if killed_at.is_none() && started.elapsed() >= Duration::from_millis(a.kill_after_ms) {
                 sup.kill(*i);
-                killed = true;
                 killed_at = Some(Instant::now());
                 eprintln!(
                     "killed worker {k} {} ms after the start",
@@ -259,7 +257,7 @@ fn supervise(
             .iter()
             .map(|(w, s, tail)| {
                 let last = tail.lines().last().unwrap_or("").trim().to_string();
-                if killed && Some(*w as u32) == a.kill_worker {
+                if killed_at.is_some() && Some(*w as u32) == a.kill_worker {
                     format!("worker {w} was killed by --kill-worker")
                 } else {
                     format!("worker {w} exited with {s}: {last}")
