@@ -13,7 +13,7 @@ use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{FrameRepr, PacketType, LANES, PROBE_DST};
 
 mod common;
-use common::{frame, frame_to, one_block_plan, WORKERS};
+use common::{frame, frame_to};
 
 const JOB: u16 = 4242;
 
@@ -37,12 +37,7 @@ fn next(sock: &UdpSocket) -> Option<Vec<u8>> {
 
 #[test]
 fn only_a_workers_own_frames_with_its_address_and_the_job_get_through() {
-    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
-    let dir = tempfile::tempdir().unwrap();
-    plan.save(dir.path()).unwrap();
-    let workers: Vec<UdpSocket> = (0..WORKERS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+    let (plan, dir, workers) = common::saved_plan_and_sockets();
     for w in &workers {
         w.set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();

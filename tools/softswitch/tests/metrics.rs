@@ -11,7 +11,7 @@ use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{PacketType, LANES};
 
 mod common;
-use common::{frame, one_block_plan, WORKERS};
+use common::frame;
 
 /// One HTTP GET; returns the status code and the body.
 fn get(addr: &str, path: &str) -> (u16, String) {
@@ -102,12 +102,7 @@ fn start(
 
 #[test]
 fn metrics_follow_the_frames_the_switch_receives() {
-    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
-    let dir = tempfile::tempdir().unwrap();
-    plan.save(dir.path()).unwrap();
-    let workers: Vec<UdpSocket> = (0..WORKERS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+    let (plan, dir, workers) = common::saved_plan_and_sockets();
     let (mut child, out, switch, metrics) = start(dir.path(), &workers, &[]);
 
     let (status, _) = get(&metrics, "/other");
@@ -208,12 +203,7 @@ fn metrics_follow_the_frames_the_switch_receives() {
 /// metrics as well as in the JSON at exit, with the same values.
 #[test]
 fn datapath_counters_are_in_the_metrics() {
-    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
-    let dir = tempfile::tempdir().unwrap();
-    plan.save(dir.path()).unwrap();
-    let workers: Vec<UdpSocket> = (0..WORKERS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+    let (_plan, dir, workers) = common::saved_plan_and_sockets();
     // Half the frames dropped on the way out; a slow port with a 4-frame queue.
     let (mut child, out, switch, metrics) = start(
         dir.path(),

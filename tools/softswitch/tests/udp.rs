@@ -3,7 +3,6 @@
 //! exactly, block sync works, and the counters come out as JSON.
 
 use std::io::{BufRead, BufReader};
-use std::net::UdpSocket;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -106,12 +105,7 @@ fn block_scenario(
 }
 
 fn run_over_udp(extra: &[&str], expect_ecn: bool) {
-    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
-    let dir = tempfile::tempdir().unwrap();
-    plan.save(dir.path()).unwrap();
-    let workers: Vec<UdpSocket> = (0..WORKERS)
-        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-        .collect();
+    let (plan, dir, workers) = common::saved_plan_and_sockets();
     for w in &workers {
         w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     }

@@ -103,3 +103,16 @@ pub fn start_udp_switch(
         .to_string();
     (child, lines, addr)
 }
+
+/// The plan the UDP tests run ([`one_block_plan`] of a small R-MAT graph), saved in a fresh
+/// directory, and one loopback UDP socket per worker.
+#[allow(dead_code)] // not every test file runs over UDP
+pub fn saved_plan_and_sockets() -> (sgnn_plan::Plan, tempfile::TempDir, Vec<std::net::UdpSocket>) {
+    let plan = one_block_plan("rmat:scale=9,edge_factor=4,seed=2");
+    let dir = tempfile::tempdir().unwrap();
+    plan.save(dir.path()).unwrap();
+    let workers = (0..WORKERS)
+        .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    (plan, dir, workers)
+}
