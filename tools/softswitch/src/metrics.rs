@@ -59,9 +59,16 @@ impl Live {
         }
     }
 
-    fn heard(&self, port: PortId) {
-        if let (Some(c), Some(t0)) = (self.last_rx_ms.get(port as usize), self.since) {
-            c.store(t0.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+    /// Milliseconds since [`Live::since`], plus one (the `last_rx_ms` of a frame now).
+    fn now_ms(&self) -> u64 {
+        self.since
+            .map_or(0, |t0| t0.elapsed().as_millis() as u64 + 1)
+    }
+
+    /// `port` received a frame at `now_ms` ([`Live::now_ms`]).
+    fn heard(&self, port: PortId, now_ms: u64) {
+        if let Some(c) = self.last_rx_ms.get(port as usize) {
+            c.store(now_ms, Ordering::Relaxed);
         }
     }
 }
@@ -100,7 +107,7 @@ impl Ports for MetricsPorts {
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<(PortId, usize)>> {
         let r = self.inner.recv(buf, timeout);
         if let Ok(Some((port, _))) = &r {
-            self.live.heard(*port);
+            self.live.heard(*port, self.live.now_ms());
         }
         r
     }
@@ -121,8 +128,10 @@ impl Ports for MetricsPorts {
         deliver: &mut dyn FnMut(PortId, &[u8]),
     ) -> io::Result<usize> {
         let live = &self.live;
+        // One clock read per burst, not per frame: the metric counts milliseconds.
+        let mut now = None;
         self.inner.recv_burst(buf, timeout, &mut |port, f| {
-            live.heard(port);
+            live.heard(port, *now.get_or_insert_with(|| live.now_ms()));
             deliver(port, f)
         })
     }
@@ -344,8 +353,8 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
         faults,
     );
     if let Some(live) = live {
-        if let Some(t0) = live.since {
-            let now = t0.elapsed().as_millis() as u64 + 1;
+        if live.since.is_some() {
+            let now = live.now_ms();
             let silent = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
             for (port, c) in live.last_rx_ms.iter().enumerate() {
                 let last = c.load(Ordering::Relaxed);
