@@ -142,7 +142,8 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
     }
     prog.block_entries.push(extra);
     // A fabric role (sgnn_switch::fabric): the scenario's role and worker count in the
-    // settings, and its uplink ports without a port_worker entry.
+    // settings, and its link ports a link in port_worker (set_port_link, the port's worker id
+    // as the peer).
     if sc.config.role != sgnn_switch::config::Role::Star {
         let Ok(sgnn_switch::TypedEntry::Config(mut s)) =
             sgnn_switch::TypedEntry::from_entry(&prog.config)
@@ -153,14 +154,19 @@ pub fn program(sc: &Scenario) -> Result<SwitchProgram, String> {
         s.workers = sc.config.workers;
         prog.config = sgnn_switch::TypedEntry::Config(s).to_entry();
     }
-    let port_worker = sgnn_switch::forwarding::PORT_WORKER.name;
-    prog.base_entries.retain(|e| {
-        !(e.table == port_worker
-            && sc
-                .uplink_ports
-                .iter()
-                .any(|&p| e.matches.first().map(|m| m.1) == Some(p as u128)))
-    });
+    for e in &mut prog.base_entries {
+        if let Ok(sgnn_switch::TypedEntry::PortWorker { port, worker_id }) =
+            sgnn_switch::TypedEntry::from_entry(e)
+        {
+            if sc.link_ports.contains(&port) {
+                *e = sgnn_switch::TypedEntry::PortLink {
+                    port,
+                    peer_id: worker_id,
+                }
+                .to_entry();
+            }
+        }
+    }
     Ok(prog)
 }
 

@@ -10,7 +10,7 @@ use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
-use softswitch::{AggAction, AggregateParams, Pipeline, SwitchConfig, Tables, WorkerPort};
+use softswitch::{AggAction, AggregateParams, Pipeline, PortEnd, SwitchConfig, Tables, WorkerPort};
 
 /// One input frame and the port it enters on.
 #[derive(Debug, Clone)]
@@ -36,8 +36,9 @@ pub struct Scenario {
     /// The input frames, in order.
     pub steps: Vec<Step>,
     /// Ports of the plan's workers that stand for a fabric link instead (`sgnn_switch::
-    /// fabric`): no `port_worker` entry, so the frames they bring are another switch's.
-    pub uplink_ports: Vec<u16>,
+    /// fabric`): their `port_worker` entry is `set_port_link` (the peer: the worker id of the
+    /// port), so the frames they bring are another switch's.
+    pub link_ports: Vec<u16>,
 }
 
 impl Scenario {
@@ -47,8 +48,8 @@ impl Scenario {
         for &(k, a) in &self.extra_entries {
             t.agg_table.insert(k, a);
         }
-        for p in &self.uplink_ports {
-            t.port_worker.remove(p);
+        for &p in &self.link_ports {
+            t.port_worker.insert(p, PortEnd::Link(p));
         }
         t
     }
@@ -277,7 +278,7 @@ pub fn one_block_real_graph() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -299,7 +300,7 @@ pub fn recirculation_and_reuse() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -376,7 +377,7 @@ pub fn loss_recovery_paths() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -509,7 +510,7 @@ pub fn numbered_frames_nacks_and_pulls() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -601,7 +602,7 @@ pub fn forwarding_and_malformed() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -618,7 +619,7 @@ pub fn drop_simulator() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -656,7 +657,7 @@ pub fn control_frames_from_their_ports() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -789,7 +790,7 @@ pub fn recycled_generations() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -895,7 +896,7 @@ pub fn saturation_and_padding() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -1031,7 +1032,7 @@ pub fn random_mix() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -1071,7 +1072,7 @@ pub fn replicate_to_groups() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -1090,7 +1091,7 @@ pub fn partials_in_one_pass() -> Scenario {
         plan,
         extra_entries: Vec::new(),
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
@@ -1229,13 +1230,13 @@ pub fn fabric_partials() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: Vec::new(),
     }
 }
 
 /// A leaf of a leaf-spine fabric (`sgnn_switch::fabric`, `set_config`'s role): workers 0 and 1
-/// are its own; port 2 is its uplink to the root spine (worker id 2 in its tables, no
-/// `port_worker` entry). Its workers' BlockDone become one BlockDone up (as worker 7); the
+/// are its own; port 2 is its uplink to the root spine (worker id 2 in its tables, a
+/// `set_port_link` entry). Its workers' BlockDone become one BlockDone up (as worker 7); the
 /// root's BlockAdvance for its block advances it and goes to its workers, another copy is
 /// stale; a spine's Result is forwarded down, a worker's is not. Loss recovery on a leaf: a
 /// worker's BlockDone again once all are in sends the leaf's up again; clean tail probes are
@@ -1343,13 +1344,14 @@ pub fn fabric_leaf() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: vec![2],
+        link_ports: vec![2],
     }
 }
 
 /// The root spine of a leaf-spine fabric (`set_config`'s role): its block synchronisation
-/// counts the leaves, worker ids 1 and 2 (from `sync_base` 1; worker 0 is none of them), and
-/// advances them; it adds partials whatever block they name.
+/// counts the leaves, worker ids 1 and 2 (from `sync_base` 1; worker 0 is none of them) on
+/// their links (ports 1 and 2, `set_port_link`), and advances them; it adds partials whatever
+/// block they name.
 pub fn fabric_spine() -> Scenario {
     let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 3, 1 << 20, 32, 256);
     let config = SwitchConfig {
@@ -1397,7 +1399,7 @@ pub fn fabric_spine() -> Scenario {
         plan,
         extra_entries: extra,
         steps,
-        uplink_ports: Vec::new(),
+        link_ports: vec![1, 2],
     }
 }
 

@@ -37,10 +37,19 @@ control PortWorker(inout ig_metadata_t meta, in ingress_intrinsic_metadata_t ig_
         meta.port_worker = worker_id;
     }
 
+    /* A link cabled to another switch (../v1model/forwarding.p4). The TNA program checks no
+     * admission and plays no fabric role yet (docs/tofino.md), so here a link is a port of
+     * no worker, as a port with no entry is. Declared so that the control plane writes the
+     * contract's entries unchanged. */
+    @name(".set_port_link") @id(12)
+    action set_port_link(bit<16> peer_id) {
+        meta.port_known = 0;
+    }
+
     @name(".port_worker") @id(7)
     table port_worker {
         key = { ig_intr_md.ingress_port: exact @name("port"); }
-        actions = { set_port_worker; @defaultonly NoAction; }
+        actions = { set_port_worker; set_port_link; @defaultonly NoAction; }
         const default_action = NoAction();
         size = MAX_WORKERS;
     }

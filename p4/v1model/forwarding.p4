@@ -2,7 +2,8 @@
  *
  * Ingress: ipv4_forward (plain IPv4 and host-to-host SwitchGNN: Ack, FetchReq, Bypass,
  * forwarded byte for byte), worker_table (the port of a worker the switch sends to) and
- * port_worker (the worker on a port, which a BlockDone must come from).
+ * port_worker (what is at the other end of a port: a worker, a link cabled to another
+ * switch, or, with no entry, a stranger; admission.p4).
  * Egress: worker_addr and the rewrite of the Ethernet and IPv4 headers of every frame the
  * switch originates (softswitch::Pipeline::send_to_worker), with switch_config's switch_mac
  * and switch_ip (meta.cfg). */
@@ -33,27 +34,40 @@ control Ipv4Forward(inout headers_t hdr,
     }
 }
 
-/* The worker on the ingress port (the inverse of worker_table): a BlockDone counts only if
- * it comes in on the port of the worker it names (a stray or forged frame must not
- * advance, or be answered for, another worker). `known` is false for a port with no
- * worker. */
-control PortWorker(in standard_metadata_t sm, out bool known, out bit<16> worker) {
+/* What is at the other end of the ingress port (sgnn_switch::forwarding::PortEnd): a
+ * worker (set_port_worker, the inverse of worker_table), or a link the fabric plan cables to
+ * another switch (set_port_link, with that switch's peer id). `known` is false for a port
+ * with no entry: a stranger's, on every role (admission.p4). `worker` is the port's sender:
+ * a BlockDone counts only if it comes in on the port of the worker, or the link of the
+ * peer, it names (a stray or forged frame must not advance, or be answered for, another). */
+control PortWorker(in standard_metadata_t sm,
+                   out bool known,
+                   out bool link,
+                   out bit<16> worker) {
     bit<16> w = 0;
+    bool l = false;
     @name(".set_port_worker") @id(9)
     action set_port_worker(bit<16> worker_id) {
         w = worker_id;
     }
 
+    @name(".set_port_link") @id(12)
+    action set_port_link(bit<16> peer_id) {
+        w = peer_id;
+        l = true;
+    }
+
     @name(".port_worker") @id(7)
     table port_worker {
         key = { sm.ingress_port: exact @name("port"); }
-        actions = { set_port_worker; @defaultonly NoAction; }
+        actions = { set_port_worker; set_port_link; @defaultonly NoAction; }
         const default_action = NoAction();
         size = MAX_WORKERS;
     }
 
     apply {
         known = port_worker.apply().hit;
+        link = l;
         worker = w;
     }
 }

@@ -66,18 +66,20 @@ control SgnnIngress(inout headers_t hdr,
                 events.count(EV_DROP_MALFORMED);
             } else {
                 bit<4> t = hdr.sgnn.pkt_type;
-                // The worker on the ingress port: control frames and the seq check take
-                // only a worker's own frames.
+                // What is on the ingress port: control frames and the seq check take only
+                // a worker's own frames; a BlockDone also its link's peer's (a spine's leaf).
                 bool known = false;
+                bool link = false;
                 bit<16> port_w = 0;
                 if (from_host) {
-                    port_worker.apply(sm, known, port_w);
+                    port_worker.apply(sm, known, link, port_w);
                 }
-                bool own_port = known && port_w == hdr.sgnn.worker_id;
+                bool own_port = known && !link && port_w == hdr.sgnn.worker_id;
+                bool senders_port = known && port_w == hdr.sgnn.worker_id;
                 // Whose port, whose address, whose job (admission.p4), before any control.
                 bool admitted = true;
                 if (from_host) {
-                    admission.apply(hdr, meta, known, port_w, admitted);
+                    admission.apply(hdr, meta, known, link, port_w, admitted);
                 }
                 // A Data pass or a pull goes through Aggregation, applied at one place only
                 // (bmv2 wants one call site per table).
@@ -118,18 +120,18 @@ control SgnnIngress(inout headers_t hdr,
                     }
                     run_aggregation = accepted;
                 } else if (t == TYPE_BLOCK_DONE) {
-                    if (!own_port) {
+                    if (!senders_port) {
                         events.count(EV_DROP_WRONG_PORT);
                     } else {
                         run_sync = true;
                     }
                 } else if (t == TYPE_BLOCK_ADVANCE && meta.cfg.role == ROLE_LEAF
-                           && hdr.ipv4.dst_addr == meta.cfg.switch_ip && !known) {
-                    // The root spine's advance, to this leaf from a port of no worker.
+                           && hdr.ipv4.dst_addr == meta.cfg.switch_ip && link) {
+                    // The root spine's advance, to this leaf from a link.
                     run_sync = true;
                     from_root = true;
                 } else if (t == TYPE_RESULT && hdr.ipv4.dst_addr != meta.cfg.switch_ip
-                           && !known) {
+                           && link) {
                     // A spine's Result on its way to a worker under this leaf.
                     forward = true;
                 } else if (t == TYPE_ACK && hdr.sgnn.dst_id == SEQ_PROBE) {

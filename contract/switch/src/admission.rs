@@ -2,11 +2,15 @@
 //! their type. One rule, applied before any other control looks at a frame from outside (a
 //! recirculated pass is the switch's own and is not checked again):
 //!
-//! 1. **The port.** A frame on a worker's port (`port_worker`) must name that worker in
-//!    `worker_id`; a frame on a port of no worker is refused on a star's switch, where every
-//!    port is a worker's ([`Refusal::WrongPort`]). On a leaf or a spine a port of no worker is
-//!    a link to another switch (its uplinks; every port of a spine), trusted as cabled: the
-//!    other switch applied this rule to the frame where it entered the fabric.
+//! 1. **The port.** `port_worker` says what is at the other end of the ingress port
+//!    ([`PortEnd`]). A frame on a worker's port (`set_port_worker`) must name that worker in
+//!    `worker_id`. A frame on a link (`set_port_link`: a port the fabric plan cables to
+//!    another switch, [`crate::fabric`]: a leaf's uplinks, a spine's ports to its leaves) is
+//!    trusted as cabled: the other switch applied this rule to the frame where it entered the
+//!    fabric. A frame on a port with no entry is a stranger's and is refused
+//!    ([`Refusal::WrongPort`]) on every role: a star's unused port, a leaf's port of no
+//!    worker and no link, a spine's port to no leaf. Only the control plane makes a port a
+//!    link, so a host plugged into a spare port of a leaf or a spine is nobody.
 //! 2. **The address.** A frame on a worker's port must carry that worker's IPv4 source,
 //!    [`sgnn_wire::addressing::worker_ip`] ([`Refusal::WrongAddress`]).
 //! 3. **The job.** Every frame must carry the job value the switch was loaded with
@@ -14,38 +18,40 @@
 //!    probe from its own port: the answer tells it the value ([`Refusal::ForeignJob`]).
 //!
 //! What it buys (docs/host.md, "Threat model"): a process that can send to the switch but is
-//! not a worker's port (another UDP socket on the machine, another host on the segment)
-//! cannot add to a sum, forward a frame to a daemon, or move block synchronisation; a worker
-//! cannot speak for another; frames of a stale or foreign job are dropped. It does not
-//! authenticate: whoever owns a worker's port (root on that worker's machine, or a device
-//! spliced into its link) and learns the job value (it is in every frame) is that worker.
+//! not a worker's port or a cabled link (another UDP socket on the machine, another host on
+//! the segment, a host on a spare port of a leaf or a spine) cannot add to a sum, forward a
+//! frame to a daemon, or move block synchronisation; a worker cannot speak for another;
+//! frames of a stale or foreign job are dropped. It does not authenticate: whoever owns a
+//! worker's port (root on that worker's machine, or a device spliced into its link) and
+//! learns the job value (it is in every frame) is that worker, and whoever is spliced into a
+//! link between two switches is trusted as the switch at its other end.
 
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::sgnn::Repr;
 
-use crate::config::Role;
 use crate::counters::Event;
+pub use crate::forwarding::PortEnd;
 
-/// What the ingress port is, from `port_worker` and the switch's role.
+/// What the ingress port is, from its `port_worker` entry alone (whatever the switch's role).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Port {
-    /// The port of worker `.0` (`port_worker` holds it, on a star or a leaf).
+    /// The port of worker `.0` (`set_port_worker`).
     Worker(u16),
-    /// A link to another switch: a leaf's port of no worker, any port of a spine.
+    /// A link cabled to another switch (`set_port_link`).
     Link,
-    /// A star's port of no worker (the software switch's UDP datagrams from an unknown
-    /// address arrive on one).
+    /// A port with no entry: no worker's and no link (the software switch's UDP datagrams
+    /// from an unknown address arrive on one, and so does whatever a spare port of a leaf or
+    /// a spine receives).
     Stranger,
 }
 
 impl Port {
-    /// The port `port_worker` maps to `worker` (or to nothing) on a switch of `role`.
-    pub fn classify(role: Role, worker: Option<u16>) -> Port {
-        match (role, worker) {
-            (Role::Spine { .. }, _) => Port::Link,
-            (_, Some(w)) => Port::Worker(w),
-            (Role::Leaf { .. }, None) => Port::Link,
-            (Role::Star, None) => Port::Stranger,
+    /// The port whose `port_worker` entry is `entry` (`None`: it has none).
+    pub fn classify(entry: Option<PortEnd>) -> Port {
+        match entry {
+            Some(PortEnd::Worker(w)) => Port::Worker(w),
+            Some(PortEnd::Link(_)) => Port::Link,
+            None => Port::Stranger,
         }
     }
 }
@@ -173,18 +179,57 @@ mod tests {
     }
 
     #[test]
-    fn ports_by_role() {
-        let leaf = Role::Leaf {
-            first_worker: 4,
-            id: 9,
-            root: 8,
+    fn ports_by_their_entry_alone() {
+        assert_eq!(Port::classify(Some(PortEnd::Worker(3))), Port::Worker(3));
+        assert_eq!(Port::classify(Some(PortEnd::Link(8))), Port::Link);
+        assert_eq!(Port::classify(None), Port::Stranger);
+    }
+
+    /// Issue 31, item 1: on a leaf-spine fabric, a port the plan cables to no switch and no
+    /// worker is a stranger's. A leaf of workers 4 and 5 on ports 0 and 1 and its uplink to
+    /// the spine (peer 8) on port 2: a forged Bypass on spare port 3 is refused, the same
+    /// frame on the uplink is the spine's and admitted.
+    #[test]
+    fn a_leafs_spare_port_is_a_strangers_and_only_its_link_is_trusted() {
+        use crate::fabric::{switch_tables, Fabric, FabricSwitch};
+        use crate::TypedEntry;
+        let f = Fabric::new(4, 2, 1).unwrap();
+        let t = switch_tables(&f, FabricSwitch::Leaf(0), &Default::default());
+        let entry = |port: u16| {
+            t.entries.iter().find_map(|e| match *e {
+                TypedEntry::PortWorker { port: p, worker_id } if p == port => {
+                    Some(PortEnd::Worker(worker_id))
+                }
+                TypedEntry::PortLink { port: p, peer_id } if p == port => {
+                    Some(PortEnd::Link(peer_id))
+                }
+                _ => None,
+            })
         };
-        assert_eq!(Port::classify(Role::Star, Some(3)), Port::Worker(3));
-        assert_eq!(Port::classify(Role::Star, None), Port::Stranger);
-        assert_eq!(Port::classify(leaf, Some(5)), Port::Worker(5));
-        assert_eq!(Port::classify(leaf, None), Port::Link);
-        let spine = Role::Spine { first_peer: 8 };
-        assert_eq!(Port::classify(spine, Some(8)), Port::Link);
-        assert_eq!(Port::classify(spine, None), Port::Link);
+        let forged = frame(PacketType::Bypass, 0, 7);
+        let (spare, uplink) = (3, f.uplink_port(0));
+        assert_eq!(entry(spare), None);
+        assert_eq!(Port::classify(entry(spare)), Port::Stranger);
+        assert_eq!(
+            admit(Port::classify(entry(spare)), 7, worker_ip(0), &forged),
+            Err(Refusal::WrongPort)
+        );
+        assert_eq!(entry(uplink), Some(PortEnd::Link(f.spine_peer(0))));
+        assert_eq!(
+            admit(Port::classify(entry(uplink)), 7, worker_ip(0), &forged),
+            Ok(())
+        );
+        // A spine's ports: its leaves' links, and nothing past them.
+        let t = switch_tables(&f, FabricSwitch::Spine(0), &Default::default());
+        let links: Vec<(u16, u16)> = t
+            .entries
+            .iter()
+            .filter_map(|e| match *e {
+                TypedEntry::PortLink { port, peer_id } => Some((port, peer_id)),
+                TypedEntry::PortWorker { .. } => panic!("a spine has no worker: {e:?}"),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(links, [(0, f.leaf_peer(0)), (1, f.leaf_peer(1))]);
     }
 }

@@ -115,8 +115,9 @@ events! {
     Saturated = "saturated",
     /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
     DropDuplicate = "drop_duplicate",
-    /// Dropped ([`crate::admission`]): a SwitchGNN frame from a port of no worker and no
-    /// other switch, or naming another worker than the one on its port.
+    /// Dropped ([`crate::admission`]): a SwitchGNN frame from a port with no `port_worker`
+    /// entry (no worker's and no cabled link), or naming another worker than the one on its
+    /// port.
     DropWrongPort = "drop_wrong_port",
     /// Contributions for an older generation than their aggregator holds: to the host.
     BypassedLate = "bypassed_late",

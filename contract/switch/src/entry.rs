@@ -7,8 +7,8 @@ use crate::aggregation::{
 };
 use crate::config::{Settings, SET_CONFIG, SWITCH_CONFIG};
 use crate::forwarding::{
-    FORWARD, IPV4_FORWARD, PORT_WORKER, SET_PORT_WORKER, SET_WORKER, SET_WORKER_ADDR, WORKER_ADDR,
-    WORKER_TABLE,
+    FORWARD, IPV4_FORWARD, PORT_WORKER, SET_PORT_LINK, SET_PORT_WORKER, SET_WORKER,
+    SET_WORKER_ADDR, WORKER_ADDR, WORKER_TABLE,
 };
 use crate::priority::{DSCP_PRIORITY, SET_PRIORITY};
 use crate::{Action, Table};
@@ -79,12 +79,19 @@ pub enum TypedEntry {
         /// Its IPv4 address.
         ip: [u8; 4],
     },
-    /// `port_worker`: port -> the worker on it.
+    /// `port_worker`, `set_port_worker`: port -> the worker on it.
     PortWorker {
         /// Port.
         port: u16,
         /// Worker id.
         worker_id: u16,
+    },
+    /// `port_worker`, `set_port_link`: port -> a cabled link to another switch.
+    PortLink {
+        /// Port.
+        port: u16,
+        /// The other switch's peer id here.
+        peer_id: u16,
     },
     /// `switch_config`'s default action.
     Config(Settings),
@@ -225,7 +232,7 @@ impl TypedEntry {
             TypedEntry::Ipv4Forward { .. } => &IPV4_FORWARD,
             TypedEntry::DscpPriority { .. } => &DSCP_PRIORITY,
             TypedEntry::WorkerAddr { .. } => &WORKER_ADDR,
-            TypedEntry::PortWorker { .. } => &PORT_WORKER,
+            TypedEntry::PortWorker { .. } | TypedEntry::PortLink { .. } => &PORT_WORKER,
             TypedEntry::Config(_) => &SWITCH_CONFIG,
         }
     }
@@ -238,7 +245,9 @@ impl TypedEntry {
             TypedEntry::Ipv4Forward { dst_addr, .. } => TableKey::Ipv4Forward(dst_addr),
             TypedEntry::DscpPriority { dscp, .. } => TableKey::DscpPriority(dscp),
             TypedEntry::WorkerAddr { worker_id, .. } => TableKey::WorkerAddr(worker_id),
-            TypedEntry::PortWorker { port, .. } => TableKey::PortWorker(port),
+            TypedEntry::PortWorker { port, .. } | TypedEntry::PortLink { port, .. } => {
+                TableKey::PortWorker(port)
+            }
             TypedEntry::Config(_) => TableKey::Config,
         }
     }
@@ -311,6 +320,9 @@ impl TypedEntry {
                 vec![port as u128],
                 vec![worker_id as u128],
             ),
+            TypedEntry::PortLink { port, peer_id } => {
+                (&SET_PORT_LINK, vec![port as u128], vec![peer_id as u128])
+            }
             TypedEntry::Config(s) => {
                 let (role, sync_base, up_id, up_peer) = s.role.params();
                 (
@@ -417,6 +429,10 @@ impl TypedEntry {
                 worker_id,
                 mac: mac_of(g("mac")),
                 ip: (g("ip") as u32).to_be_bytes(),
+            },
+            TableKey::PortWorker(port) if a.name == SET_PORT_LINK.name => TypedEntry::PortLink {
+                port,
+                peer_id: g("peer_id") as u16,
             },
             TableKey::PortWorker(port) => TypedEntry::PortWorker {
                 port,
@@ -550,6 +566,10 @@ mod tests {
             TypedEntry::PortWorker {
                 port: 3,
                 worker_id: 3,
+            },
+            TypedEntry::PortLink {
+                port: 4,
+                peer_id: 9,
             },
             TypedEntry::Config(Settings {
                 workers: 4,

@@ -30,6 +30,10 @@
 //! - **Peers.** A switch's `worker_table` and `worker_addr` address other switches by peer
 //!   ids after the workers': on a leaf, spine `s` is `workers + s`; on a spine, leaf `l` is
 //!   `workers + l`.
+//! - **Links.** The ports cabled to another switch, and only those, have a `port_worker`
+//!   entry `set_port_link(peer)` (a leaf's uplinks, a spine's ports to its leaves): the
+//!   admission rule trusts them ([`crate::admission`]). Every other port of no worker (a
+//!   leaf's spare ports, a spine's ports past its leaves) is a stranger's.
 //!
 //! Not yet: loss recovery across the two levels (a lost partial leaves its aggregate
 //! incomplete; with loss the simulator runs its models on a fabric), raw bypass of a split
@@ -185,8 +189,9 @@ impl Fabric {
 }
 
 /// What `switch` holds besides its `agg_table` rows and DSCP classes: its ports, peers and
-/// routes (`worker_table`, `worker_addr`, `ipv4_forward`, `port_worker`) and its multicast
-/// groups (the advance group and the plan's replica groups, `groups`).
+/// routes (`worker_table`, `worker_addr`, `ipv4_forward`, `port_worker`: its workers' ports
+/// and its links) and its multicast groups (the advance group and the plan's replica groups,
+/// `groups`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SwitchTables {
     /// Table entries.
@@ -240,21 +245,18 @@ pub fn switch_tables(
         FabricSwitch::Leaf(_) => {
             for s in 0..fabric.spines {
                 let port = fabric.uplink_port(s);
-                peer(
-                    &mut entries,
-                    fabric.spine_peer(s),
-                    port,
-                    fabric.spine_addr(s),
-                );
+                let id = fabric.spine_peer(s);
+                peer(&mut entries, id, port, fabric.spine_addr(s));
+                entries.push(TypedEntry::PortLink { port, peer_id: id });
             }
         }
         FabricSwitch::Spine(_) => {
             for l in 0..fabric.leaves {
                 let id = fabric.leaf_peer(l);
                 peer(&mut entries, id, l as u16, fabric.leaf_addr(l));
-                entries.push(TypedEntry::PortWorker {
+                entries.push(TypedEntry::PortLink {
                     port: l as u16,
-                    worker_id: id,
+                    peer_id: id,
                 });
                 advance.push((id, l as u16));
             }

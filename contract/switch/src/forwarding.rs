@@ -1,6 +1,7 @@
 //! `p4/v1model/forwarding.p4`: where workers are. `worker_table` (ingress: a worker's port),
 //! `worker_addr` (egress: its addresses, for frames the switch makes), `port_worker` (ingress:
-//! the worker whose BlockDone a port may carry) and `ipv4_forward` (every frame the switch
+//! what is at the other end of a port: a worker, a cabled link to another switch, or, with
+//! no entry, a stranger; [`crate::admission`]) and `ipv4_forward` (every frame the switch
 //! only forwards: by destination address).
 
 use crate::config::MAX_WORKERS;
@@ -89,7 +90,19 @@ pub const SET_PORT_WORKER: Action = Action {
         bits: 16,
     }],
 };
-/// `port_worker`: ingress port -> the worker on it (a BlockDone must come from there).
+/// `set_port_link(peer_id)`: the port is cabled to another switch of a leaf-spine fabric,
+/// peer `peer_id` in this switch's tables ([`crate::fabric`]: a leaf's spine, a spine's leaf).
+pub const SET_PORT_LINK: Action = Action {
+    name: "set_port_link",
+    id: 12,
+    params: &[Param {
+        name: "peer_id",
+        bits: 16,
+    }],
+};
+/// `port_worker`: ingress port -> what is at its other end: a worker (`set_port_worker`,
+/// whose frames must name it) or a cabled link to another switch (`set_port_link`). A port
+/// with no entry is a stranger's, on every role ([`crate::admission`]).
 pub const PORT_WORKER: Table = Table {
     name: "port_worker",
     id: 7,
@@ -97,6 +110,25 @@ pub const PORT_WORKER: Table = Table {
         name: "port",
         bits: 9,
     }],
-    actions: &[&SET_PORT_WORKER],
+    actions: &[&SET_PORT_WORKER, &SET_PORT_LINK],
     size: MAX_WORKERS,
 };
+
+/// What a `port_worker` entry says is at the other end of its port (its action).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortEnd {
+    /// `set_port_worker(worker_id)`: worker `.0`'s own port.
+    Worker(u16),
+    /// `set_port_link(peer_id)`: a cabled link to the switch that is peer `.0` here.
+    Link(u16),
+}
+
+impl PortEnd {
+    /// Who sends on the port: the worker, or the peer switch at the link's other end (the
+    /// only sender whose BlockDone the port carries).
+    pub fn sender(self) -> u16 {
+        match self {
+            PortEnd::Worker(w) | PortEnd::Link(w) => w,
+        }
+    }
+}

@@ -141,7 +141,7 @@ pub const TABLES: [&Table; 7] = [
 ];
 
 /// Every action but core.p4's `NoAction`, in `@id` order.
-pub const ACTIONS: [&Action; 11] = [
+pub const ACTIONS: [&Action; 12] = [
     &aggregation::AGGREGATE,
     &aggregation::DELIVER,
     &forwarding::SET_WORKER,
@@ -153,6 +153,7 @@ pub const ACTIONS: [&Action; 11] = [
     &forwarding::SET_PORT_WORKER,
     &aggregation::AGGREGATE_UP,
     &aggregation::AGGREGATE_PARTIALS,
+    &forwarding::SET_PORT_LINK,
 ];
 
 /// Every register of the program, in `@id` order (ids 41-47 were settings registers in an

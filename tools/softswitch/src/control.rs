@@ -8,7 +8,7 @@ use sgnn_switch::counters::{Event, EVENTS, PORT_RX, PORT_TX};
 use sgnn_switch::{block_sync, drop_simulator, recovery, ContractError, TableKey, TypedEntry};
 
 use crate::pipeline::{agg_state, Pipeline, PORTS, SEEN_VALID};
-use crate::tables::Replica;
+use crate::tables::{PortEnd, Replica};
 
 /// A control operation the switch refused, with the reason a client can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -246,7 +246,10 @@ impl Pipeline {
             Some(n) if n == sgnn_switch::forwarding::PORT_WORKER.name => t
                 .port_worker
                 .iter()
-                .map(|(&port, &worker_id)| TypedEntry::PortWorker { port, worker_id })
+                .map(|(&port, &end)| match end {
+                    PortEnd::Worker(worker_id) => TypedEntry::PortWorker { port, worker_id },
+                    PortEnd::Link(peer_id) => TypedEntry::PortLink { port, peer_id },
+                })
                 .collect(),
             Some(n) if n == sgnn_switch::forwarding::IPV4_FORWARD.name => t
                 .ipv4_forward

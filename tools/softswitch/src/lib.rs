@@ -22,5 +22,5 @@ pub use pipeline::{
     SEEN_CELLS, SEEN_VALID,
 };
 pub use tables::{
-    AggAction, AggregateParams, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,
+    AggAction, AggregateParams, PortEnd, Replica, Tables, WorkerAddr, WorkerPort, ADVANCE_GROUP,
 };

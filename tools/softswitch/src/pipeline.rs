@@ -46,7 +46,7 @@ use sgnn_switch::counters::Event;
 use sgnn_switch::recovery::{probe_clean, sent_step, seq_step, Nack, SentOutcome, SeqOutcome};
 use sgnn_wire::recovery::{seq_of, PULL_GONE, SEND_DONE, SEQ_PROBE};
 
-use crate::tables::{AggAction, PortId, Replica, Tables, ADVANCE_GROUP};
+use crate::tables::{AggAction, PortEnd, PortId, Replica, Tables, ADVANCE_GROUP};
 
 pub use sgnn_switch::aggregation::agg_state;
 pub use sgnn_switch::aggregation::SEEN_VALID;
@@ -265,9 +265,10 @@ pub struct Counters {
     pub saturated: u64,
     /// Dropped: a second first-pass copy of a (source, segment) in one round and block.
     pub drop_duplicate: u64,
-    /// Dropped (`sgnn_switch::admission`): a SwitchGNN frame from a port of no worker on a
-    /// star, or naming another worker than the one on its port (a stray or forged frame must
-    /// not add to a sum, reach a daemon, or advance or answer for another worker).
+    /// Dropped (`sgnn_switch::admission`): a SwitchGNN frame from a port with no
+    /// `port_worker` entry (no worker's and no cabled link, on every role), or naming another
+    /// worker than the one on its port (a stray or forged frame must not add to a sum, reach
+    /// a daemon, or advance or answer for another worker).
     pub drop_wrong_port: u64,
     /// Contributions for an older generation than the one their aggregator holds for the
     /// same round and block (the row was recycled): sent to the host as Bypass, the
@@ -626,10 +627,7 @@ impl Pipeline {
             }
         };
         // Whose port, whose address, whose job (admission.p4), before any control acts.
-        let port = Port::classify(
-            self.config.role,
-            self.tables.port_worker.get(&ingress).copied(),
-        );
+        let port = Port::classify(self.tables.port_worker.get(&ingress).copied());
         if let Err(r) = admit(port, self.config.job, repr.ip.src, &repr.sgnn) {
             self.counters.refused(r);
             return None;
@@ -689,15 +687,12 @@ impl Pipeline {
             PacketType::BlockAdvance
                 if matches!(self.config.role, FabricRole::Leaf { .. })
                     && repr.ip.dst == self.config.ip
-                    && !self.tables.port_worker.contains_key(&ingress) =>
+                    && self.on_link(ingress) =>
             {
                 self.root_advance(repr, out)
             }
             // A spine's Result on its way to a worker under this leaf.
-            PacketType::Result
-                if repr.ip.dst != self.config.ip
-                    && !self.tables.port_worker.contains_key(&ingress) =>
-            {
+            PacketType::Result if repr.ip.dst != self.config.ip && self.on_link(ingress) => {
                 self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)
             }
             PacketType::Result | PacketType::BlockAdvance => self.counters.drop_unexpected += 1,
@@ -1023,7 +1018,15 @@ impl Pipeline {
 
     /// Whether `port_worker` maps `ingress` to `worker`: the worker's own port.
     fn on_its_port(&self, ingress: PortId, worker: u16) -> bool {
-        self.tables.port_worker.get(&ingress) == Some(&worker)
+        self.tables.port_worker.get(&ingress) == Some(&PortEnd::Worker(worker))
+    }
+
+    /// Whether `port_worker` makes `ingress` a link cabled to another switch.
+    fn on_link(&self, ingress: PortId) -> bool {
+        matches!(
+            self.tables.port_worker.get(&ingress),
+            Some(PortEnd::Link(_))
+        )
     }
 
     /// One access to worker `w`'s `seq_next` and `seq_gap` for number `n` (a Data frame's, or
@@ -1211,8 +1214,9 @@ impl Pipeline {
 
     fn block_done(&mut self, ingress: PortId, repr: FrameRepr, out: &mut Vec<Emitted>) {
         let s = repr.sgnn;
-        // port_worker first: only the worker on the ingress port may report for itself.
-        if self.tables.port_worker.get(&ingress) != Some(&s.worker_id) {
+        // port_worker first: only the sender on the ingress port (its worker, or the switch
+        // at the other end of its link: a spine's leaf) may report for itself.
+        if self.tables.port_worker.get(&ingress).map(|e| e.sender()) != Some(s.worker_id) {
             self.counters.drop_wrong_port += 1;
             return;
         }

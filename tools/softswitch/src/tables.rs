@@ -7,7 +7,7 @@
 //! | `ipv4_forward` | `dst_addr` exact | `forward(port)` |
 //! | `dscp_priority` | `dscp` exact | `set_priority(queue)` |
 //! | `worker_addr` (egress) | `worker_id` exact | `set_worker_addr(mac, ip)` |
-//! | `port_worker` | `port` exact (the ingress port) | `set_port_worker(worker_id)` |
+//! | `port_worker` | `port` exact (the ingress port) | `set_port_worker(worker_id)`, `set_port_link(peer_id)` |
 //!
 //! Plus the packet replication engine's multicast groups (group 1: every worker, replica id =
 //! worker id; groups from [`sgnn_plan::FIRST_REPLICA_GROUP`] on: the worker sets raw frames
@@ -55,6 +55,7 @@ pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 pub type PortId = u16;
 
 pub use sgnn_switch::aggregation::{AggAction, AggKey, AggregateParams};
+pub use sgnn_switch::forwarding::PortEnd;
 
 /// Where a worker is: its port (`worker_table`) and addresses (`worker_addr`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,8 +185,9 @@ pub struct Tables {
     pub worker_table: FastMap<u16, PortId>,
     /// `worker_addr` (egress): worker id -> addresses.
     pub worker_addr: FastMap<u16, WorkerAddr>,
-    /// `port_worker`: ingress port -> the worker on it (a BlockDone must come from there).
-    pub port_worker: FastMap<PortId, u16>,
+    /// `port_worker`: ingress port -> what is at its other end, a worker or a link cabled to
+    /// another switch; a port with none is a stranger's (`sgnn_switch::admission`).
+    pub port_worker: FastMap<PortId, PortEnd>,
     /// Multicast groups of the packet replication engine.
     pub multicast_groups: FastMap<u16, Vec<Replica>>,
     /// `ipv4_forward`: destination address -> port.
@@ -274,7 +276,10 @@ impl Tables {
                 self.worker_addr.insert(worker_id, WorkerAddr { mac, ip });
             }
             TypedEntry::PortWorker { port, worker_id } => {
-                self.port_worker.insert(port, worker_id);
+                self.port_worker.insert(port, PortEnd::Worker(worker_id));
+            }
+            TypedEntry::PortLink { port, peer_id } => {
+                self.port_worker.insert(port, PortEnd::Link(peer_id));
             }
             TypedEntry::Config(_) => return false,
         }
@@ -296,7 +301,7 @@ impl Tables {
         for (i, w) in workers.iter().enumerate() {
             let id = i as u16;
             t.worker_table.insert(id, w.port);
-            t.port_worker.insert(w.port, id);
+            t.port_worker.insert(w.port, PortEnd::Worker(id));
             t.worker_addr.insert(
                 id,
                 WorkerAddr {

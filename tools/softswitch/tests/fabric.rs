@@ -316,3 +316,77 @@ fn a_leaf_answers_pulls_of_split_rows_gone_and_sends_no_notice() {
     }
     assert_eq!(leaf.counters.all_sent, 0);
 }
+
+/// Issue 31, item 1 ("nobody can forge a sum"): on a fabric only the ports the plan cables to
+/// another switch are trusted links. A stranger on a leaf's spare port (port 3: past its two
+/// workers and its uplink) cannot forward a Bypass, move its block or have a Result passed
+/// down; on a spine's spare port (past its two leaves) it cannot add a partial or report for
+/// a leaf. Each is refused as a stranger's (`drop_wrong_port`), while the same frames on the
+/// cabled links still flow.
+#[test]
+fn a_spare_port_of_a_leaf_or_a_spine_is_a_strangers() {
+    let f = fabric();
+    let mut leaf = switch(FabricSwitch::Leaf(0));
+    let (uplink, spare) = (f.uplink_port(0), f.uplink_port(0) + 1);
+    let leaf_ip = f.leaf_addr(0).1;
+    // A Bypass "from worker 1" to worker 0, the root's BlockAdvance to this leaf and a
+    // spine's Result for worker 0: what only the spine may bring down.
+    let mut s = Repr::new(PacketType::Bypass);
+    s.worker_id = 1;
+    s.src_id = A;
+    s.dst_id = D;
+    let bypass = common::frame_to(1, worker_ip(0), s, Some(&lanes(A)));
+    let mut s = Repr::new(PacketType::BlockAdvance);
+    s.worker_id = f.leaf_peer(0);
+    let advance = common::frame_to(2, leaf_ip, s, None);
+    let mut s = Repr::new(PacketType::Result);
+    s.worker_id = 0;
+    s.dst_id = D;
+    s.count = 3;
+    let result = common::frame_to(2, worker_ip(0), s, Some(&lanes(B)));
+    for (what, frame) in [
+        ("a Bypass", &bypass),
+        ("a BlockAdvance", &advance),
+        ("a Result", &result),
+    ] {
+        assert!(
+            run(&mut leaf, spare, frame).is_empty(),
+            "{what} on a spare port"
+        );
+    }
+    assert_eq!(leaf.counters.drop_wrong_port, 3);
+    assert_eq!(leaf.counters.forwarded, 0);
+    assert_eq!(leaf.regs.sync_block, 0, "no stranger moves the block");
+    // The same frames on the uplink: the spine's, trusted.
+    let out = run(&mut leaf, uplink, &bypass);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].port, &out[0].frame), (0, &bypass));
+    assert_eq!(run(&mut leaf, uplink, &advance).len(), 2, "to both workers");
+    assert_eq!(leaf.regs.sync_block, 1);
+    let out = run(&mut leaf, uplink, &result);
+    assert_eq!((out.len(), out[0].port), (1, 0));
+    assert_eq!(leaf.counters.drop_wrong_port, 3);
+
+    // The spine: a partial of count 3 (the whole aggregate) and leaf 0's BlockDone on port 2,
+    // which no leaf is cabled to, are a stranger's; the partial on leaf 1's link is added.
+    let mut spine = switch(FabricSwitch::Spine(0));
+    let spare = f.leaves as u16;
+    let mut s = Repr::new(PacketType::Data);
+    s.worker_id = f.spine_peer(0);
+    s.src_id = 1;
+    s.count = 3;
+    let partial = common::frame_to(2, f.spine_addr(0).1, s, Some(&lanes(C)));
+    let mut s = Repr::new(PacketType::BlockDone);
+    s.worker_id = f.leaf_peer(0);
+    let done = common::frame_to(2, f.spine_addr(0).1, s, None);
+    assert!(run(&mut spine, spare, &partial).is_empty());
+    assert!(run(&mut spine, spare, &done).is_empty());
+    assert_eq!(spine.counters.drop_wrong_port, 2);
+    assert_eq!(
+        (spine.counters.aggregated, spine.counters.block_done),
+        (0, 0)
+    );
+    let out = run(&mut spine, 1, &partial);
+    assert_eq!(out.len(), 1, "the partial completes the aggregate");
+    assert_eq!(parse(&out[0]).0.sgnn.packet_type, PacketType::Result);
+}
