@@ -1,6 +1,7 @@
 //! The daemon's UDP datapath on loopback: frames per second from one `UdpDatapath` to another,
-//! batched (`sendmmsg`/`recvmmsg`, today's `UdpDatapath`) against one system call per frame
-//! (the datapath before issue 32, kept here as `PerFrame`: `send` and `recv` per frame).
+//! with UDP GSO and GRO (`gso_gro`, today's default), batched calls alone (`batched`:
+//! `sendmmsg`/`recvmmsg`, `SGNN_UDP_OFFLOAD=0`), and one system call per frame (the datapath
+//! before issue 32, kept here as `PerFrame`: `send` and `recv` per frame).
 //!
 //! A sender thread sends bursts of 32 Data-sized frames (186 bytes), at most 4,096 frames
 //! ahead of what the receiver counted (so nothing is lost to a full buffer; it sleeps 50 us
@@ -138,16 +139,18 @@ fn run<D: Datapath + Send + 'static>(tx: &mut D, rx: D, frames: u64) -> (Duratio
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("udp");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("batched", |b| {
-        b.iter_custom(|iters| {
-            let (ta, ra) = addrs();
-            let mut tx = UdpDatapath::bind(ta, ra, 4 << 20).unwrap();
-            let rx = UdpDatapath::bind(ra, ta, 4 << 20).unwrap();
-            let (t, rx) = run(&mut tx, rx, iters);
-            assert_eq!(tx.send_errors + rx.send_errors, 0);
-            t
-        })
-    });
+    for (name, offload) in [("gso_gro", true), ("batched", false)] {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let (ta, ra) = addrs();
+                let mut tx = UdpDatapath::bind_with(ta, ra, 4 << 20, offload).unwrap();
+                let rx = UdpDatapath::bind_with(ra, ta, 4 << 20, offload).unwrap();
+                let (t, rx) = run(&mut tx, rx, iters);
+                assert_eq!(tx.send_errors + rx.send_errors, 0);
+                t
+            })
+        });
+    }
     g.bench_function("per_frame", |b| {
         b.iter_custom(|iters| {
             let (ta, ra) = addrs();

@@ -88,6 +88,8 @@ pub const RECV_BURST: usize = 256;
 pub struct UdpDatapath {
     socket: UdpSocket,
     batch: Box<RecvBatch>,
+    /// Runs of equal frames leave as one message (UDP GSO), until the route refuses it.
+    gso: bool,
     /// Datagrams the kernel refused (buffer full).
     pub send_errors: u64,
 }
@@ -95,13 +97,31 @@ pub struct UdpDatapath {
 impl UdpDatapath {
     /// Binds `local` and connects to the switch at `switch` (only its datagrams are
     /// received). Socket buffers are enlarged to `buffer_bytes` where the kernel allows.
+    /// Runs of equal-sized frames leave as one message (UDP GSO) and trains arrive whole
+    /// (UDP GRO) unless `SGNN_UDP_OFFLOAD=0` ([`mmsg::offload_enabled`]).
     pub fn bind(local: SocketAddr, switch: SocketAddr, buffer_bytes: usize) -> io::Result<Self> {
+        Self::bind_with(local, switch, buffer_bytes, mmsg::offload_enabled())
+    }
+
+    /// [`UdpDatapath::bind`], with UDP GSO and GRO (`offload`) or without.
+    pub fn bind_with(
+        local: SocketAddr,
+        switch: SocketAddr,
+        buffer_bytes: usize,
+        offload: bool,
+    ) -> io::Result<Self> {
         let socket = sgnn_netdev::bind_udp(local, buffer_bytes)?;
         socket.connect(switch)?;
         socket.set_nonblocking(true)?;
+        let gro = offload && mmsg::enable_gro(socket.as_fd()).is_ok();
         Ok(UdpDatapath {
             socket,
-            batch: Box::new(RecvBatch::new()),
+            batch: Box::new(if gro {
+                RecvBatch::with_gro()
+            } else {
+                RecvBatch::new()
+            }),
+            gso: offload,
             send_errors: 0,
         })
     }
@@ -136,7 +156,9 @@ impl Datapath for UdpDatapath {
                 *r = f;
             }
             // Up to the first frame the kernel refused; that one's error comes back alone.
-            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], None) {
+            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], None, self.gso) {
+                // The route does not take GSO (no checksum offload): without, from now on.
+                Err(e) if self.gso && mmsg::gso_refused(&e) => self.gso = false,
                 Ok(k) if k > 0 => {
                     sent += k;
                     next += k;

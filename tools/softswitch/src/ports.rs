@@ -96,6 +96,10 @@ pub struct UdpPorts {
     tx_refused: u64,
     /// The first refusal not yet reported by a flush.
     refusal: Option<io::Error>,
+    /// Runs of equal frames to one peer leave as one message (UDP GSO), until refused.
+    gso: bool,
+    /// Datagrams of `batch` already delivered.
+    taken: usize,
 }
 
 impl UdpPorts {
@@ -104,10 +108,19 @@ impl UdpPorts {
         // Every worker sends to this one socket: the kernel's default buffer (about 200 KB)
         // overflows in a burst. Root may exceed rmem_max (FORCE); others get what it allows.
         let socket = sgnn_netdev::bind_udp(listen, 16 << 20)?;
+        // UDP GSO and GRO (sgnn_netdev::mmsg): trains of frames cross the kernel whole.
+        let offload = mmsg::offload_enabled();
+        let gro = offload && mmsg::enable_gro(socket.as_fd()).is_ok();
         Ok(UdpPorts {
             socket,
             peers,
-            batch: Box::new(RecvBatch::new()),
+            batch: Box::new(if gro {
+                RecvBatch::with_gro()
+            } else {
+                RecvBatch::new()
+            }),
+            gso: offload,
+            taken: 0,
             read_timeout: None,
             out: Vec::with_capacity(mmsg::BATCH * 256),
             out_frames: Vec::with_capacity(mmsg::BATCH),
@@ -132,6 +145,25 @@ impl UdpPorts {
         Ok(())
     }
 
+    /// Receives the next batch (up to `max` messages; waits up to `timeout` for the first):
+    /// how many datagrams, 0 when none came.
+    fn fill(&mut self, timeout: Duration, max: usize) -> io::Result<usize> {
+        self.set_timeout(timeout)?;
+        self.taken = 0;
+        match self.batch.recv(self.socket.as_fd(), max, true) {
+            Ok(k) => Ok(k),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sends the kept frames, in `sendmmsg` calls; a frame the kernel refuses is counted and
     /// skipped, and the first refusal kept for [`Ports::flush`] to return.
     fn send_kept(&mut self) {
@@ -144,15 +176,23 @@ impl UdpPorts {
             offsets.push(at);
             at += len;
         }
-        while next < self.out_frames.len() {
-            let n = (self.out_frames.len() - next).min(mmsg::BATCH);
+        // Each peer's frames together, in their order (a stable sort by peer): runs to one
+        // peer can leave as one GSO message. Frames to different peers have no order to keep.
+        let mut order: Vec<usize> = (0..self.out_frames.len()).collect();
+        if self.gso {
+            order.sort_by_key(|&i| self.out_frames[i].0);
+        }
+        while next < order.len() {
+            let n = (order.len() - next).min(mmsg::BATCH);
             for i in 0..n {
-                let (peer, len) = self.out_frames[next + i];
-                let o = offsets[next + i];
+                let (peer, len) = self.out_frames[order[next + i]];
+                let o = offsets[order[next + i]];
                 refs[i] = &self.out[o..o + len];
                 to[i] = peer;
             }
-            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], Some(&to[..n])) {
+            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], Some(&to[..n]), self.gso) {
+                // The route does not take GSO: without, from now on.
+                Err(e) if self.gso && mmsg::gso_refused(&e) => self.gso = false,
                 Ok(k) if k > 0 => next += k,
                 Ok(_) => unreachable!("sendmmsg sends at least one datagram or fails"),
                 Err(e) => {
@@ -169,19 +209,16 @@ impl UdpPorts {
 
 impl Ports for UdpPorts {
     fn recv(&mut self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<(PortId, usize)>> {
-        self.set_timeout(timeout)?;
-        match self.socket.recv_from(buf) {
-            Ok((n, from)) => Ok(Some((self.port_of(Some(from)), n))),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(e),
+        // Through the batch (with GRO one message may hold a train): one datagram at a time.
+        if self.taken >= self.batch.len() && self.fill(timeout, 1)? == 0 {
+            return Ok(None);
         }
+        let f = self.batch.datagram(self.taken);
+        let n = f.len().min(buf.len());
+        buf[..n].copy_from_slice(&f[..n]);
+        let port = self.port_of(self.batch.sender(self.taken));
+        self.taken += 1;
+        Ok(Some((port, n)))
     }
 
     fn recv_burst(
@@ -190,26 +227,18 @@ impl Ports for UdpPorts {
         timeout: Duration,
         deliver: &mut dyn FnMut(PortId, &[u8]),
     ) -> io::Result<usize> {
-        self.set_timeout(timeout)?;
-        // Waits (up to the timeout) for the first datagram, then takes what is there.
-        match self.batch.recv(self.socket.as_fd(), mmsg::BATCH, true) {
-            Ok(k) => {
-                for i in 0..k {
-                    let port = self.port_of(self.batch.sender(i));
-                    deliver(port, self.batch.datagram(i));
-                }
-                Ok(k)
-            }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                Ok(0)
-            }
-            Err(e) => Err(e),
+        // Waits (up to the timeout) for the first datagram, then takes what is there; what
+        // `recv` left of the last batch first.
+        if self.taken >= self.batch.len() && self.fill(timeout, mmsg::BATCH)? == 0 {
+            return Ok(0);
         }
+        let k = self.batch.len() - self.taken;
+        for i in self.taken..self.batch.len() {
+            let port = self.port_of(self.batch.sender(i));
+            deliver(port, self.batch.datagram(i));
+        }
+        self.taken = self.batch.len();
+        Ok(k)
     }
 
     fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()> {
