@@ -146,7 +146,7 @@ def load_data(path: str | os.PathLike[str] | None = None, normalize_features: bo
     its sum (PyG's ``NormalizeFeatures``; row-wise, so the shard gets the same rows).
     """
     import torch
-    from torch_geometric.data import Data
+    from torch_geometric.data import Data  # type: ignore[import-untyped]
 
     from . import runtime
 

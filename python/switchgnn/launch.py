@@ -47,9 +47,10 @@ def find_sgnn(explicit: str | None = None) -> str:
     on_path = shutil.which("sgnn")
     if on_path:
         return on_path
-    for c in (Path("target/release/sgnn"), Path(__file__).resolve().parents[2] / "target/release/sgnn"):
-        if c.exists():
-            return str(c)
+    for built in (Path("target/release/sgnn"),
+                  Path(__file__).resolve().parents[2] / "target/release/sgnn"):
+        if built.exists():
+            return str(built)
     raise LaunchError(
         "no sgnn binary: build it with `cargo build --release -p sgnn -p sgnn-hostd -p softswitch "
         "-p switch-ctl` in the SwitchGNN checkout, then put target/release on PATH or set "

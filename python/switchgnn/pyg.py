@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-import torch_geometric.nn as pyg_nn
+import torch_geometric.nn as pyg_nn  # type: ignore[import-untyped]
 from torch import Tensor
 
 from . import runtime
@@ -50,7 +50,7 @@ def _pyg_self_loop_weight(improved: bool) -> float:
     (PyG 2.8 adds weight-1 loops even with ``improved=True`` when no edge weights are given,
     so improved changes nothing there; this follows whatever the installed PyG does). On the
     graph 0 -> 1 the normalised edge is (f (1 + f))^-1/2 for a loop weight f."""
-    from torch_geometric.nn.conv.gcn_conv import gcn_norm
+    from torch_geometric.nn.conv.gcn_conv import gcn_norm  # type: ignore[import-untyped]
     ei, w = gcn_norm(torch.tensor([[0], [1]]), None, num_nodes=2, improved=improved,
                      add_self_loops=True)
     assert w is not None
@@ -83,7 +83,7 @@ class GCNConv(pyg_nn.GCNConv):
         super().__init__(*args, **kwargs)
         self.exchange_layer = next(_ids)
 
-    def forward(self, x: Tensor, edge_index: Any = None,  # type: ignore[override]
+    def forward(self, x: Tensor, edge_index: Any = None,
                 edge_weight: Tensor | None = None) -> Tensor:
         c = runtime.current()
         if c is None:
@@ -122,7 +122,7 @@ class SAGEConv(pyg_nn.SAGEConv):
         super().__init__(*args, **kwargs)
         self.exchange_layer = next(_ids)
 
-    def forward(self, x: Tensor, edge_index: Any = None,  # type: ignore[override]
+    def forward(self, x: Tensor, edge_index: Any = None,
                 size: Any = None) -> Tensor:
         c = runtime.current()
         if c is None:

@@ -61,8 +61,9 @@ class Cluster:
         """``y[v] = sum of x[u] over v's neighbours in the whole graph``, differentiable;
         `x` holds this worker's rows. Every worker calls it in the same order."""
         self.exchanges += 1
-        return NeighbourSum.apply(x, self.daemon, layer, self.agree_max,  # type: ignore[no-any-return]
-                                  max(1, self.max_degree))
+        y: torch.Tensor = NeighbourSum.apply(x, self.daemon, layer, self.agree_max,
+                                             max(1, self.max_degree))
+        return y
 
     def global_sum(self, value: float | torch.Tensor) -> float:
         """The sum of `value` over all workers (float64)."""
@@ -78,18 +79,20 @@ class Cluster:
     def all_reduce_gradients(self, params: Iterable[torch.nn.Parameter]) -> None:
         """Sums every parameter's gradient over the workers, in one flat all_reduce (a
         parameter without a gradient counts as zeros, so every worker sends the same size)."""
-        ps = [p for p in params if p.requires_grad]
-        for p in ps:
-            if p.grad is None:
-                p.grad = torch.zeros_like(p)
-        if not ps or self.group is None:
+        grads = []
+        for p in params:
+            if p.requires_grad:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+                grads.append(p.grad)
+        if not grads or self.group is None:
             return
-        flat = torch.cat([p.grad.reshape(-1) for p in ps])  # type: ignore[union-attr]
+        flat = torch.cat([g.reshape(-1) for g in grads])
         dist.all_reduce(flat, group=self.group)
         i = 0
-        for p in ps:
-            n = p.numel()
-            p.grad.copy_(flat[i:i + n].view_as(p))  # type: ignore[union-attr]
+        for g in grads:
+            n = g.numel()
+            g.copy_(flat[i:i + n].view_as(g))
             i += n
 
     def close(self) -> None:
@@ -128,7 +131,14 @@ def init(socket: str | None = None, backend: str = "gloo") -> Cluster:
         raise DaemonError(
             f"torch.distributed rank {rank} of {world}, but the daemon of {path} serves worker "
             f"{daemon.worker} of {daemon.workers}: give each rank the socket of its own worker")
-    group = dist.new_group(backend="gloo") if world > 1 else None
+    group: dist.ProcessGroup | None = None
+    if world > 1:
+        # Every rank is a member, so this is a group (new_group's other answer, the
+        # NON_GROUP_MEMBER sentinel, is for ranks left out of `ranks`).
+        g = dist.new_group(backend="gloo")
+        if not isinstance(g, dist.ProcessGroup):
+            raise RuntimeError(f"torch.distributed.new_group gave {g!r}, not a group")
+        group = g
     _current = Cluster(daemon, group)
     atexit.register(shutdown)
     return _current

@@ -45,14 +45,14 @@ def exchange(daemon: Daemon, layer: int, x: torch.Tensor, backward: bool,
         xd = x.detach()
         if xd.shape[1] == 0:
             return torch.zeros_like(x)
-        parts = []
+        sums_of: list[torch.Tensor] = []
         for i in range(0, xd.shape[1], daemon.max_dim):
             chunk = xd[:, i:i + daemon.max_dim]
             buf = torch.from_numpy(daemon.shared_buffer(chunk.shape[1]))
             torch.mul(chunk.to(torch.float32), 2.0**s, out=buf)
             sums = torch.from_numpy(daemon.propagate_shared(layer, chunk.shape[1], backward))
-            parts.append(torch.mul(sums, 2.0**-s).to(x.dtype))
-        return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+            sums_of.append(torch.mul(sums, 2.0**-s).to(x.dtype))
+        return sums_of[0] if len(sums_of) == 1 else torch.cat(sums_of, dim=1)
     scaled = (x.detach().to(torch.float32) * 2.0**s).cpu().numpy()
     dim = scaled.shape[1]
     if dim <= daemon.max_dim:
@@ -68,13 +68,13 @@ class NeighbourSum(torch.autograd.Function):
     """y[v] = sum of x[u] over the neighbours u of v, through the switch."""
 
     @staticmethod
-    def forward(ctx: Any, x: torch.Tensor, daemon: Daemon, layer: int,  # type: ignore[override]
+    def forward(ctx: Any, x: torch.Tensor, daemon: Daemon, layer: int,
                 agree_max: AgreeMax = _identity, max_degree: int = 1 << 16) -> torch.Tensor:
         ctx.daemon, ctx.layer = daemon, layer
         ctx.agree_max, ctx.max_degree = agree_max, max_degree
         return exchange(daemon, layer, x, False, agree_max, max_degree)
 
     @staticmethod
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:  # type: ignore[override]
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
         g = exchange(ctx.daemon, ctx.layer, grad, True, ctx.agree_max, ctx.max_degree)
         return g, None, None, None, None
