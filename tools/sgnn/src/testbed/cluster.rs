@@ -300,9 +300,13 @@ impl Cluster {
         c.args(["--mode", mode]);
         match self.spec.port_rate_mbps {
             Some(port) => {
-                // The port's rate is the line rate the daemon paces against.
+                // The port's rate is the line rate the daemon paces against, and its floor
+                // the same share of it as the daemon's defaults (10 Mbit/s of 10 Gbit/s): with
+                // the default floor a 10 Mbit/s port left no room to halve, and a slower one
+                // was refused.
                 c.args(["--rate-mbps", &self.spec.rate_mbps.min(port).to_string()]);
                 c.args(["--max-rate-mbps", &port.to_string()]);
+                c.args(["--min-rate-mbps", &(port / 1000.0).to_string()]);
             }
             None => {
                 c.args(["--rate-mbps", &self.spec.rate_mbps.to_string()]);
