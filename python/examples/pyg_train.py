@@ -8,7 +8,9 @@
 `switchgnn`, from switchgnn.pyg (PyG's layers outside a launch, the switch inside one).
 Options: --model gcn|sage, --epochs, --hidden, --dropout, --lr, --weight-decay (first layer, as
 PyG's GCN example), --seed, --eval-every N (0: only after the last epoch), --out FILE (JSON:
-per-epoch loss and ms, accuracies; written by rank 0).
+per-epoch loss and ms, accuracies; written by rank 0), --sync all_reduce|ddp (how a launch sums
+the gradients: switchgnn.all_reduce_gradients, or the model wrapped in PyTorch's
+DistributedDataParallel with each worker's loss times the world size; docs/pytorch.md).
 """
 
 from __future__ import annotations
@@ -19,8 +21,22 @@ import time
 
 import torch
 import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
 
 import switchgnn
+
+
+class Net(torch.nn.Module):
+    """Two graph convolutions with ReLU and dropout between (PyG's GCN example)."""
+
+    def __init__(self, conv1: torch.nn.Module, conv2: torch.nn.Module, dropout: float) -> None:
+        super().__init__()
+        self.conv1, self.conv2, self.dropout = conv1, conv2, dropout
+
+    def forward(self, x: torch.Tensor, edge_index: torch.Tensor | None) -> torch.Tensor:
+        x = F.relu(self.conv1(F.dropout(x, self.dropout, self.training), edge_index))
+        out: torch.Tensor = self.conv2(F.dropout(x, self.dropout, self.training), edge_index)
+        return out
 
 
 def main() -> None:
@@ -36,6 +52,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval-every", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--sync", choices=["all_reduce", "ddp"], default="all_reduce")
     a = ap.parse_args()
 
     if a.impl == "pyg":
@@ -46,21 +63,24 @@ def main() -> None:
     data = switchgnn.load_data(a.data, normalize_features=True)
     conv = GCNConv if a.model == "gcn" else SAGEConv
     torch.manual_seed(a.seed)
-    conv1 = conv(data.num_features, a.hidden)
-    conv2 = conv(a.hidden, data.num_classes)
-    opt = torch.optim.Adam([dict(params=conv1.parameters(), weight_decay=a.weight_decay),
-                            dict(params=conv2.parameters(), weight_decay=0.0)], lr=a.lr)
-    params = [*conv1.parameters(), *conv2.parameters()]
+    net = Net(conv(data.num_features, a.hidden), conv(a.hidden, data.num_classes), a.dropout)
+    opt = torch.optim.Adam([dict(params=net.conv1.parameters(), weight_decay=a.weight_decay),
+                            dict(params=net.conv2.parameters(), weight_decay=0.0)], lr=a.lr)
+    params = list(net.parameters())
     n_train = switchgnn.global_sum(data.train_mask.sum())
     masks = {m: switchgnn.global_sum(data[m].sum()) for m in ("val_mask", "test_mask")}
-
-    def model(x: torch.Tensor, training: bool) -> torch.Tensor:
-        x = F.relu(conv1(F.dropout(x, a.dropout, training), data.edge_index))
-        return conv2(F.dropout(x, a.dropout, training), data.edge_index)
+    # DDP needs torch.distributed, which only a launch sets up; single-process it is the model.
+    ddp = a.sync == "ddp" and switchgnn.current() is not None
+    model: torch.nn.Module = DistributedDataParallel(net) if ddp else net
+    # DDP averages the gradients over the workers; each worker's loss is its share of the
+    # global mean, whose gradient is their sum: scale by the world size to undo the division.
+    grad_scale = float(switchgnn.world_size()) if ddp else 1.0
 
     def evaluate() -> dict[str, float]:
+        model.eval()
         with torch.no_grad():
-            ok = model(data.x, False).argmax(1) == data.y
+            ok = model(data.x, data.edge_index).argmax(1) == data.y
+        model.train()
         return {m: switchgnn.global_sum(ok[data[m]].sum()) / masks[m] for m in masks}
 
     torch.manual_seed(a.seed + switchgnn.rank())  # each worker's own dropout masks
@@ -69,10 +89,13 @@ def main() -> None:
     for epoch in range(a.epochs):
         t = time.perf_counter()
         opt.zero_grad()
-        out = model(data.x, True)[data.train_mask]
+        out = model(data.x, data.edge_index)[data.train_mask]
         loss = F.cross_entropy(out, data.y[data.train_mask], reduction="sum") / n_train
-        loss.backward()
-        switchgnn.all_reduce_gradients(params)
+        if ddp:
+            (loss * grad_scale).backward()  # DDP's all-reduce runs in the backward
+        else:
+            loss.backward()
+            switchgnn.all_reduce_gradients(params)
         opt.step()
         ms.append((time.perf_counter() - t) * 1e3)
         losses.append(switchgnn.global_sum(loss.item()))
@@ -85,7 +108,7 @@ def main() -> None:
             print(f"epoch {epoch + 1}: loss {losses[-1]:.6f}", flush=True)
     c = switchgnn.current()
     report = {
-        "impl": a.impl, "model": a.model, "workers": 1 if c is None else c.world_size,
+        "impl": a.impl, "model": a.model, "sync": "ddp" if ddp else "all_reduce", "workers": 1 if c is None else c.world_size,
         "epochs": a.epochs, "dropout": a.dropout, "seed": a.seed, "loss": losses,
         "epoch_ms": ms, "median_epoch_ms": sorted(ms)[len(ms) // 2], "setup_s": setup_s,
         "test_accuracy_at_best_val": best["test_mask"], "best_epoch": best["epoch"],

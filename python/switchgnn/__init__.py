@@ -7,7 +7,8 @@
   the daemons, and runs the script under torch.distributed (docs/pytorch.md).
 
 With PyTorch installed, :func:`init`, :func:`current`, :func:`load_data` and
-:func:`all_reduce_gradients` are the few calls a training script needs.
+:func:`all_reduce_gradients` (or DDP and :func:`world_size`) are the few calls a training
+script needs.
 """
 
 from __future__ import annotations
@@ -59,5 +60,13 @@ def rank() -> int:
     return 0 if c is None else c.rank
 
 
+def world_size() -> int:
+    """How many workers the launch has; 1 in a single process. With DDP, which averages the
+    gradients over the workers, multiply each worker's loss by it (docs/pytorch.md)."""
+    from . import runtime
+    c = runtime.current()
+    return 1 if c is None else c.world_size
+
+
 __all__ = ["Daemon", "DaemonError", "exchange_scale", "init", "current", "load_data",
-           "all_reduce_gradients", "global_sum", "rank"]
+           "all_reduce_gradients", "global_sum", "rank", "world_size"]
