@@ -179,7 +179,7 @@ fn supervise(
         .map(Duration::from_millis);
     let limit = Duration::from_secs_f64(a.timeout * (rounds as f64 + 2.0) + 30.0);
     let mut failures = Vec::new();
-    // Memory of every process, sampled every half second: (first, last, max) KiB.
+    // Memory of every process, sampled every 50 ms: (first, last, max) KiB.
     let mut memory = MemoryWatch::new(sup, cluster.switch_process(), ws);
     loop {
         memory.sample(started);
@@ -306,7 +306,7 @@ fn collect(out: &Path, workers: usize, rounds: usize) -> Result<(Vec<Value>, Vec
     Ok((workers_json, round_seconds))
 }
 
-/// The resident memory of the switch and every worker, sampled every half second while the
+/// The resident memory of the switch and every worker, sampled every 50 ms while the
 /// run lasts: first, last and largest sample of each, in KiB.
 struct MemoryWatch {
     /// Name (`switch`, `w0`, ...) and process id.
@@ -329,17 +329,18 @@ impl MemoryWatch {
         MemoryWatch {
             watched,
             rss: vec![None; n],
-            next_sample: Instant::now(),
+            next_sample: Instant::now() + Duration::from_millis(50),
             warm_seen: vec![false; n],
         }
     }
 
-    /// Samples every process if half a second has passed since the last sample.
+    /// Samples every process if 50 ms have passed since the last sample (a run of the main
+    /// command takes a few hundred ms now: half a second saw only each process's start).
     fn sample(&mut self, started: Instant) {
         if Instant::now() < self.next_sample {
             return;
         }
-        self.next_sample += Duration::from_millis(500);
+        self.next_sample += Duration::from_millis(50);
         // The first sample that counts is the first after a second of running (the
         // processes have loaded the plan and started exchanging by then), unless the run
         // is shorter.
