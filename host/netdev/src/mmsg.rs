@@ -189,6 +189,16 @@ impl RecvBatch {
         }
     }
 
+    /// The buffers for socket `fd`: with `offload`, GRO turned on ([`enable_gro`]) and
+    /// [`RecvBatch::with_gro`]; without it, or where the kernel refuses GRO, [`RecvBatch::new`].
+    pub fn for_socket(fd: BorrowedFd<'_>, offload: bool) -> RecvBatch {
+        if offload && enable_gro(fd).is_ok() {
+            RecvBatch::with_gro()
+        } else {
+            RecvBatch::new()
+        }
+    }
+
     /// Receives up to `max` (at most [`BATCH`]) messages from `fd` in one `recvmmsg`: as many
     /// datagrams, or, with GRO, trains of them (so more than `max` datagrams may come).
     /// `wait_for_one`: block (up to the socket's receive timeout, on a blocking socket) for

@@ -113,14 +113,9 @@ impl UdpDatapath {
         let socket = sgnn_netdev::bind_udp(local, buffer_bytes)?;
         socket.connect(switch)?;
         socket.set_nonblocking(true)?;
-        let gro = offload && mmsg::enable_gro(socket.as_fd()).is_ok();
         Ok(UdpDatapath {
+            batch: Box::new(RecvBatch::for_socket(socket.as_fd(), offload)),
             socket,
-            batch: Box::new(if gro {
-                RecvBatch::with_gro()
-            } else {
-                RecvBatch::new()
-            }),
             gso: offload,
             send_errors: 0,
         })

@@ -110,15 +110,10 @@ impl UdpPorts {
         let socket = sgnn_netdev::bind_udp(listen, 16 << 20)?;
         // UDP GSO and GRO (sgnn_netdev::mmsg): trains of frames cross the kernel whole.
         let offload = mmsg::offload_enabled();
-        let gro = offload && mmsg::enable_gro(socket.as_fd()).is_ok();
         Ok(UdpPorts {
+            batch: Box::new(RecvBatch::for_socket(socket.as_fd(), offload)),
             socket,
             peers,
-            batch: Box::new(if gro {
-                RecvBatch::with_gro()
-            } else {
-                RecvBatch::new()
-            }),
             gso: offload,
             taken: 0,
             read_timeout: None,
