@@ -171,6 +171,60 @@ impl AfPacket {
         }
     }
 
+    /// Sends `frames` in `sendmmsg` calls of up to [`crate::mmsg::BATCH`], in order, waiting
+    /// (briefly, as [`AfPacket::send`] does) while the socket's buffer is full: every frame
+    /// leaves, or the error of the first that cannot is returned.
+    pub fn send_burst(&self, frames: &[&[u8]]) -> Result<(), Error> {
+        let mut next = 0;
+        while next < frames.len() {
+            match crate::mmsg::send_batch(self.fd.as_fd(), &frames[next..], None, false) {
+                Ok(k) => next += k,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.wait(libc::POLLOUT, Some(Duration::from_millis(10)))?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Io {
+                        what: format!("sending a frame on {}", self.ifname),
+                        source: e,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Receives up to [`crate::mmsg::BATCH`] frames into `batch` in one `recvmmsg`, waiting up
+    /// to `timeout` (`None`: for ever) for the first. Returns how many (0: none came).
+    pub fn recv_batch(
+        &self,
+        batch: &mut crate::mmsg::RecvBatch,
+        timeout: Option<Duration>,
+    ) -> Result<usize, Error> {
+        let mut waited = false;
+        loop {
+            match batch.recv(self.fd.as_fd(), crate::mmsg::BATCH, false) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if waited
+                        || timeout == Some(Duration::ZERO)
+                        || !self.wait(libc::POLLIN, timeout)?
+                    {
+                        return Ok(0);
+                    }
+                    waited = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Io {
+                        what: format!("receiving on {}", self.ifname),
+                        source: e,
+                    })
+                }
+            }
+        }
+    }
+
     /// Receives whatever is queued without waiting.
     pub fn try_recv(&self, buf: &mut [u8]) -> Result<Option<usize>, Error> {
         self.recv(buf, Some(Duration::ZERO))

@@ -10,6 +10,9 @@
 //! system, `getrusage`) per frame received, not wall time: on a machine shared with other
 //! jobs, wall time measures the scheduler, CPU time what a frame costs.
 //!
+//! The `af_packet` group does the same on a veth pair it creates (root only): the
+//! `AF_PACKET` datapath batched (`AfPacketDatapath`) against one call per frame.
+//!
 //! ```sh
 //! cargo bench -p sgnn-transport --bench udp -- --measurement-time 3 --warm-up-time 1
 //! ```
@@ -24,7 +27,7 @@ use std::os::fd::AsFd;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sgnn_netdev::poll;
-use sgnn_transport::datapath::{Datapath, UdpDatapath};
+use sgnn_transport::datapath::{AfPacketDatapath, Datapath, UdpDatapath};
 
 const FRAME: usize = 186;
 const BURST: usize = 32;
@@ -136,6 +139,71 @@ fn run<D: Datapath + Send + 'static>(tx: &mut D, rx: D, frames: u64) -> (Duratio
     (cpu_time() - started, rx)
 }
 
+/// The AF_PACKET datapath as it was: one `send` and one `recv` per frame.
+struct AfPerFrame {
+    sock: sgnn_netdev::AfPacket,
+    buf: Vec<u8>,
+}
+
+impl Datapath for AfPerFrame {
+    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
+        for f in frames {
+            self.sock.send(f)?;
+        }
+        Ok(frames.len())
+    }
+
+    fn recv_burst(
+        &mut self,
+        timeout: Duration,
+        deliver: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<usize> {
+        let mut n = 0;
+        let mut wait = Some(timeout);
+        while n < sgnn_transport::datapath::RECV_BURST {
+            match self.sock.recv(&mut self.buf, wait)? {
+                Some(len) => {
+                    deliver(&self.buf[..len]);
+                    n += 1;
+                    wait = Some(Duration::ZERO);
+                }
+                None => break,
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// The AF_PACKET datapath on a veth pair made here (root only; SKIPPED otherwise): batched
+/// (`AfPacketDatapath`, `sendmmsg`/`recvmmsg`) against one system call per frame.
+fn af_packet(c: &mut Criterion) {
+    if let Err(e) = sgnn_netdev::can_create_namespaces() {
+        eprintln!("SKIPPED af_packet benches ({e})");
+        return;
+    }
+    let _veth = sgnn_netdev::Veth::create("sgnnbench0", None, "sgnnbench1", None).unwrap();
+    let mut g = c.benchmark_group("af_packet");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("batched", |b| {
+        b.iter_custom(|iters| {
+            let mut tx = AfPacketDatapath::open("sgnnbench0").unwrap();
+            let rx = AfPacketDatapath::open("sgnnbench1").unwrap();
+            run(&mut tx, rx, iters).0
+        })
+    });
+    g.bench_function("per_frame", |b| {
+        b.iter_custom(|iters| {
+            let open = |i: &str| AfPerFrame {
+                sock: sgnn_netdev::AfPacket::open(i).unwrap(),
+                buf: vec![0u8; sgnn_netdev::MAX_FRAME],
+            };
+            let mut tx = open("sgnnbench0");
+            run(&mut tx, open("sgnnbench1"), iters).0
+        })
+    });
+    g.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("udp");
     g.throughput(Throughput::Elements(1));
@@ -162,5 +230,5 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+criterion_group!(benches, bench, af_packet);
 criterion_main!(benches);

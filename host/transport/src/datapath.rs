@@ -217,7 +217,7 @@ impl Datapath for UdpDatapath {
 #[derive(Debug)]
 pub struct AfPacketDatapath {
     sock: sgnn_netdev::AfPacket,
-    buf: Vec<u8>,
+    batch: Box<RecvBatch>,
     /// Frames sent.
     pub sent: u64,
     /// Frames received.
@@ -229,7 +229,7 @@ impl AfPacketDatapath {
     pub fn open(iface: &str) -> Result<Self, sgnn_netdev::Error> {
         Ok(AfPacketDatapath {
             sock: sgnn_netdev::AfPacket::open(iface)?,
-            buf: vec![0u8; sgnn_netdev::MAX_FRAME],
+            batch: Box::new(RecvBatch::new()),
             sent: 0,
             received: 0,
         })
@@ -243,9 +243,14 @@ impl AfPacketDatapath {
 
 impl Datapath for AfPacketDatapath {
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
-        for f in frames {
-            // Blocks (briefly) while the socket's buffer is full: back-pressure, not loss.
-            self.sock.send(f)?;
+        // In sendmmsg calls (docs/host.md, "Batched I/O"); blocks (briefly) while the
+        // socket's buffer is full: back-pressure, not loss.
+        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
+        for chunk in frames.chunks(mmsg::BATCH) {
+            for (r, f) in refs.iter_mut().zip(chunk) {
+                *r = f;
+            }
+            self.sock.send_burst(&refs[..chunk.len()])?;
         }
         self.sent += frames.len() as u64;
         Ok(frames.len())
@@ -259,14 +264,15 @@ impl Datapath for AfPacketDatapath {
         let mut n = 0;
         let mut wait = Some(timeout);
         while n < RECV_BURST {
-            match self.sock.recv(&mut self.buf, wait)? {
-                Some(len) => {
-                    deliver(&self.buf[..len]);
-                    n += 1;
-                    wait = Some(Duration::ZERO);
-                }
-                None => break,
+            let k = self.sock.recv_batch(&mut self.batch, wait)?;
+            if k == 0 {
+                break;
             }
+            for i in 0..k {
+                deliver(self.batch.datagram(i));
+            }
+            n += k;
+            wait = Some(Duration::ZERO);
         }
         self.received += n as u64;
         Ok(n)

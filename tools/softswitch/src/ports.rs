@@ -278,19 +278,48 @@ impl Ports for UdpPorts {
 }
 
 /// Ports on network interfaces, one `AF_PACKET` socket each.
+///
+/// Batched (docs/host.md, "Batched I/O"): a port's frames arrive in `recvmmsg` calls (a burst
+/// takes what every port has queued, starting with the port after the last one served), and
+/// [`Ports::send`] keeps a port's frames (copied) until [`Ports::flush`] or until
+/// [`mmsg::BATCH`] are kept for it, then sends them in one `sendmmsg`, in order.
 pub struct AfPacketPorts {
     socks: Vec<AfPacket>,
     next: usize,
+    batch: Box<RecvBatch>,
+    /// Frames kept for each port, and how many of each port's buffers hold one.
+    out: Vec<Vec<Vec<u8>>>,
+    kept: Vec<usize>,
 }
 
 impl AfPacketPorts {
     /// Opens `ifaces[i]` as port `i`.
     pub fn open(ifaces: &[String]) -> Result<AfPacketPorts, sgnn_netdev::Error> {
-        let socks = ifaces
+        let socks: Vec<AfPacket> = ifaces
             .iter()
             .map(|i| AfPacket::open(i))
             .collect::<Result<_, _>>()?;
-        Ok(AfPacketPorts { socks, next: 0 })
+        let n = socks.len();
+        Ok(AfPacketPorts {
+            socks,
+            next: 0,
+            batch: Box::new(RecvBatch::new()),
+            out: vec![Vec::new(); n],
+            kept: vec![0; n],
+        })
+    }
+
+    /// Sends the frames kept for port `i`.
+    fn send_kept(&mut self, i: usize) -> io::Result<()> {
+        let k = std::mem::take(&mut self.kept[i]);
+        if k == 0 {
+            return Ok(());
+        }
+        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
+        for (r, f) in refs.iter_mut().zip(&self.out[i][..k]) {
+            *r = f;
+        }
+        Ok(self.socks[i].send_burst(&refs[..k])?)
     }
 }
 
@@ -312,14 +341,66 @@ impl Ports for AfPacketPorts {
         Ok(None)
     }
 
+    fn recv_burst(
+        &mut self,
+        _buf: &mut [u8],
+        timeout: Duration,
+        deliver: &mut dyn FnMut(PortId, &[u8]),
+    ) -> io::Result<usize> {
+        // Every port's queued frames, one recvmmsg each, from the port after the last served
+        // (no port starves another); if none had any, wait for one and go round once more.
+        let m = self.socks.len();
+        for _ in 0..2 {
+            let mut got = 0;
+            for k in 0..m {
+                let i = (self.next + k) % m;
+                let n = self.socks[i].recv_batch(&mut self.batch, Some(Duration::ZERO))?;
+                for f in 0..n {
+                    deliver(i as PortId, self.batch.datagram(f));
+                }
+                got += n;
+            }
+            self.next = (self.next + 1) % m.max(1);
+            if got > 0 || !AfPacket::wait_any(&self.socks, libc::POLLIN, Some(timeout))? {
+                return Ok(got);
+            }
+        }
+        Ok(0)
+    }
+
     fn send(&mut self, port: PortId, frame: &[u8]) -> io::Result<()> {
-        let s = self.socks.get(port as usize).ok_or_else(|| {
-            io::Error::new(
+        let i = port as usize;
+        if i >= self.socks.len() {
+            return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("no interface for port {port}"),
-            )
-        })?;
-        Ok(s.send(frame)?)
+            ));
+        }
+        let k = self.kept[i];
+        match self.out[i].get_mut(k) {
+            Some(b) => {
+                b.clear();
+                b.extend_from_slice(frame);
+            }
+            None => self.out[i].push(frame.to_vec()),
+        }
+        self.kept[i] = k + 1;
+        if self.kept[i] >= mmsg::BATCH {
+            self.send_kept(i)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut first = Ok(());
+        for i in 0..self.socks.len() {
+            if let Err(e) = self.send_kept(i) {
+                if first.is_ok() {
+                    first = Err(e);
+                }
+            }
+        }
+        first
     }
 
     fn describe(&self) -> String {
