@@ -9,7 +9,10 @@
  * 2. the address: a frame on a worker's port must come from WORKER_NET | worker
  *    (drop_wrong_address);
  * 3. the job: the frame's job value must be set_config's job (drop_foreign_job), except a
- *    daemon's start-up probe on its own port, whose answer tells it the job. */
+ *    daemon's start-up probe on its own port, whose answer tells it the job.
+ * A leaf takes a BlockAdvance only on its link to the root spine (port_w == up_peer), not on
+ * another spine's (drop_wrong_port; sgnn_switch::admission::from_root): switchgnn.p4 checks
+ * it where it dispatches the BlockAdvance. */
 #ifndef SGNN_ADMISSION_P4
 #define SGNN_ADMISSION_P4
 

@@ -15,7 +15,8 @@
  * On a leaf-spine fabric (switch_config's role; sgnn_switch::fabric): sync_done[0] is worker
  * sync_base's; a leaf whose workers are all in sends one BlockDone up to the root spine
  * (worker up_id, to worker_table[up_peer]) instead of advancing, and advances when the root's
- * BlockAdvance for its current block comes back (from_root); the root spine counts the
+ * BlockAdvance for its current block comes back (from_root: on its link to the root,
+ * set_port_link(up_peer), alone; switchgnn.p4); the root spine counts the
  * leaves as its workers. A worker's BlockDone again while the leaf waits (the leaf's
  * BlockDone or the root's advance was lost) sends the leaf's up again; the root answers one
  * for a block it has passed with that block's advance, as a star answers a worker. */

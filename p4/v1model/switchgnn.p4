@@ -127,9 +127,15 @@ control SgnnIngress(inout headers_t hdr,
                     }
                 } else if (t == TYPE_BLOCK_ADVANCE && meta.cfg.role == ROLE_LEAF
                            && hdr.ipv4.dst_addr == meta.cfg.switch_ip && link) {
-                    // The root spine's advance, to this leaf from a link.
-                    run_sync = true;
-                    from_root = true;
+                    // The root spine's advance, to this leaf from a link: the root's
+                    // (set_port_link(up_peer)) alone; another spine's link is not
+                    // (sgnn_switch::admission::from_root).
+                    if (port_w != meta.cfg.up_peer) {
+                        events.count(EV_DROP_WRONG_PORT);
+                    } else {
+                        run_sync = true;
+                        from_root = true;
+                    }
                 } else if (t == TYPE_RESULT && hdr.ipv4.dst_addr != meta.cfg.switch_ip
                            && link) {
                     // A spine's Result on its way to a worker under this leaf.

@@ -17,18 +17,27 @@
 //!    (`set_config`'s `job`, [`crate::config::Settings::job`]), except a daemon's start-up
 //!    probe from its own port: the answer tells it the value ([`Refusal::ForeignJob`]).
 //!
+//! One more rule, for the one frame a leaf takes from a single switch of the fabric: **the
+//! root's advance** ([`from_root`]). A leaf takes a BlockAdvance addressed to it only on its
+//! link to the root spine, the link whose `set_port_link` peer is its `Role::Leaf::root`
+//! (`set_config`'s `up_peer`); on another spine's link it is refused
+//! ([`Refusal::WrongPort`]). Any spine's link may bring a Result down (aggregates are spread
+//! over the spines); only the root synchronises blocks.
+//!
 //! What it buys (docs/host.md, "Threat model"): a process that can send to the switch but is
 //! not a worker's port or a cabled link (another UDP socket on the machine, another host on
 //! the segment, a host on a spare port of a leaf or a spine) cannot add to a sum, forward a
 //! frame to a daemon, or move block synchronisation; a worker cannot speak for another;
-//! frames of a stale or foreign job are dropped. It does not authenticate: whoever owns a
-//! worker's port (root on that worker's machine, or a device spliced into its link) and
-//! learns the job value (it is in every frame) is that worker, and whoever is spliced into a
+//! frames of a stale or foreign job are dropped; a spine other than the root (or a device
+//! spliced into its link) cannot advance a leaf's blocks. It does not authenticate: whoever
+//! owns a worker's port (root on that worker's machine, or a device spliced into its link)
+//! and learns the job value (it is in every frame) is that worker, and whoever is spliced into a
 //! link between two switches is trusted as the switch at its other end.
 
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::sgnn::Repr;
 
+use crate::config::Role;
 use crate::counters::Event;
 pub use crate::forwarding::PortEnd;
 
@@ -103,6 +112,18 @@ pub fn admit(port: Port, job: u16, ip_src: [u8; 4], s: &Repr) -> Result<(), Refu
         return Err(Refusal::ForeignJob);
     }
     Ok(())
+}
+
+/// The root's advance (see the module): `Ok` when a switch of `role` may take a BlockAdvance
+/// addressed to it that came in on a port whose `port_worker` entry is `entry` (`None`: it
+/// has none), that is when the switch is a leaf and the port its link to the root spine
+/// (`set_port_link(root)`). Checked after [`admit`], on a frame it admitted from a link; a
+/// BlockAdvance from anywhere else is not the root's ([`Refusal::WrongPort`]).
+pub fn from_root(role: Role, entry: Option<PortEnd>) -> Result<(), Refusal> {
+    match (role, entry) {
+        (Role::Leaf { root, .. }, Some(PortEnd::Link(peer))) if peer == root => Ok(()),
+        _ => Err(Refusal::WrongPort),
+    }
 }
 
 #[cfg(test)]
@@ -231,5 +252,53 @@ mod tests {
             })
             .collect();
         assert_eq!(links, [(0, f.leaf_peer(0)), (1, f.leaf_peer(1))]);
+    }
+
+    /// Issue 31: on a fabric of two spines, a leaf takes the BlockAdvance of the root spine
+    /// (spine 0) on its link alone: the same frame on its link to spine 1 (a spine that
+    /// never synchronises blocks, or a device spliced into that link) is refused, though
+    /// admitted as a link's frame; so is it on a worker's port or on a spine.
+    #[test]
+    fn a_leaf_takes_the_advance_from_the_root_spines_link_only() {
+        use crate::fabric::{switch_tables, Fabric, FabricSwitch, ROOT_SPINE};
+        use crate::TypedEntry;
+        let f = Fabric::new(4, 2, 2).unwrap();
+        // fabric::settings' role for leaf 0.
+        let role = Role::Leaf {
+            first_worker: 0,
+            id: f.leaf_peer(0),
+            root: f.spine_peer(ROOT_SPINE),
+        };
+        let t = switch_tables(&f, FabricSwitch::Leaf(0), &Default::default());
+        let entry = |port: u16| {
+            t.entries.iter().find_map(|e| match *e {
+                TypedEntry::PortWorker { port: p, worker_id } if p == port => {
+                    Some(PortEnd::Worker(worker_id))
+                }
+                TypedEntry::PortLink { port: p, peer_id } if p == port => {
+                    Some(PortEnd::Link(peer_id))
+                }
+                _ => None,
+            })
+        };
+        let (root, other) = (f.uplink_port(ROOT_SPINE), f.uplink_port(1));
+        assert_eq!(entry(root), Some(PortEnd::Link(f.spine_peer(ROOT_SPINE))));
+        assert_eq!(entry(other), Some(PortEnd::Link(f.spine_peer(1))));
+        let advance = frame(PacketType::BlockAdvance, f.leaf_peer(0), 7);
+        for port in [root, other] {
+            assert_eq!(
+                admit(Port::classify(entry(port)), 7, [10, 0, 128, 0], &advance),
+                Ok(())
+            );
+        }
+        assert_eq!(from_root(role, entry(root)), Ok(()));
+        assert_eq!(from_root(role, entry(other)), Err(Refusal::WrongPort));
+        assert_eq!(from_root(role, entry(0)), Err(Refusal::WrongPort));
+        assert_eq!(from_root(role, None), Err(Refusal::WrongPort));
+        let spine = Role::Spine {
+            first_peer: f.leaf_peer(0),
+        };
+        assert_eq!(from_root(spine, entry(root)), Err(Refusal::WrongPort));
+        assert_eq!(from_root(Role::Star, entry(root)), Err(Refusal::WrongPort));
     }
 }

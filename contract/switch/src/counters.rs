@@ -117,7 +117,8 @@ events! {
     DropDuplicate = "drop_duplicate",
     /// Dropped ([`crate::admission`]): a SwitchGNN frame from a port with no `port_worker`
     /// entry (no worker's and no cabled link), or naming another worker than the one on its
-    /// port.
+    /// port, or a BlockAdvance on a leaf's link to a spine other than the root
+    /// ([`crate::admission::from_root`]).
     DropWrongPort = "drop_wrong_port",
     /// Contributions for an older generation than their aggregator holds: to the host.
     BypassedLate = "bypassed_late",

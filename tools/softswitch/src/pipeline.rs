@@ -40,7 +40,7 @@ use sgnn_wire::frame::FrameRepr;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, Error as WireError, PacketType, IP_PROTO_SWITCHGNN, LANES};
 
-use sgnn_switch::admission::{admit, Port, Refusal};
+use sgnn_switch::admission::{admit, from_root, Port, Refusal};
 use sgnn_switch::block_sync::tag;
 use sgnn_switch::counters::Event;
 use sgnn_switch::recovery::{probe_clean, sent_step, seq_step, Nack, SentOutcome, SeqOutcome};
@@ -268,7 +268,8 @@ pub struct Counters {
     /// Dropped (`sgnn_switch::admission`): a SwitchGNN frame from a port with no
     /// `port_worker` entry (no worker's and no cabled link, on every role), or naming another
     /// worker than the one on its port (a stray or forged frame must not add to a sum, reach
-    /// a daemon, or advance or answer for another worker).
+    /// a daemon, or advance or answer for another worker), or a BlockAdvance on a leaf's link
+    /// to a spine other than the root (`sgnn_switch::admission::from_root`).
     pub drop_wrong_port: u64,
     /// Contributions for an older generation than the one their aggregator holds for the
     /// same round and block (the row was recycled): sent to the host as Bypass, the
@@ -689,7 +690,12 @@ impl Pipeline {
                     && repr.ip.dst == self.config.ip
                     && self.on_link(ingress) =>
             {
-                self.root_advance(repr, out)
+                // The root spine's link only: another spine's link is not the root's.
+                let entry = self.tables.port_worker.get(&ingress).copied();
+                match from_root(self.config.role, entry) {
+                    Ok(()) => self.root_advance(repr, out),
+                    Err(r) => self.counters.refused(r),
+                }
             }
             // A spine's Result on its way to a worker under this leaf.
             PacketType::Result if repr.ip.dst != self.config.ip && self.on_link(ingress) => {

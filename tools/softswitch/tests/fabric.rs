@@ -35,7 +35,12 @@ fn params(dst_id: u32, dst_worker: u16, expected: u16, seen_base: u32) -> Aggreg
 }
 
 fn switch(role: FabricSwitch) -> Pipeline {
-    let f = fabric();
+    switch_of(&fabric(), role)
+}
+
+/// `role`'s switch on fabric `f` (the rows as on [`fabric`]'s, through spine 0).
+fn switch_of(f: &Fabric, role: FabricSwitch) -> Pipeline {
+    let f = *f;
     let mut t = Tables::for_fabric(&f, role, &Default::default());
     let up = f.spine_peer(0);
     let rows: Vec<((u16, u32, u8), AggAction)> = match role {
@@ -389,4 +394,36 @@ fn a_spare_port_of_a_leaf_or_a_spine_is_a_strangers() {
     let out = run(&mut spine, 1, &partial);
     assert_eq!(out.len(), 1, "the partial completes the aggregate");
     assert_eq!(parse(&out[0]).0.sgnn.packet_type, PacketType::Result);
+}
+
+/// Issue 31: on a fabric of two spines, only the root spine (spine 0) synchronises blocks.
+/// Leaf 0's link to spine 1 is a cabled link (its Bypass and Result still flow), but a
+/// BlockAdvance on it (spine 1's, or a device's spliced into that link) is refused
+/// (`drop_wrong_port`) and the block does not move; the root's advance on its own link still
+/// advances the leaf and goes to both workers.
+#[test]
+fn a_leaf_takes_block_advance_from_the_root_spines_link_only() {
+    let f = Fabric::new(4, 2, 2).unwrap();
+    let mut leaf = switch_of(&f, FabricSwitch::Leaf(0));
+    let (root, other) = (f.uplink_port(0), f.uplink_port(1));
+    let mut s = Repr::new(PacketType::BlockAdvance);
+    s.worker_id = f.leaf_peer(0);
+    let advance = common::frame_to(2, f.leaf_addr(0).1, s, None);
+    assert!(run(&mut leaf, other, &advance).is_empty());
+    assert_eq!(leaf.counters.drop_wrong_port, 1);
+    assert_eq!(leaf.counters.block_advance, 0);
+    assert_eq!(leaf.regs.sync_block, 0, "spine 1 does not move the block");
+    // Spine 1's link is still a link: a spine's Result for worker 0 comes down it.
+    let mut s = Repr::new(PacketType::Result);
+    s.worker_id = 0;
+    s.dst_id = D;
+    s.count = 3;
+    let result = common::frame_to(2, worker_ip(0), s, Some(&lanes(B)));
+    let out = run(&mut leaf, other, &result);
+    assert_eq!((out.len(), out[0].port), (1, 0));
+    // The root's advance, on the root's link.
+    let out = run(&mut leaf, root, &advance);
+    assert_eq!(out.len(), 2, "to both workers");
+    assert_eq!(leaf.regs.sync_block, 1);
+    assert_eq!(leaf.counters.drop_wrong_port, 1);
 }
