@@ -21,7 +21,7 @@ use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use std::os::fd::AsFd;
 
@@ -33,33 +33,74 @@ const FRAME: usize = 186;
 const BURST: usize = 32;
 const AHEAD: u64 = 4096;
 
+/// A socket moved one frame per system call: the datapaths as they were before batching.
+trait OneFrame: Send + 'static {
+    /// Sends one frame; false if the kernel refused it.
+    fn send_one(&mut self, frame: &[u8]) -> bool;
+    /// Receives one frame into `buf`, waiting up to `wait` for it.
+    fn recv_one(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>>;
+}
+
+impl OneFrame for UdpSocket {
+    fn send_one(&mut self, frame: &[u8]) -> bool {
+        self.send(frame).is_ok()
+    }
+
+    fn recv_one(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>> {
+        for first in [true, false] {
+            match self.recv(buf) {
+                Ok(len) => return Ok(Some(len)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !first || wait.is_zero() {
+                        break;
+                    }
+                    let mut fds = [poll::pollfd(self.as_fd(), libc::POLLIN)];
+                    let _ = poll::ready(&mut fds, Some(wait));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(None)
+    }
+}
+
+impl OneFrame for sgnn_netdev::AfPacket {
+    fn send_one(&mut self, frame: &[u8]) -> bool {
+        self.send(frame).is_ok()
+    }
+
+    fn recv_one(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>> {
+        Ok(self.recv(buf, Some(wait))?)
+    }
+}
+
 /// The datapath as it was: one `send` per frame, one `recv` per frame.
-struct PerFrame {
-    socket: UdpSocket,
+struct PerFrame<S> {
+    sock: S,
     buf: Vec<u8>,
 }
 
-impl PerFrame {
-    fn bind(local: SocketAddr, peer: SocketAddr) -> PerFrame {
-        let socket = sgnn_netdev::bind_udp(local, 4 << 20).unwrap();
-        socket.connect(peer).unwrap();
-        socket.set_nonblocking(true).unwrap();
+impl<S: OneFrame> PerFrame<S> {
+    fn new(sock: S) -> PerFrame<S> {
         PerFrame {
-            socket,
+            sock,
             buf: vec![0u8; sgnn_netdev::MAX_FRAME],
         }
     }
 }
 
-impl Datapath for PerFrame {
+impl PerFrame<UdpSocket> {
+    fn bind(local: SocketAddr, peer: SocketAddr) -> PerFrame<UdpSocket> {
+        let socket = sgnn_netdev::bind_udp(local, 4 << 20).unwrap();
+        socket.connect(peer).unwrap();
+        socket.set_nonblocking(true).unwrap();
+        PerFrame::new(socket)
+    }
+}
+
+impl<S: OneFrame> Datapath for PerFrame<S> {
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
-        let mut sent = 0;
-        for f in frames {
-            if self.socket.send(f).is_ok() {
-                sent += 1;
-            }
-        }
-        Ok(sent)
+        Ok(frames.iter().filter(|f| self.sock.send_one(f)).count())
     }
 
     fn recv_burst(
@@ -68,21 +109,15 @@ impl Datapath for PerFrame {
         deliver: &mut dyn FnMut(&[u8]),
     ) -> io::Result<usize> {
         let mut n = 0;
-        let started = Instant::now();
+        let mut wait = timeout;
         while n < sgnn_transport::datapath::RECV_BURST {
-            match self.socket.recv(&mut self.buf) {
-                Ok(len) => {
+            match self.sock.recv_one(&mut self.buf, wait)? {
+                Some(len) => {
                     deliver(&self.buf[..len]);
                     n += 1;
+                    wait = Duration::ZERO;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if n > 0 || started.elapsed() >= timeout {
-                        break;
-                    }
-                    let mut fds = [poll::pollfd(self.socket.as_fd(), libc::POLLIN)];
-                    let _ = poll::ready(&mut fds, Some(timeout));
-                }
-                Err(e) => return Err(e),
+                None => break,
             }
         }
         Ok(n)
@@ -139,41 +174,6 @@ fn run<D: Datapath + Send + 'static>(tx: &mut D, rx: D, frames: u64) -> (Duratio
     (cpu_time() - started, rx)
 }
 
-/// The AF_PACKET datapath as it was: one `send` and one `recv` per frame.
-struct AfPerFrame {
-    sock: sgnn_netdev::AfPacket,
-    buf: Vec<u8>,
-}
-
-impl Datapath for AfPerFrame {
-    fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
-        for f in frames {
-            self.sock.send(f)?;
-        }
-        Ok(frames.len())
-    }
-
-    fn recv_burst(
-        &mut self,
-        timeout: Duration,
-        deliver: &mut dyn FnMut(&[u8]),
-    ) -> io::Result<usize> {
-        let mut n = 0;
-        let mut wait = Some(timeout);
-        while n < sgnn_transport::datapath::RECV_BURST {
-            match self.sock.recv(&mut self.buf, wait)? {
-                Some(len) => {
-                    deliver(&self.buf[..len]);
-                    n += 1;
-                    wait = Some(Duration::ZERO);
-                }
-                None => break,
-            }
-        }
-        Ok(n)
-    }
-}
-
 /// The AF_PACKET datapath on a veth pair made here (root only; SKIPPED otherwise): batched
 /// (`AfPacketDatapath`, `sendmmsg`/`recvmmsg`) against one system call per frame.
 fn af_packet(c: &mut Criterion) {
@@ -193,10 +193,7 @@ fn af_packet(c: &mut Criterion) {
     });
     g.bench_function("per_frame", |b| {
         b.iter_custom(|iters| {
-            let open = |i: &str| AfPerFrame {
-                sock: sgnn_netdev::AfPacket::open(i).unwrap(),
-                buf: vec![0u8; sgnn_netdev::MAX_FRAME],
-            };
+            let open = |i: &str| PerFrame::new(sgnn_netdev::AfPacket::open(i).unwrap());
             let mut tx = open("sgnnbench0");
             run(&mut tx, open("sgnnbench1"), iters).0
         })
