@@ -206,6 +206,19 @@ mod tests {
         assert_eq!(Port::classify(None), Port::Stranger);
     }
 
+    /// What `port_worker` holds for `port` among a switch's `entries`.
+    fn port_end(entries: &[crate::TypedEntry], port: u16) -> Option<PortEnd> {
+        entries.iter().find_map(|e| match *e {
+            crate::TypedEntry::PortWorker { port: p, worker_id } if p == port => {
+                Some(PortEnd::Worker(worker_id))
+            }
+            crate::TypedEntry::PortLink { port: p, peer_id } if p == port => {
+                Some(PortEnd::Link(peer_id))
+            }
+            _ => None,
+        })
+    }
+
     /// Issue 31, item 1: on a leaf-spine fabric, a port the plan cables to no switch and no
     /// worker is a stranger's. A leaf of workers 4 and 5 on ports 0 and 1 and its uplink to
     /// the spine (peer 8) on port 2: a forged Bypass on spare port 3 is refused, the same
@@ -216,17 +229,7 @@ mod tests {
         use crate::TypedEntry;
         let f = Fabric::new(4, 2, 1).unwrap();
         let t = switch_tables(&f, FabricSwitch::Leaf(0), &Default::default());
-        let entry = |port: u16| {
-            t.entries.iter().find_map(|e| match *e {
-                TypedEntry::PortWorker { port: p, worker_id } if p == port => {
-                    Some(PortEnd::Worker(worker_id))
-                }
-                TypedEntry::PortLink { port: p, peer_id } if p == port => {
-                    Some(PortEnd::Link(peer_id))
-                }
-                _ => None,
-            })
-        };
+        let entry = |port: u16| port_end(&t.entries, port);
         let forged = frame(PacketType::Bypass, 0, 7);
         let (spare, uplink) = (3, f.uplink_port(0));
         assert_eq!(entry(spare), None);
@@ -261,7 +264,6 @@ mod tests {
     #[test]
     fn a_leaf_takes_the_advance_from_the_root_spines_link_only() {
         use crate::fabric::{switch_tables, Fabric, FabricSwitch, ROOT_SPINE};
-        use crate::TypedEntry;
         let f = Fabric::new(4, 2, 2).unwrap();
         // fabric::settings' role for leaf 0.
         let role = Role::Leaf {
@@ -270,17 +272,7 @@ mod tests {
             root: f.spine_peer(ROOT_SPINE),
         };
         let t = switch_tables(&f, FabricSwitch::Leaf(0), &Default::default());
-        let entry = |port: u16| {
-            t.entries.iter().find_map(|e| match *e {
-                TypedEntry::PortWorker { port: p, worker_id } if p == port => {
-                    Some(PortEnd::Worker(worker_id))
-                }
-                TypedEntry::PortLink { port: p, peer_id } if p == port => {
-                    Some(PortEnd::Link(peer_id))
-                }
-                _ => None,
-            })
-        };
+        let entry = |port: u16| port_end(&t.entries, port);
         let (root, other) = (f.uplink_port(ROOT_SPINE), f.uplink_port(1));
         assert_eq!(entry(root), Some(PortEnd::Link(f.spine_peer(ROOT_SPINE))));
         assert_eq!(entry(other), Some(PortEnd::Link(f.spine_peer(1))));
