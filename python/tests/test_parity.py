@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, datasets, has
+from conftest import ROOT, Skip, datasets, has
 
 EXAMPLE = ROOT / "python/examples/pyg_train.py"
 EPOCHS = 100
@@ -63,23 +63,33 @@ def reference(graph: Path, tmp_path: Path) -> list[float]:
     return _references[graph.name]
 
 
+def ready(what: str, name: str, sgnn: str | None, skipped: Skip) -> Path | None:
+    """The dataset `name` when torch, PyG, the dataset and the sgnn binary are all there (the
+    binary then in SGNN_BIN for the launches); otherwise None, having said SKIPPED for what
+    is missing (conftest's `sgnn` fixture says it for the binary)."""
+    if not (has("torch") and has("torch_geometric")):
+        skipped(what, "torch or torch_geometric is not importable", "pip install ./python[pyg]")
+        return None
+    graph = datasets() / name
+    if not (graph / "edges.txt.gz").exists():
+        skipped(what, f"{graph} is missing", "put the datasets in ../shared/datasets or set "
+                "SGNN_DATASETS")
+        return None
+    if sgnn is None:
+        return None
+    os.environ["SGNN_BIN"] = sgnn
+    return graph
+
+
 @pytest.mark.parametrize("name,workers,loss", [
     ("cora", 2, 0.0), ("cora", 4, 0.0),
     pytest.param("cora", 2, 0.03, marks=pytest.mark.slow),
     pytest.param("citeseer", 2, 0.0, marks=pytest.mark.slow)])
 def test_the_loss_follows_single_process_pyg(tmp_path, sgnn, skipped, name, workers, loss):
     what = f"the PyG parity test on {name} at {workers} workers, {loss:.0%} loss"
-    if not (has("torch") and has("torch_geometric")):
-        skipped(what, "torch or torch_geometric is not importable", "pip install ./python[pyg]")
+    graph = ready(what, name, sgnn, skipped)
+    if graph is None:
         return
-    graph = datasets() / name
-    if not (graph / "edges.txt.gz").exists():
-        skipped(what, f"{graph} is missing", "put the datasets in ../shared/datasets or set "
-                "SGNN_DATASETS")
-        return
-    if sgnn is None:
-        return
-    os.environ["SGNN_BIN"] = sgnn
     want = reference(graph, tmp_path)
     got = run_launched(graph, workers, loss, tmp_path / "run.json")
     assert len(got) == len(want) == EPOCHS
@@ -99,17 +109,9 @@ def test_ddp_follows_the_all_reduce_path_and_pyg(tmp_path, sgnn, skipped, worker
     scaling is by a power of two, which is exact, so DDP computes bit for bit what the
     all_reduce path does; at 3 the multiplication and DDP's division round."""
     what = f"the DDP parity test on cora at {workers} workers"
-    if not (has("torch") and has("torch_geometric")):
-        skipped(what, "torch or torch_geometric is not importable", "pip install ./python[pyg]")
+    graph = ready(what, "cora", sgnn, skipped)
+    if graph is None:
         return
-    graph = datasets() / "cora"
-    if not (graph / "edges.txt.gz").exists():
-        skipped(what, f"{graph} is missing", "put the datasets in ../shared/datasets or set "
-                "SGNN_DATASETS")
-        return
-    if sgnn is None:
-        return
-    os.environ["SGNN_BIN"] = sgnn
     pyg = reference(graph, tmp_path)
     summed = _launched.get(("cora", workers, 0.0, "all_reduce"))
     if summed is None:
