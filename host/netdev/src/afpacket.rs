@@ -72,20 +72,13 @@ impl AfPacket {
             ))
         }
         .map_err(io_err(format!("binding AF_PACKET socket to {ifname}")))?;
-        let one: libc::c_int = 1;
         // Not seeing our own transmissions keeps captures to what the other side sent.
-        // SAFETY: `fd` is the open socket owned above; the value points to the local c_int
-        // `one`, alive across the call, and the length passed is size_of::<c_int>(), the size of
-        // the value PACKET_IGNORE_OUTGOING takes, so the kernel reads only that int.
-        unsafe {
-            cvt(libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_IGNORE_OUTGOING,
-                &one as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as u32,
-            ))
-        }
+        crate::sockbuf::set_int(
+            fd.as_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_IGNORE_OUTGOING,
+            1,
+        )
         .map_err(io_err(format!("PACKET_IGNORE_OUTGOING on {ifname}")))?;
         // Best effort: a larger buffer only avoids drops under bursts (with CAP_NET_ADMIN even
         // beyond rmem_max/wmem_max).

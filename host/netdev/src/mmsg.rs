@@ -49,21 +49,7 @@ pub fn offload_enabled() -> bool {
 /// Asks the kernel to deliver trains of datagrams from one sender whole (`UDP_GRO`); read
 /// them with a [`RecvBatch::with_gro`].
 pub fn enable_gro(fd: BorrowedFd<'_>) -> io::Result<()> {
-    let one: libc::c_int = 1;
-    // SAFETY: a valid fd, and a pointer to an int with its size, alive for the call.
-    let r = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_UDP,
-            UDP_GRO,
-            &one as *const libc::c_int as *const libc::c_void,
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    crate::sockbuf::set_int(fd, libc::SOL_UDP, UDP_GRO, 1)
 }
 
 /// A socket address as the kernel's `sockaddr_storage`, and its length.

@@ -33,8 +33,8 @@ pub fn set_socket_buffers(socket: &impl AsFd, bytes: usize) -> SocketBuffers {
         (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
         (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
     ] {
-        if set_int(fd, force, size).is_err() {
-            let _ = set_int(fd, plain, size);
+        if set_int(fd, libc::SOL_SOCKET, force, size).is_err() {
+            let _ = set_int(fd, libc::SOL_SOCKET, plain, size);
         }
     }
     SocketBuffers {
@@ -51,16 +51,22 @@ pub fn bind_udp(local: SocketAddr, buffer_bytes: usize) -> io::Result<UdpSocket>
     Ok(socket)
 }
 
-/// Sets the `SOL_SOCKET` option `opt` of the socket `fd` to the int `value`.
-fn set_int(fd: BorrowedFd<'_>, opt: libc::c_int, value: libc::c_int) -> io::Result<()> {
+/// Sets the int option `opt` at `level` (`SOL_SOCKET`, `SOL_UDP`, `SOL_PACKET`, ...) of the
+/// socket `fd` to `value`. Every option it is used for takes a C int.
+pub(crate) fn set_int(
+    fd: BorrowedFd<'_>,
+    level: libc::c_int,
+    opt: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
     // SAFETY: `fd` is a `BorrowedFd`, so the socket is open for the call; the value points to
     // the local c_int `value`, alive across the call, and the length passed is
-    // size_of::<c_int>(), the size the SOL_SOCKET buffer options take, so the kernel reads
+    // size_of::<c_int>(), the size of the int options this is used for, so the kernel reads
     // only that int (and keeps no pointer to it).
     let r = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
-            libc::SOL_SOCKET,
+            level,
             opt,
             &value as *const libc::c_int as *const libc::c_void,
             std::mem::size_of::<libc::c_int>() as libc::socklen_t,
