@@ -117,10 +117,8 @@ fn from_sockaddr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
 /// or, [`RecvBatch::with_gro`], up to 32 messages of trains of datagrams.
 pub struct RecvBatch {
     bufs: Vec<u8>,
-    /// Bytes of each message's buffer.
+    /// Bytes of each message's buffer (`bufs` holds the messages of one call).
     msg_size: usize,
-    /// Messages per call.
-    msgs: usize,
     addrs: Box<[libc::sockaddr_storage; BATCH]>,
     /// Control buffers (the GRO segment size), when GRO is on.
     ctl: Option<Box<[Cmsg; GRO_MSGS]>>,
@@ -148,29 +146,27 @@ impl Default for RecvBatch {
 impl RecvBatch {
     /// Empty buffers (about 590 KB), one datagram per message.
     pub fn new() -> RecvBatch {
-        RecvBatch {
-            bufs: vec![0u8; BATCH * MAX_FRAME],
-            msg_size: MAX_FRAME,
-            msgs: BATCH,
-            // SAFETY: all zeroes is a valid sockaddr_storage.
-            addrs: Box::new(unsafe { std::mem::zeroed() }),
-            ctl: None,
-            dgrams: Vec::with_capacity(BATCH),
-            messages: 0,
-        }
+        RecvBatch::sized(BATCH, MAX_FRAME, false)
     }
 
     /// Empty buffers for a socket with [`enable_gro`] (2 MB): each message may be a train of
     /// datagrams from one sender, cut here at the segment size the kernel reports.
     pub fn with_gro() -> RecvBatch {
+        RecvBatch::sized(GRO_MSGS, GRO_BUF, true)
+    }
+
+    /// `msgs` messages of `msg_size` bytes a call, with control buffers for GRO's segment size
+    /// (`gro`, at most [`GRO_MSGS`] messages).
+    fn sized(msgs: usize, msg_size: usize, gro: bool) -> RecvBatch {
+        debug_assert!(msgs <= BATCH && (!gro || msgs <= GRO_MSGS));
         RecvBatch {
-            bufs: vec![0u8; GRO_MSGS * GRO_BUF],
-            msg_size: GRO_BUF,
-            msgs: GRO_MSGS,
-            // SAFETY: as in `new`.
+            bufs: vec![0u8; msgs * msg_size],
+            msg_size,
+            // SAFETY: all zeroes is a valid sockaddr_storage.
             addrs: Box::new(unsafe { std::mem::zeroed() }),
-            ctl: Some(Box::new([[0; 4]; GRO_MSGS])),
-            dgrams: Vec::with_capacity(GRO_MSGS * BATCH),
+            ctl: gro.then(|| Box::new([[0; 4]; GRO_MSGS])),
+            // A message holds one datagram, or with GRO up to a train of BATCH.
+            dgrams: Vec::with_capacity(if gro { msgs * BATCH } else { msgs }),
             messages: 0,
         }
     }
@@ -198,7 +194,7 @@ impl RecvBatch {
         max: usize,
         wait_for_one: bool,
     ) -> io::Result<usize> {
-        let max = max.clamp(1, self.msgs);
+        let max = max.clamp(1, self.bufs.len() / self.msg_size);
         self.dgrams.clear();
         let mut iov: [MaybeUninit<libc::iovec>; BATCH] = [MaybeUninit::uninit(); BATCH];
         // SAFETY: mmsghdr is plain old data; zeroes are valid (null pointers, zero lengths).
@@ -206,8 +202,8 @@ impl RecvBatch {
         let base = self.bufs.as_mut_ptr();
         for i in 0..max {
             let v = iov[i].write(libc::iovec {
-                // SAFETY: i * msg_size + msg_size <= bufs.len() (max <= msgs): each iovec is
-                // its own slice.
+                // SAFETY: max <= bufs.len() / msg_size, so i * msg_size + msg_size <=
+                // bufs.len(): each iovec is its own slice.
                 iov_base: unsafe { base.add(i * self.msg_size) } as *mut libc::c_void,
                 iov_len: self.msg_size,
             });
