@@ -89,9 +89,9 @@ pub struct UdpPorts {
     batch: Box<RecvBatch>,
     /// The receive timeout the socket has (set again only when it changes).
     read_timeout: Option<Duration>,
-    /// Frames kept by `send`, back to back, and each one's peer and length.
+    /// Frames kept by `send`, back to back, and each one's peer, offset in `out` and length.
     out: Vec<u8>,
-    out_frames: Vec<(SocketAddr, usize)>,
+    out_frames: Vec<(SocketAddr, usize, usize)>,
     /// Kept frames the kernel refused when they were flushed.
     tx_refused: u64,
     /// The first refusal not yet reported by a flush.
@@ -165,24 +165,18 @@ impl UdpPorts {
         let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
         let mut to = [SocketAddr::from(([0, 0, 0, 0], 0)); mmsg::BATCH];
         let mut next = 0;
-        let mut offsets = Vec::with_capacity(self.out_frames.len());
-        let mut at = 0;
-        for &(_, len) in &self.out_frames {
-            offsets.push(at);
-            at += len;
-        }
-        // Each peer's frames together, in their order (a stable sort by peer): runs to one
-        // peer can leave as one GSO message. Frames to different peers have no order to keep.
-        let mut order: Vec<usize> = (0..self.out_frames.len()).collect();
+        // Each peer's frames together, in their order (by peer, then by where `send` put them
+        // in `out`): runs to one peer can leave as one GSO message. Frames to different peers
+        // have no order to keep.
         if self.gso {
-            order.sort_by_key(|&i| self.out_frames[i].0);
+            self.out_frames
+                .sort_unstable_by_key(|&(peer, at, _)| (peer, at));
         }
-        while next < order.len() {
-            let n = (order.len() - next).min(mmsg::BATCH);
+        while next < self.out_frames.len() {
+            let n = (self.out_frames.len() - next).min(mmsg::BATCH);
             for i in 0..n {
-                let (peer, len) = self.out_frames[order[next + i]];
-                let o = offsets[order[next + i]];
-                refs[i] = &self.out[o..o + len];
+                let (peer, at, len) = self.out_frames[next + i];
+                refs[i] = &self.out[at..at + len];
                 to[i] = peer;
             }
             match mmsg::send_batch(self.socket.as_fd(), &refs[..n], Some(&to[..n]), self.gso) {
@@ -240,8 +234,8 @@ impl Ports for UdpPorts {
         let peer = *self.peers.get(port as usize).ok_or_else(|| {
             io::Error::new(io::ErrorKind::NotFound, format!("no peer for port {port}"))
         })?;
+        self.out_frames.push((peer, self.out.len(), frame.len()));
         self.out.extend_from_slice(frame);
-        self.out_frames.push((peer, frame.len()));
         if self.out_frames.len() >= mmsg::BATCH {
             self.send_kept();
         }
