@@ -167,7 +167,7 @@ impl AfPacket {
     /// Sends `frames` in `sendmmsg` calls of up to [`crate::mmsg::BATCH`], in order, waiting
     /// (briefly, as [`AfPacket::send`] does) while the socket's buffer is full: every frame
     /// leaves, or the error of the first that cannot is returned.
-    pub fn send_burst(&self, frames: &[&[u8]]) -> Result<(), Error> {
+    pub fn send_burst<F: AsRef<[u8]>>(&self, frames: &[F]) -> Result<(), Error> {
         let mut next = 0;
         while next < frames.len() {
             match crate::mmsg::send_batch(self.fd.as_fd(), &frames[next..], None, false) {

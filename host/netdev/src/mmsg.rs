@@ -318,9 +318,9 @@ fn gro_segment(h: &libc::msghdr) -> Option<usize> {
 /// given means the next message failed, and the caller learns why by sending again. An
 /// error means the first message failed, as `send_to`'s for it; with `gso`, `EIO` or
 /// `EINVAL` mean the device or kernel does not take GSO: send again without.
-pub fn send_batch(
+pub fn send_batch<F: AsRef<[u8]>>(
     fd: BorrowedFd<'_>,
-    frames: &[&[u8]],
+    frames: &[F],
     to: Option<&[SocketAddr]>,
     gso: bool,
 ) -> io::Result<usize> {
@@ -335,29 +335,30 @@ pub fn send_batch(
     let mut names: [MaybeUninit<(libc::sockaddr_storage, libc::socklen_t)>; BATCH] =
         [const { MaybeUninit::uninit() }; BATCH];
     let mut ctl: [Cmsg; BATCH] = [[0; 4]; BATCH];
-    // Frames of each message: runs[k] = (first frame, frames).
-    let mut runs: [(usize, usize); BATCH] = [(0, 0); BATCH];
+    // Frames in each message.
+    let mut runs = [0usize; BATCH];
     // SAFETY: mmsghdr is plain old data; zeroes are valid (null pointers, zero lengths).
     let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
     let mut k = 0;
     let mut i = 0;
+    let len = |x: usize| frames[x].as_ref().len();
     while i < n {
-        let len = frames[i].len();
         let mut j = i + 1;
-        if gso && len > 0 {
-            let mut bytes = len;
+        if gso && len(i) > 0 {
+            let mut bytes = len(i);
             while j < n
-                && frames[j - 1].len() == len
-                && frames[j].len() <= len
-                && !frames[j].is_empty()
-                && bytes + frames[j].len() <= GSO_BYTES
+                && len(j - 1) == len(i)
+                && len(j) <= len(i)
+                && len(j) > 0
+                && bytes + len(j) <= GSO_BYTES
                 && to.is_none_or(|to| to[j] == to[i])
             {
-                bytes += frames[j].len();
+                bytes += len(j);
                 j += 1;
             }
         }
         for (f, slot) in frames[i..j].iter().zip(&mut iov[i..j]) {
+            let f = f.as_ref();
             slot.write(libc::iovec {
                 iov_base: f.as_ptr() as *mut libc::c_void,
                 iov_len: f.len(),
@@ -383,10 +384,10 @@ pub fn send_batch(
                 (*cm).cmsg_level = libc::SOL_UDP;
                 (*cm).cmsg_type = UDP_SEGMENT;
                 (*cm).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
-                std::ptr::write_unaligned(libc::CMSG_DATA(cm) as *mut u16, len as u16);
+                std::ptr::write_unaligned(libc::CMSG_DATA(cm) as *mut u16, len(i) as u16);
             }
         }
-        runs[k] = (i, j - i);
+        runs[k] = j - i;
         k += 1;
         i = j;
     }
@@ -396,7 +397,7 @@ pub fn send_batch(
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(runs[..r as usize].iter().map(|&(_, c)| c).sum())
+    Ok(runs[..r as usize].iter().sum())
 }
 
 /// Whether `e`, from [`send_batch`] with `gso`, says the socket's route does not take GSO.

@@ -144,14 +144,9 @@ impl Datapath for UdpDatapath {
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
         let mut sent = 0;
         let mut next = 0;
-        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
         while next < frames.len() {
-            let n = (frames.len() - next).min(mmsg::BATCH);
-            for (r, f) in refs.iter_mut().zip(&frames[next..next + n]) {
-                *r = f;
-            }
             // Up to the first frame the kernel refused; that one's error comes back alone.
-            match mmsg::send_batch(self.socket.as_fd(), &refs[..n], None, self.gso) {
+            match mmsg::send_batch(self.socket.as_fd(), &frames[next..], None, self.gso) {
                 // The route does not take GSO (no checksum offload): without, from now on.
                 Err(e) if self.gso && mmsg::gso_refused(&e) => self.gso = false,
                 Ok(k) if k > 0 => {
@@ -245,13 +240,7 @@ impl Datapath for AfPacketDatapath {
     fn send_burst(&mut self, frames: &[Vec<u8>]) -> io::Result<usize> {
         // In sendmmsg calls (docs/host.md, "Batched I/O"); blocks (briefly) while the
         // socket's buffer is full: back-pressure, not loss.
-        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
-        for chunk in frames.chunks(mmsg::BATCH) {
-            for (r, f) in refs.iter_mut().zip(chunk) {
-                *r = f;
-            }
-            self.sock.send_burst(&refs[..chunk.len()])?;
-        }
+        self.sock.send_burst(frames)?;
         self.sent += frames.len() as u64;
         Ok(frames.len())
     }

@@ -309,11 +309,7 @@ impl AfPacketPorts {
         if k == 0 {
             return Ok(());
         }
-        let mut refs: [&[u8]; mmsg::BATCH] = [&[]; mmsg::BATCH];
-        for (r, f) in refs.iter_mut().zip(&self.out[i][..k]) {
-            *r = f;
-        }
-        Ok(self.socks[i].send_burst(&refs[..k])?)
+        Ok(self.socks[i].send_burst(&self.out[i][..k])?)
     }
 }
 
