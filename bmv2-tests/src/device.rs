@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use softswitch::control::{NamedEntry, WriteKind};
 use softswitch::{Pipeline, Tables};
+use switch_ctl::backend::P4RuntimeTarget;
 use switch_ctl::install::install;
 use switch_ctl::program::{program_for, Deployment, Entry, SwitchProgram, SwitchSizes};
-use switch_ctl::target::P4RuntimeTarget;
 use switch_ctl::Target;
 
 use crate::net::TestNet;

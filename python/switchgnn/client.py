@@ -1,4 +1,4 @@
-"""A numpy client of the daemon's Unix-socket interface (docs/host.md, host/transport/src/ipc.rs).
+"""A numpy client of the daemon's Unix-socket interface (docs/host.md, contract/ipc/src/lib.rs).
 
 Every message is ``length: u32 | kind: u8 | body``, little-endian, ``length`` counting ``kind``
 and ``body``.

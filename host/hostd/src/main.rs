@@ -12,9 +12,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use sgnn_graph::npy::write_npy;
 use sgnn_graph::Features;
+use sgnn_ipc::{self as ipc, Reply, Request};
 use sgnn_plan::Plan;
 use sgnn_transport::datapath::{AfPacketDatapath, Datapath, UdpDatapath};
-use sgnn_transport::ipc::{self, Reply, Request};
 use sgnn_transport::reference::{next_layer, reference_sums};
 use sgnn_transport::{
     DscpMap, EngineConfig, Layer, Mode, Pacing, RateConfig, Session, TransportError, WorkerView,

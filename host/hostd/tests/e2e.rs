@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sgnn_graph::Features;
-use sgnn_transport::ipc::{self, Reply, Request};
+use sgnn_ipc::{self as ipc, Reply, Request};
 use sgnn_transport::reference::reference_sums;
 use sgnn_transport::{Direction, WorkerView};
 

@@ -13,8 +13,8 @@
 //!   unprivileged kernel-UDP backend the software switch speaks.
 //! * [`session::Session`] drives an engine over a datapath and offers the application API,
 //!   [`session::Session::propagate`].
-//! * [`ipc`] is the framing of the daemon's Unix-socket interface for training processes in
-//!   other languages.
+//! * The daemon's Unix-socket interface for training processes is its own crate, `sgnn-ipc`
+//!   (`contract/ipc`), shared with `sgnn-train` and the Python client.
 //!
 //! The protocol, its state diagram and why sums stay exact are in `docs/host.md`.
 
@@ -24,7 +24,6 @@ pub mod class;
 pub mod datapath;
 pub mod engine;
 mod error;
-pub mod ipc;
 pub mod rate;
 pub mod reference;
 pub mod session;

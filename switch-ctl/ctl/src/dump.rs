@@ -11,8 +11,8 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
+use crate::backend::{CounterValue, Replica, TableEntry};
 use crate::program::ADVANCE_GROUP;
-use crate::target::{CounterValue, Replica, TableEntry};
 use crate::{Target, TargetError};
 
 /// The block-synchronisation registers a dump reads (cell 0 of each), in reading order.
@@ -220,8 +220,8 @@ impl fmt::Display for Dump {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{MemoryTarget, Op};
     use crate::install::{initial_config, to_target};
-    use crate::target::{MemoryTarget, Op};
 
     /// A switch with two workers, the initial settings, the advance group and two sync
     /// registers set.

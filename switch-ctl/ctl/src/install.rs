@@ -14,8 +14,8 @@ use sgnn_switch::forwarding::{IPV4_FORWARD, PORT_WORKER, WORKER_ADDR, WORKER_TAB
 use sgnn_switch::priority::DSCP_PRIORITY;
 use sgnn_switch::TypedEntry;
 
-use crate::target::{Op, Replica, TableEntry};
-use crate::target::{Target, TargetError};
+use crate::backend::{Op, Replica, TableEntry};
+use crate::backend::{Target, TargetError};
 
 use crate::program::{Entry, SwitchProgram, SwitchSizes};
 

@@ -7,7 +7,7 @@
 use sgnn_p4rt::bfrt_double::BfrtDouble;
 use sgnn_p4rt::proto::bfrt_proto as bf;
 use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch, TNA_AGGREGATORS};
-use switch_ctl::target::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
+use switch_ctl::backend::{BfrtTarget, Code, Replica, TableEntry, Target, TargetError};
 
 /// The compiler's BfRt schema of `p4/tna` (committed; `bmv2-tests/tests/tofino.rs` checks it
 /// against `bf-p4c`'s output).
@@ -57,8 +57,8 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
     // Table entries, by the contract's names.
     let (a, b) = (agg_entry(77, 10), agg_entry(78, 20));
     t.apply(&[
-        switch_ctl::target::Op::Insert(a.clone()),
-        switch_ctl::target::Op::Insert(b.clone()),
+        switch_ctl::backend::Op::Insert(a.clone()),
+        switch_ctl::backend::Op::Insert(b.clone()),
     ])
     .unwrap();
     let mut got = t.read_table("agg_table").unwrap();
@@ -100,7 +100,7 @@ fn every_kind_of_object_is_written_and_read_back_by_name() {
         .param("up_id", 0)
         .param("up_peer", 0)
         .param("job", 0x1234);
-    t.apply(&[switch_ctl::target::Op::SetDefault(cfg.clone())])
+    t.apply(&[switch_ctl::backend::Op::SetDefault(cfg.clone())])
         .unwrap();
     assert_eq!(t.read_default("switch_config").unwrap(), Some(cfg));
 

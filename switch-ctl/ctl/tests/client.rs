@@ -9,8 +9,8 @@ use sgnn_p4rt::client::{pipeline_cookie, ClientError, P4RuntimeClient};
 use sgnn_p4rt::proto::p4::v1 as p4;
 use sgnn_p4rt::schema::switchgnn_p4info;
 use sgnn_p4rt::P4InfoIndex;
-use switch_ctl::target::convert::op_to_update;
-use switch_ctl::target::{Op, TableEntry};
+use switch_ctl::backend::convert::op_to_update;
+use switch_ctl::backend::{Op, TableEntry};
 use tonic::Code;
 
 const DEVICE: u64 = 3;

@@ -11,7 +11,7 @@ use sgnn_p4rt::schema::{
     switchgnn_p4info, switchgnn_p4info_for, Arch, AGGREGATORS, CLONE_SESSION_RECIRCULATE,
     MULTICAST_ALL_WORKERS, TNA_AGGREGATORS,
 };
-use switch_ctl::target::{
+use switch_ctl::backend::{
     ChaosConfig, ChaosTarget, Code, CounterValue, Match, MemoryTarget, Op, P4RuntimeTarget,
     Replica, TableEntry, Target, TargetError,
 };

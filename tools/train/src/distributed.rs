@@ -32,8 +32,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use ndarray::{Array2, ArrayView2};
-use sgnn_transport::engine::Direction;
-use sgnn_transport::ipc::{self, Reply, Request};
+use sgnn_ipc::Direction;
+use sgnn_ipc::{self as ipc, Reply, Request};
 use sgnn_wire::codec::FixedPoint;
 
 use crate::exchange::Exchange;

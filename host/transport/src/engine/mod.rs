@@ -77,15 +77,7 @@ pub enum Mode {
     HostBased,
 }
 
-/// Direction of a propagation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    /// Forward pass: features.
-    Forward,
-    /// Backward pass: gradients (the same propagation over the same undirected graph).
-    Backward,
-}
+pub use sgnn_ipc::Direction;
 
 /// Which layer a round belongs to (for statistics; the wire only carries the round number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -73,9 +73,9 @@ pub struct LoadArgs {
 /// Loads the plan into the switch of `--target` (after pushing `--p4info` and
 /// `--device-config`, if given) and prints what it installed.
 pub fn run(a: &LoadArgs) -> Result<()> {
+    use switch_ctl::backend::P4RuntimeTarget;
     use switch_ctl::install::{install, sizes_of};
     use switch_ctl::program::{program_for, Deployment};
-    use switch_ctl::target::P4RuntimeTarget;
     let plan = Plan::load(&a.plan).with_context(|| format!("loading plan {}", a.plan.display()))?;
     // Checked before the switch is reached: a bad argument is the first thing to fix.
     let fabric = match (&a.fabric, &a.fabric_switch) {

@@ -59,7 +59,7 @@ pub fn connect(t: &TargetArgs) -> Result<Box<dyn switch_ctl::Target>> {
     use sgnn_p4rt::schema::{switchgnn_p4info_for, Arch};
     if let Some(addr) = t.target.strip_prefix("bfrt://") {
         let device = u32::try_from(t.device_id).context("--device-id is too large for BfRt")?;
-        return Ok(Box::new(switch_ctl::target::BfrtTarget::connect(
+        return Ok(Box::new(switch_ctl::backend::BfrtTarget::connect(
             addr,
             device,
             t.client_id,
@@ -68,7 +68,7 @@ pub fn connect(t: &TargetArgs) -> Result<Box<dyn switch_ctl::Target>> {
     }
     // A Tofino running the TNA program over P4Runtime reports architecture tna (or t2na).
     Ok(Box::new(
-        switch_ctl::target::P4RuntimeTarget::connect_switchgnn_with(
+        switch_ctl::backend::P4RuntimeTarget::connect_switchgnn_with(
             &t.target,
             t.device_id,
             t.election_id,

@@ -84,7 +84,7 @@ pub struct Cluster {
     fabric: Fabric,
     switch_index: usize,
     switch_addr: String,
-    target: switch_ctl::target::P4RuntimeTarget,
+    target: switch_ctl::backend::P4RuntimeTarget,
     /// The drop simulator's probability `load` set (faults injected by the switch).
     drop_prob: f64,
     prefix: String,

@@ -18,12 +18,12 @@ pub(super) fn load_switch(
     bmv2: bool,
     drop_prob: f64,
     out: &Path,
-) -> Result<switch_ctl::target::P4RuntimeTarget> {
+) -> Result<switch_ctl::backend::P4RuntimeTarget> {
     let plan = Plan::load(plan_dir)?;
     let expected = sgnn_p4rt::schema::switchgnn_p4info();
     let mut target = if bmv2 {
         let (p4info, json) = veth::compile_p4(out)?;
-        switch_ctl::target::P4RuntimeTarget::connect_and_install(
+        switch_ctl::backend::P4RuntimeTarget::connect_and_install(
             addr,
             0,
             1,
@@ -32,8 +32,8 @@ pub(super) fn load_switch(
             json,
         )?
     } else {
-        switch_ctl::target::P4RuntimeTarget::connect(addr, 0, 1, &expected).map_err(|e| {
-            let differs = matches!(e, switch_ctl::target::TargetError::Mismatch { .. });
+        switch_ctl::backend::P4RuntimeTarget::connect(addr, 0, 1, &expected).map_err(|e| {
+            let differs = matches!(e, switch_ctl::backend::TargetError::Mismatch { .. });
             let hint = if differs {
                 let bin = binary("softswitch", "SGNN_SOFTSWITCH")
                     .map(|p| p.display().to_string())
@@ -53,7 +53,7 @@ pub(super) fn load_switch(
 
 /// Installs `plan`'s tables, groups and settings into a connected switch (`switch-ctl load`).
 pub(super) fn install_plan(
-    target: &mut switch_ctl::target::P4RuntimeTarget,
+    target: &mut switch_ctl::backend::P4RuntimeTarget,
     plan: &Plan,
     addr: &str,
     drop_prob: f64,

@@ -125,7 +125,7 @@ fn config_path(args: &[OsString]) -> Option<PathBuf> {
 /// The flags (`--name value` pairs and switches) and EAL arguments a TOML text stands for:
 /// the reader of a `--config` file's contents ([`merged_args`] reads the file and calls it).
 /// `known` lists `program`'s long flag names; the error names the key at fault. Public for
-/// the fuzz target (`host/netdev/fuzz`).
+/// the fuzz target (`platform/netdev/fuzz`).
 pub fn flags_of(
     text: &str,
     known: &[String],

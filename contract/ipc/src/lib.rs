@@ -3,7 +3,9 @@
 //! Every message is `length: u32 | kind: u8 | body`, where `length` counts `kind` and `body`.
 //! All integers and floats are **little-endian** (what NumPy's `<u4`/`<f4` and every
 //! mainstream CPU use; the SwitchGNN wire format itself is big-endian, but this socket never
-//! leaves the host). The full description, with a Python client, is in `docs/host.md`.
+//! leaves the host). This crate is the contract between the daemon (`sgnn-hostd`), the Rust
+//! training workers (`sgnn-train`) and the Python client (`python/switchgnn`); it depends on
+//! nothing of theirs. The full description, with a Python client, is in `docs/host.md`.
 //!
 //! | kind | direction | body |
 //! |---|---|---|
@@ -24,13 +26,23 @@
 //! same place after `SUMS_SHARED` ([`SharedBuffer`]). The client must not touch the buffer
 //! while a request is outstanding.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
-use crate::engine::Direction;
+/// Direction of a propagation: which pass of training a request belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Forward pass: features.
+    Forward,
+    /// Backward pass: gradients (the same propagation over the same undirected graph).
+    Backward,
+}
 
 /// Largest message accepted (1 GiB): a bigger length is a framing error, not an allocation.
 pub const MAX_MESSAGE: u32 = 1 << 30;

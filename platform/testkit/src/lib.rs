@@ -135,7 +135,7 @@ mod tests {
         let d = super::datasets_dir();
         if std::env::var_os("SGNN_DATASETS").is_none() {
             assert!(d.ends_with("shared/datasets"), "{}", d.display());
-            // tools/testkit/../../.. is the checkout's parent.
+            // platform/testkit/../../.. is the checkout's parent.
             let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
             assert!(root.join("Cargo.toml").is_file());
         }

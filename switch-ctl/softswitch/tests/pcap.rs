@@ -463,7 +463,7 @@ fn dissector_check(pcap: &Path, frames: &[Captured]) {
         );
         return;
     }
-    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wireshark/sgnn.lua");
+    let lua = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/wireshark/sgnn.lua");
     let names: Vec<&str> = expected_fields(&FrameRepr::parse(&frames[0].data).unwrap().0, &None)
         .into_iter()
         .map(|(n, _)| n)

@@ -51,7 +51,7 @@ mod link {
 pkg-config. On Debian/Ubuntu install it with `apt-get install libdpdk-dev pkg-config \
 libclang-dev` (DPDK 22.11 or newer); elsewhere set PKG_CONFIG_PATH to the directory holding \
 libdpdk.pc. To build SwitchGNN without DPDK instead, leave out `--features dpdk` (DPDK is off \
-by default; see host/dpdk-sys/README.md).";
+by default; see platform/dpdk-sys/README.md).";
 
     fn pkg_config(args: &[&str]) -> Result<String, String> {
         let bin = env::var("PKG_CONFIG").unwrap_or_else(|_| "pkg-config".into());

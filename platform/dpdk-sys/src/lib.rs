@@ -4,7 +4,7 @@
 //! `rte_eth_tx_burst`, mbuf allocation, freeing and data access, `rte_errno`.
 //!
 //! Only the functions SwitchGNN uses are bound. Everything here is `unsafe` FFI; the safe
-//! wrapper is the `sgnn-dpdk` crate (`host/dpdk`). Which drivers are linked, and how, is in
+//! wrapper is the `sgnn-dpdk` crate (`platform/dpdk`). Which drivers are linked, and how, is in
 //! this crate's README.md. Without the default `link` feature this crate is empty.
 
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
