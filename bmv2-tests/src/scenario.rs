@@ -111,7 +111,7 @@ fn plan_for(graph: &str, workers: u32, mem: u64, feature_dim: u32, max_passes: u
             seed: 1,
             max_passes,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: graph.into(),
@@ -1037,7 +1037,7 @@ pub fn random_mix() -> Scenario {
 }
 
 /// A small graph re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`).
-fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u64) -> Plan {
+fn delivery_plan(mode: sgnn_plan::AggregateMode, workers: u32, mem: u64) -> Plan {
     let paper = plan_for("rmat:scale=8,edge_factor=8,seed=5", workers, mem, 32, 256);
     let prof = sgnn_plan::profile::SwitchProfile::named("default").expect("profile");
     // The round-robin layout: the recording (bmv2's frames) was made from these plans before
@@ -1058,7 +1058,7 @@ fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode, workers: u32, mem: u6
 /// replicates it to its multicast group (several groups of 1 to 3 of the 4 workers), over two
 /// rounds.
 pub fn replicate_to_groups() -> Scenario {
-    let plan = delivery_plan(sgnn_plan::delivery::AggregateMode::Multicast, 4, 64 * 1024);
+    let plan = delivery_plan(sgnn_plan::AggregateMode::Multicast, 4, 64 * 1024);
     assert!(
         plan.replica_groups().sets.iter().any(|s| s.len() >= 2),
         "a vertex replicated to several workers"
@@ -1080,7 +1080,7 @@ pub fn replicate_to_groups() -> Scenario {
 /// pre-aggregated partial with its virtual id, summed in its destination's aggregator in the
 /// arrival pass (never recirculated), over several blocks and two rounds.
 pub fn partials_in_one_pass() -> Scenario {
-    let plan = delivery_plan(sgnn_plan::delivery::AggregateMode::Partials, 3, 8 * 1024);
+    let plan = delivery_plan(sgnn_plan::AggregateMode::Partials, 3, 8 * 1024);
     assert!(plan.blocks.len() > 1, "several blocks");
     let enc = features(&plan, 3);
     let mut steps = whole_round(&plan, &enc, 0);

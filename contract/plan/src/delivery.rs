@@ -47,8 +47,8 @@ use sgnn_graph::Csr;
 
 use crate::model::Plan;
 use crate::profile::SwitchProfile;
+use crate::model::AggregateMode;
 use crate::traffic::StrategyTraffic;
-use crate::PlanError;
 
 /// How the contributions of one ordered pair of partitions are delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -67,66 +67,6 @@ pub enum Delivery {
     /// with the other senders' partials) of q's neighbours not sent raw. Every cross edge is
     /// carried once, by its source or its destination.
     C,
-}
-
-/// What `switch-ctl plan --aggregate` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum AggregateMode {
-    /// Today's plan, the paper's design: every pair `R`, multi-level blocks.
-    #[default]
-    Paper,
-    /// Every pair `M`.
-    Multicast,
-    /// Every pair `A`.
-    Partials,
-    /// `M`, `A` or `R` per pair, chosen to minimise the predicted time.
-    Auto,
-}
-
-impl AggregateMode {
-    /// Every mode, in report order.
-    pub const ALL: [AggregateMode; 4] = [
-        AggregateMode::Paper,
-        AggregateMode::Multicast,
-        AggregateMode::Partials,
-        AggregateMode::Auto,
-    ];
-
-    /// The flag value and report name.
-    pub fn name(self) -> &'static str {
-        match self {
-            AggregateMode::Paper => "paper",
-            AggregateMode::Multicast => "multicast",
-            AggregateMode::Partials => "partials",
-            AggregateMode::Auto => "auto",
-        }
-    }
-
-    /// Parses a flag value.
-    pub fn parse(s: &str) -> Result<AggregateMode, PlanError> {
-        AggregateMode::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                PlanError::Config(format!(
-                    "unknown --aggregate `{s}`: use auto, paper, multicast or partials"
-                ))
-            })
-    }
-}
-
-impl std::fmt::Display for AggregateMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-impl std::str::FromStr for AggregateMode {
-    type Err = PlanError;
-    fn from_str(s: &str) -> Result<Self, PlanError> {
-        AggregateMode::parse(s)
-    }
 }
 
 /// For every ordered pair (q, p), the boundary vertices of q with a neighbour in p and how many

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use sgnn_graph::npy::{self, NpyData};
 use sgnn_graph::Csr;
 
-use crate::delivery::AggregateMode;
+use crate::model::AggregateMode;
 use crate::model::{digest_bytes, AggSlot, Block, Manifest, Partial, Plan, WorkerSchedule};
 use crate::{PlanError, FORMAT_NAME, FORMAT_VERSION};
 

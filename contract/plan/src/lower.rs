@@ -16,7 +16,8 @@
 //! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
 //! if any, follow from pass 1 on the recirculation path.
 
-use crate::delivery::{plan_delivery_laid_out, AggregateMode, Layout, PairIndex, Planned, Tables};
+use crate::delivery::{plan_delivery_laid_out, Layout, PairIndex, Planned, Tables};
+use crate::model::AggregateMode;
 use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
 use crate::profile::SwitchProfile;
 use crate::PlanError;

@@ -6,7 +6,6 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sgnn_graph::{Csr, VertexId};
 
-use crate::delivery::AggregateMode;
 use crate::PlanError;
 
 /// Largest block id the wire format can carry (`Block_id` is 16 bits).
@@ -68,6 +67,66 @@ pub struct PlanConfig {
 
 fn one_leaf() -> u32 {
     1
+}
+
+/// What `switch-ctl plan --aggregate` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AggregateMode {
+    /// Today's plan, the paper's design: every pair `R`, multi-level blocks.
+    #[default]
+    Paper,
+    /// Every pair `M`.
+    Multicast,
+    /// Every pair `A`.
+    Partials,
+    /// `M`, `A` or `R` per pair, chosen to minimise the predicted time.
+    Auto,
+}
+
+impl AggregateMode {
+    /// Every mode, in report order.
+    pub const ALL: [AggregateMode; 4] = [
+        AggregateMode::Paper,
+        AggregateMode::Multicast,
+        AggregateMode::Partials,
+        AggregateMode::Auto,
+    ];
+
+    /// The flag value and report name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggregateMode::Paper => "paper",
+            AggregateMode::Multicast => "multicast",
+            AggregateMode::Partials => "partials",
+            AggregateMode::Auto => "auto",
+        }
+    }
+
+    /// Parses a flag value.
+    pub fn parse(s: &str) -> Result<AggregateMode, PlanError> {
+        AggregateMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                PlanError::Config(format!(
+                    "unknown --aggregate `{s}`: use auto, paper, multicast or partials"
+                ))
+            })
+    }
+}
+
+impl std::fmt::Display for AggregateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+impl std::str::FromStr for AggregateMode {
+    type Err = PlanError;
+    fn from_str(s: &str) -> Result<Self, PlanError> {
+        AggregateMode::parse(s)
+    }
 }
 
 fn is_paper(m: &AggregateMode) -> bool {

@@ -34,7 +34,7 @@ use std::path::PathBuf;
 
 use sgnn_wire::codec::FixedPoint;
 
-use crate::delivery::AggregateMode;
+use crate::model::AggregateMode;
 use crate::model::{Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
 use crate::PlanError;
 

@@ -14,7 +14,7 @@
 //! 5. coverage: every directed cross-partition contribution is served by exactly one block;
 //! 6. the block count fits the 16-bit `Block_id` field and the summaries match the blocks.
 
-use crate::delivery::AggregateMode;
+use crate::model::AggregateMode;
 use crate::model::{Plan, MAX_BLOCKS, MAX_EXPECTED};
 use crate::PlanError;
 

@@ -444,7 +444,7 @@ mod tests {
                 seed: 1,
                 max_passes: 16,
                 leaves: 1,
-                aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+                aggregate: sgnn_plan::AggregateMode::Paper,
                 recycle_slack: None,
             },
             graph_source: "rmat".into(),

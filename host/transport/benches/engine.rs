@@ -34,8 +34,8 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use sgnn_graph::Features;
-use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::PlanConfig;
+use sgnn_plan::AggregateMode;
 use sgnn_plan::Plan;
 use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};

@@ -33,7 +33,7 @@ fn plan(scale: u32, workers: u32, mem: u64, dim: u32) -> Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),
@@ -870,7 +870,7 @@ fn one_timeout_sends_at_most_a_window_and_heavy_loss_still_ends_exact() {
 
 /// [`small_plan`] re-planned with delivery `mode` (`switch-ctl plan --aggregate MODE`), with
 /// the same memory.
-fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode) -> Plan {
+fn delivery_plan(mode: sgnn_plan::AggregateMode) -> Plan {
     let prof = sgnn_plan::profile::SwitchProfile::named("default").unwrap();
     let (p, _) = sgnn_plan::lower::deliver(&small_plan(), mode, &prof).unwrap();
     sgnn_plan::verify(&p).unwrap();
@@ -879,12 +879,12 @@ fn delivery_plan(mode: sgnn_plan::delivery::AggregateMode) -> Plan {
 
 /// Every pair pre-aggregated: several blocks of destination rows.
 fn partials_plan() -> Plan {
-    delivery_plan(sgnn_plan::delivery::AggregateMode::Partials)
+    delivery_plan(sgnn_plan::AggregateMode::Partials)
 }
 
 #[test]
 fn multicast_and_auto_plans_are_exact_lossless_and_under_loss() {
-    use sgnn_plan::delivery::AggregateMode;
+    use sgnn_plan::AggregateMode;
     for mode in [AggregateMode::Multicast, AggregateMode::Auto] {
         let p = delivery_plan(mode);
         assert!(!p.replicate.is_empty(), "{mode:?} replicates");
@@ -1003,10 +1003,7 @@ fn the_start_barrier_sends_no_data_to_a_daemon_that_is_not_up() {
 /// `run_and_check`) and leave no aggregator busy with the block the switch is at.
 #[test]
 fn random_fault_schedules_end_exact_with_no_busy_aggregator() {
-    let plans = [
-        small_plan(),
-        delivery_plan(sgnn_plan::delivery::AggregateMode::Auto),
-    ];
+    let plans = [small_plan(), delivery_plan(sgnn_plan::AggregateMode::Auto)];
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     for seed in 1..=12u64 {
         let chan = Channel {

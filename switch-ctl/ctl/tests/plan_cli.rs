@@ -406,7 +406,7 @@ fn aggregate_paper_is_todays_plan_byte_for_byte_and_every_delivery_verifies() {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: graph.into(),

@@ -5,8 +5,9 @@
 //! paper's plan, then `apply_delivery`), and that the bound never exceeds the paper's own
 //! prediction, on graphs and switches where each of its terms decides.
 
-use sgnn_plan::delivery::{bound_paper, predict_paper, AggregateMode, PairIndex};
+use sgnn_plan::delivery::{bound_paper, predict_paper, PairIndex};
 use sgnn_plan::profile::SwitchProfile;
+use sgnn_plan::AggregateMode;
 use sgnn_plan::{Plan, PlanConfig};
 use sgnn_planner::planner::{apply_delivery, make_plan, plan_and_deliver, PlanRequest};
 

@@ -18,7 +18,7 @@ fn plan(mem: u64, dim: u32) -> sgnn_plan::Plan {
             seed: 1,
             max_passes: 8,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

@@ -18,7 +18,7 @@ fn request(workers: u32, mem: u64, dim: u32, partitioner: &str) -> PlanRequest {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "test".into(),

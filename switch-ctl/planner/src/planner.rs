@@ -5,10 +5,11 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use sgnn_graph::{BuildStats, Csr, VertexId};
-use sgnn_plan::delivery::{compare_with, AggregateMode, Layout, PairIndex};
+use sgnn_plan::delivery::{compare_with, Layout, PairIndex};
 use sgnn_plan::lower::deliver_fallback;
 use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
 use sgnn_plan::profile::SwitchProfile;
+use sgnn_plan::AggregateMode;
 use sgnn_plan::{traffic, Plan, FORMAT_NAME, FORMAT_VERSION};
 
 use crate::blocks::{split_multilevel, BlockLimits, EdgeBlock};

@@ -3,10 +3,11 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sgnn_plan::delivery::{AggregateMode, ModeRow};
+use sgnn_plan::delivery::ModeRow;
 use sgnn_plan::model::GraphSummary;
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::{StrategyTraffic, STRATEGIES};
+use sgnn_plan::AggregateMode;
 use sgnn_plan::{Partitioner, SendOrder};
 
 use crate::units::fmt_bytes;

@@ -31,7 +31,7 @@ fn the_program_written_by_name_equals_the_tables_built_from_the_plan() {
             seed: 1,
             max_passes: 16,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

@@ -47,7 +47,7 @@ fn plan(feature_dim: u32, mem: u64) -> Plan {
             seed: 1,
             max_passes: 8,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: spec,

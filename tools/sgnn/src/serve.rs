@@ -36,7 +36,7 @@ pub struct ServeArgs {
     /// How the plan delivers the sums in switchgnn mode: paper, partials, multicast or auto
     /// (as `switch-ctl plan --aggregate`).
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
-    pub aggregate: sgnn_plan::delivery::AggregateMode,
+    pub aggregate: sgnn_plan::AggregateMode,
     /// Graph partitioner: metis, random, chunk or g3.
     #[arg(long, default_value = "metis")]
     pub partitioner: sgnn_plan::Partitioner,

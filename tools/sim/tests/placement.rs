@@ -82,7 +82,7 @@ fn placing_partitions_on_leaves_takes_traffic_off_the_fabric() {
         planted(leaves, 80),
         PlanConfig {
             leaves,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
             ..base.clone()
         },

@@ -149,7 +149,7 @@ fn plot_runs_writes_every_plot_of_a_real_run() {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "test".into(),

@@ -104,7 +104,7 @@ pub fn make_test_plan(dir: &Path) -> Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat:scale=8,edge_factor=8".into(),

@@ -28,7 +28,7 @@ pub fn plans() -> &'static [Plan; 2] {
                 seed: 1,
                 max_passes: 256,
                 leaves: 1,
-                aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+                aggregate: sgnn_plan::AggregateMode::Paper,
                 recycle_slack: None,
             },
             graph_source: "rmat".into(),
@@ -40,7 +40,7 @@ pub fn plans() -> &'static [Plan; 2] {
         let auto = sgnn_planner::planner::apply_delivery(
             paper.clone(),
             &mut report,
-            sgnn_plan::delivery::AggregateMode::Auto,
+            sgnn_plan::AggregateMode::Auto,
             &prof,
         )
         .expect("auto plan");

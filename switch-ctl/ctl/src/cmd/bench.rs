@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
+use sgnn_plan::AggregateMode;
 use sgnn_plan::{Partitioner, SendOrder};
 use sgnn_planner::planner::{make_plan, plan_and_deliver, PlanRequest};
 use sgnn_planner::units::{fmt_bytes, parse_bytes};

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::{PlanConfig, DEFAULT_MAX_PASSES};
+use sgnn_plan::AggregateMode;
 use sgnn_plan::{Partitioner, Plan, SendOrder};
 use sgnn_planner::planner::{plan_and_deliver, Event, PlanRequest};
 use sgnn_planner::units::{fmt_bytes, parse_bytes};

@@ -55,7 +55,7 @@ pub fn one_block_plan(graph: &str) -> sgnn_plan::Plan {
             seed: 1,
             max_passes: 256,
             leaves: 1,
-            aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+            aggregate: sgnn_plan::AggregateMode::Paper,
             recycle_slack: None,
         },
         graph_source: "rmat".into(),

@@ -46,7 +46,7 @@ pub(super) fn plan_all(a: &SimArgs, st: &Settings) -> Result<Planned> {
         seed: a.seed,
         max_passes: 256,
         leaves: 1,
-        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+        aggregate: sgnn_plan::AggregateMode::Paper,
         recycle_slack: a.recycle.then_some(a.recycle_slack),
     };
     // Placement of partitions on leaves (what `switch-ctl plan --leaves` does), by default on
@@ -61,7 +61,7 @@ pub(super) fn plan_all(a: &SimArgs, st: &Settings) -> Result<Planned> {
         ("leaf-spine", false) if a.leaves > 1 => (
             PlanConfig {
                 leaves: a.leaves,
-                aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+                aggregate: sgnn_plan::AggregateMode::Paper,
                 ..base
             },
             format!(

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use sgnn_plan::delivery::AggregateMode;
+use sgnn_plan::AggregateMode;
 
 use super::cluster::ClusterSpec;
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use sgnn_plan::delivery::AggregateMode;
 use sgnn_plan::model::PlanConfig;
+use sgnn_plan::AggregateMode;
 use sgnn_plan::Plan;
 use sgnn_planner::planner::{make_plan, PlanRequest};
 
@@ -79,7 +79,7 @@ pub(crate) fn plan_graph(
         seed: opts.seed,
         max_passes: 256,
         leaves: 1,
-        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+        aggregate: sgnn_plan::AggregateMode::Paper,
         recycle_slack: opts.recycle_slack,
     };
     let spinner = ProgressBar::new_spinner();

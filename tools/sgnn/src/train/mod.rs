@@ -102,7 +102,7 @@ pub struct TrainArgs {
     /// (raw vertices replicated by the switch) or auto (the planner's mix), as `switch-ctl
     /// plan --aggregate`.
     #[arg(long, value_name = "MODE", default_value = "paper", value_parser = crate::testbed::parse_aggregate)]
-    aggregate: sgnn_plan::delivery::AggregateMode,
+    aggregate: sgnn_plan::AggregateMode,
     /// Starting send rate of each daemon, Mbit/s.
     #[arg(long, default_value_t = 400.0)]
     rate_mbps: f64,

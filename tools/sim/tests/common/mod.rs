@@ -23,7 +23,7 @@ pub fn base_config(workers: u32, mem: u64, dim: u32) -> PlanConfig {
         seed: 1,
         max_passes: 256,
         leaves: 1,
-        aggregate: sgnn_plan::delivery::AggregateMode::Paper,
+        aggregate: sgnn_plan::AggregateMode::Paper,
         recycle_slack: None,
     }
 }
