@@ -45,9 +45,9 @@ use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
 use sgnn_graph::Csr;
 
+use crate::model::AggregateMode;
 use crate::model::Plan;
 use crate::profile::SwitchProfile;
-use crate::model::AggregateMode;
 use crate::traffic::StrategyTraffic;
 
 /// How the contributions of one ordered pair of partitions are delivered.

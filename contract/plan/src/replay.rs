@@ -30,7 +30,7 @@
 //!
 //! Cost: O(V log V + D log D) for V vectors sent and D vectors delivered. The packet-level
 //! simulator runs the daemons and the switch's pipeline on the same schedule frame by frame
-//! (`tools/sim`, `RealExchange`); `docs/planner.md` ("Cost model") gives the replay's error
+//! (`tools/sim`, `RealTraffic`); `docs/planner.md` ("Cost model") gives the replay's error
 //! against it.
 
 use std::cmp::{Ordering, Reverse};

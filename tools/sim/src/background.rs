@@ -40,8 +40,8 @@ use std::collections::VecDeque;
 use sgnn_transport::rate::RateController;
 
 use crate::cc::CcConfig;
+use crate::hash::splitmix64;
 use crate::net::{App, Kind, Out, Pkt, Time, PS_PER_NS, PS_PER_S, PS_PER_US};
-use crate::strategies::splitmix64;
 
 /// `(bytes, cumulative percent)`: the Facebook Hadoop flow-size CDF (Roy et al., SIGCOMM
 /// 2015) as circulated with the HPCC simulator (`traffic_gen/FbHdp_distribution.txt`).

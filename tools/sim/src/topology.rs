@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use crate::strategies::splitmix64;
+use crate::hash::splitmix64;
 use crate::{SimError, Time};
 
 /// One full-duplex link.

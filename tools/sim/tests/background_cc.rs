@@ -6,7 +6,7 @@ use sgnn_sim::background::{BackgroundConfig, WithBackground, BG_FRAME_WIRE, CNP_
 use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::{Net, PS_PER_US};
 use sgnn_sim::{
-    run_strategy_with, tx_time, HostOptions, NetConfig, SimConfig, Strategy, Time, Topology,
+    run_strategy_with, tx_time, DaemonOptions, NetConfig, SimConfig, Strategy, Time, Topology,
 };
 
 mod common;
@@ -184,7 +184,7 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
         ..sim_cfg()
     };
     let topo = || Topology::star(p.workers(), 100 * GBPS, DELAY);
-    let opts = |cc: Option<CcConfig>| HostOptions {
+    let opts = |cc: Option<CcConfig>| DaemonOptions {
         cc: dcqcn(),
         background: BackgroundConfig {
             load: 0.6,
@@ -193,7 +193,7 @@ fn background_rate_control_composes_with_switchgnn_and_conserves_bytes() {
             cc,
             ..BackgroundConfig::default()
         },
-        ..HostOptions::default()
+        ..DaemonOptions::default()
     };
     let open = run_strategy_with(
         &p,
@@ -256,14 +256,14 @@ fn background_frames_in_the_results_queue_delay_switchgnn_and_in_their_own_do_no
     // are served in arrival order with them, so Results wait behind background bytes.
     let p = plan(10, 4, 64 * 128 * 2, 64);
     let run = |prio: u8| {
-        let opts = HostOptions {
+        let opts = DaemonOptions {
             background: BackgroundConfig {
                 load: 0.6,
                 seed: 5,
                 prio,
                 ..BackgroundConfig::default()
             },
-            ..HostOptions::default()
+            ..DaemonOptions::default()
         };
         let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
         run_strategy_with(

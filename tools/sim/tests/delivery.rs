@@ -12,7 +12,7 @@ use sgnn_plan::Plan;
 use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
-use sgnn_sim::{run_strategy_with, HostOptions, RunReport, SimConfig, Strategy, Time, Topology};
+use sgnn_sim::{run_strategy_with, DaemonOptions, RunReport, SimConfig, Strategy, Time, Topology};
 
 mod common;
 use common::*;
@@ -29,13 +29,13 @@ const DELIVERY: [Strategy; 3] = [
 /// against the single-process reference.
 fn simulate(p: &Plan, s: Strategy, cfg: SimConfig) -> RunReport {
     let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
-    let opts = HostOptions {
+    let opts = DaemonOptions {
         cc: CcConfig {
             min_bps: 100 * GBPS,
             ..CcConfig::default()
         },
         verify: true,
-        ..HostOptions::default()
+        ..DaemonOptions::default()
     };
     run_strategy_with(p, s, topo, cfg, &opts, &mut |_| {}).unwrap()
 }
@@ -124,7 +124,7 @@ fn auto_beats_host_based_and_the_paper_at_one_recirculation_port() {
 fn delivery_strategies_run_on_a_fabric_of_real_switches() {
     let p = plan(9, 8, 100_000_000, 64);
     let topo = Topology::leaf_spine(2, 2, 4, 100 * GBPS, 100 * GBPS, DELAY);
-    let exact = HostOptions {
+    let exact = DaemonOptions {
         verify: true,
         ..Default::default()
     };
@@ -136,7 +136,7 @@ fn delivery_strategies_run_on_a_fabric_of_real_switches() {
             s.name()
         );
         assert_eq!(r.predicted, None, "{}", s.name());
-        let lossy = HostOptions {
+        let lossy = DaemonOptions {
             loss: 0.01,
             fabric_loss: 0.01,
             timeout: Some(100 * sgnn_sim::net::PS_PER_US),

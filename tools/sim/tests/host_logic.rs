@@ -8,7 +8,7 @@ use sgnn_sim::background::{
 };
 use sgnn_sim::net::{Net, PS_PER_S, PS_PER_US};
 use sgnn_sim::{
-    run_strategy_with, tx_time, HostOptions, NetConfig, RunReport, SimConfig, Strategy, Time,
+    run_strategy_with, tx_time, DaemonOptions, NetConfig, RunReport, SimConfig, Strategy, Time,
     Topology,
 };
 
@@ -25,7 +25,7 @@ const WITH_HOST_LOGIC: [Strategy; 3] = [
     Strategy::SwitchGnnNoCc,
 ];
 
-fn simulate(p: &Plan, s: Strategy, cfg: SimConfig, opts: &HostOptions) -> RunReport {
+fn simulate(p: &Plan, s: Strategy, cfg: SimConfig, opts: &DaemonOptions) -> RunReport {
     let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
     run_strategy_with(p, s, topo, cfg, opts, &mut |_| {}).unwrap()
 }
@@ -51,9 +51,9 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
         recirc_bps: 400 * GBPS,
         harvest_passes: 0,
     };
-    let opts = HostOptions {
+    let opts = DaemonOptions {
         timeout: Some(20 * PS_PER_US),
-        ..HostOptions::default()
+        ..DaemonOptions::default()
     };
     for s in WITH_HOST_LOGIC {
         let r = simulate(&p, s, cfg, &opts);
@@ -101,7 +101,7 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
             &p,
             s,
             cfg,
-            &HostOptions {
+            &DaemonOptions {
                 timeout: None,
                 ..opts
             },
@@ -122,7 +122,7 @@ fn no_drops_means_no_recovery_traffic_and_the_modelled_bytes() {
     let cfg = sim_cfg();
     let model = sgnn_plan::traffic::model(&p);
     for s in WITH_HOST_LOGIC {
-        let r = simulate(&p, s, cfg, &HostOptions::default());
+        let r = simulate(&p, s, cfg, &DaemonOptions::default());
         assert_eq!(r.net.dropped_frames, 0);
         assert!(r.time.is_some());
         assert_eq!(r.hosts.recovery_frames(), 0, "{}: {:?}", s.name(), r.hosts);
@@ -145,7 +145,7 @@ fn rate_control_keeps_queues_shorter_than_no_rate_control() {
         recirc_bps: 1_600 * GBPS,
         harvest_passes: 0,
     };
-    let opts = HostOptions::default();
+    let opts = DaemonOptions::default();
     let cc = simulate(&p, Strategy::SwitchGnn, cfg, &opts);
     let no = simulate(&p, Strategy::SwitchGnnNoCc, cfg, &opts);
     assert!(cc.time.is_some() && no.time.is_some());
@@ -270,19 +270,19 @@ fn background_composes_with_a_strategy_and_slows_it() {
     let p = plan(11, 8, 64 * 128 * 2, 128);
     let cfg = sim_cfg();
     for s in [Strategy::HostBased, Strategy::SwitchGnnNoCc] {
-        let quiet = simulate(&p, s, cfg, &HostOptions::default());
+        let quiet = simulate(&p, s, cfg, &DaemonOptions::default());
         let busy = simulate(
             &p,
             s,
             cfg,
-            &HostOptions {
+            &DaemonOptions {
                 background: BackgroundConfig {
                     load: 0.5,
                     seed: 5,
                     until: None,
                     ..BackgroundConfig::default()
                 },
-                ..HostOptions::default()
+                ..DaemonOptions::default()
             },
         );
         let bg = busy.background.as_ref().expect("background report");

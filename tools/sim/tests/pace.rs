@@ -8,7 +8,7 @@
 use sgnn_plan::Plan;
 use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::net::PS_PER_US;
-use sgnn_sim::{run_strategy_with, HostOptions, RunReport, Strategy, Time, Topology};
+use sgnn_sim::{run_strategy_with, DaemonOptions, RunReport, Strategy, Time, Topology};
 use sgnn_transport::Pacing;
 
 mod common;
@@ -20,10 +20,10 @@ const DELAY: Time = 2 * PS_PER_US;
 /// every sum checked against the single-process reference.
 fn simulate(p: &Plan, s: Strategy, pacing: Pacing) -> RunReport {
     let topo = Topology::star(p.workers(), 100 * GBPS, DELAY);
-    let opts = HostOptions {
+    let opts = DaemonOptions {
         pacing,
         verify: true,
-        ..HostOptions::default()
+        ..DaemonOptions::default()
     };
     run_strategy_with(p, s, topo, sim_cfg(), &opts, &mut |_| {}).unwrap()
 }

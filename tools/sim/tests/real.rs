@@ -3,7 +3,7 @@
 //! single-process reference bit for bit, with and without loss, in both modes.
 
 use sgnn_sim::net::{NetConfig, PS_PER_US};
-use sgnn_sim::strategies::{RealConfig, RealExchange, SwitchCounters};
+use sgnn_sim::strategies::{RealConfig, RealTraffic, SwitchCounters};
 use sgnn_sim::{run_app, Time, Topology};
 use sgnn_transport::engine::Mode;
 use sgnn_transport::rate::RateConfig;
@@ -42,7 +42,7 @@ fn run_with(
         fabric_loss: 0.0,
         pacing: sgnn_transport::Pacing::Planned,
     };
-    let mut app = RealExchange::new(p, cfg).unwrap();
+    let mut app = RealTraffic::new(p, cfg).unwrap();
     let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
     let (net, _) = run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
     assert_eq!(app.error, None);
@@ -72,9 +72,9 @@ fn on_fabric(mode: Mode, fabric: sgnn_switch::fabric::Fabric) -> RealConfig {
 }
 
 /// Runs a layer under `cfg` on the leaf-spine of `cfg.fabric` (100 Gbit/s links, 1 us).
-fn run_fabric(p: &sgnn_plan::Plan, cfg: RealConfig) -> RealExchange<'_> {
+fn run_fabric(p: &sgnn_plan::Plan, cfg: RealConfig) -> RealTraffic<'_> {
     let f = cfg.fabric.expect("a fabric run");
-    let mut app = RealExchange::new(p, cfg).unwrap();
+    let mut app = RealTraffic::new(p, cfg).unwrap();
     let topo = Topology::leaf_spine(
         f.leaves,
         f.spines,
@@ -114,7 +114,7 @@ fn a_switch_given_each_block_as_it_comes_runs_as_one_given_all() {
             fabric_loss: 0.0,
             pacing: sgnn_transport::Pacing::Planned,
         };
-        let mut app = RealExchange::new(&p, cfg).unwrap();
+        let mut app = RealTraffic::new(&p, cfg).unwrap();
         let topo = Topology::star(p.workers(), 100 * GBPS, 2 * PS_PER_US);
         let (net, _) = run_app(&mut app, topo, NetConfig::default(), &mut |_| {}).unwrap();
         assert_eq!(app.error, None);

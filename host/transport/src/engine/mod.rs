@@ -29,7 +29,7 @@
 mod block;
 mod congestion;
 mod diagnostics;
-mod host;
+mod host_based;
 mod liveness;
 mod probe;
 mod receive;
@@ -50,7 +50,7 @@ use crate::view::WorkerView;
 use crate::TransportError;
 
 use block::BlockState;
-use host::HostState;
+use host_based::HostState;
 use probe::Probe;
 use round::RoundData;
 

@@ -8,7 +8,7 @@ use sgnn_sim::background::BackgroundConfig;
 use sgnn_sim::cc::CcConfig;
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::{
-    report, HostOptions, NetConfig, SimConfig, SimError, Strategy, AUTO_MAX_SAMPLES,
+    report, DaemonOptions, NetConfig, SimConfig, SimError, Strategy, AUTO_MAX_SAMPLES,
     AUTO_SAMPLE_EVERY,
 };
 
@@ -29,7 +29,7 @@ pub(super) struct Settings {
     pub strategies: Vec<Strategy>,
     /// Recovery timeout, ps (0: none).
     pub timeout: u64,
-    pub opts: HostOptions,
+    pub opts: DaemonOptions,
     pub epoch: report::Epoch,
     /// Sampling interval, ps.
     pub sample_every: u64,
@@ -116,7 +116,7 @@ pub(super) fn settings(a: &mut SimArgs) -> Result<Settings> {
              (a star has one switch; use --loss)"
         );
     }
-    let mut opts = HostOptions {
+    let mut opts = DaemonOptions {
         cc: CcConfig {
             initial_bps: a
                 .cc_initial_gbps

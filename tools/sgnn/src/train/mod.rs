@@ -16,10 +16,10 @@ use sgnn_train::train::{train, Alone, EpochStat, Outcome, Recipe};
 use crate::testbed::procs::{install_interrupt_handler, Supervisor};
 use crate::testbed::{plan_graph, Net, PlanOptions, SwitchKind};
 
-mod distributed;
+mod launch;
 mod worker;
 
-use distributed::train_distributed;
+use launch::train_distributed;
 pub use worker::{worker_main, WorkerArgs};
 
 /// The generated graph `sgnn train` uses without `--graph`: a stochastic block model with

@@ -1,5 +1,5 @@
 //! [`SwitchCounters`]: what the switches of a run did, summed over them (the real
-//! exchange's pipelines, `RealExchange::switch_counters`, and the single-round models of
+//! exchange's pipelines, `RealTraffic::switch_counters`, and the single-round models of
 //! [`super::OneShot`]).
 
 use crate::net::Time;

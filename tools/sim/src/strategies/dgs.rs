@@ -25,8 +25,9 @@ use std::collections::BTreeMap;
 
 use sgnn_plan::Plan;
 
-use super::exchange::{Cond, Run, Schedule, NO_COND};
-use super::{draw_key, DATA_WIRE, PRIO_DATA};
+use super::scheduled::{Cond, Run, Schedule, NO_COND};
+use super::{DATA_WIRE, PRIO_DATA};
+use crate::hash::draw_key;
 
 /// Target vertices per worker and iteration.
 pub const BATCH: usize = 1024;

@@ -17,8 +17,9 @@
 
 use sgnn_plan::Plan;
 
-use super::exchange::Schedule;
-use super::{draw_key, DATA_WIRE, PRIO_DATA};
+use super::scheduled::Schedule;
+use super::{DATA_WIRE, PRIO_DATA};
+use crate::hash::draw_key;
 
 /// Chunks `B` (the paper's setting).
 pub const CHUNKS: u64 = 10;

@@ -20,7 +20,7 @@
 
 use sgnn_plan::Plan;
 
-use super::exchange::{Run, Schedule, NO_COND};
+use super::scheduled::{Run, Schedule, NO_COND};
 use super::{DATA_WIRE, PRIO_DATA};
 
 /// The G3 push schedule of one layer under `plan`'s partition.

@@ -23,7 +23,7 @@
 
 use sgnn_plan::Plan;
 
-use super::exchange::{Cond, Run, Schedule, NO_COND};
+use super::scheduled::{Cond, Run, Schedule, NO_COND};
 use super::{DATA_WIRE, PRIO_DATA};
 
 /// Priority queue of the amortised repartition traffic (below the all-reduce).

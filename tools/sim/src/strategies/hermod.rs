@@ -27,7 +27,7 @@
 
 use sgnn_plan::Plan;
 
-use super::exchange::{Cond, Run, Schedule, NO_COND};
+use super::scheduled::{Cond, Run, Schedule, NO_COND};
 use super::DATA_WIRE;
 use crate::net::{tx_time, Time};
 

@@ -1,7 +1,7 @@
 //! Strategies as host and switch logic ([`App`]s) driven by a real plan.
 //!
 //! - `host_based` (BNS-GCN, p = 1) and `switchgnn` (every variant, and the delivery
-//!   strategies) run the real code: [`RealExchange`] drives the daemons' engines
+//!   strategies) run the real code: [`RealTraffic`] drives the daemons' engines
 //!   (`sgnn-transport`) and one software-switch `Pipeline` per switch, on a star or a
 //!   leaf-spine fabric (two-level aggregation, `sgnn_switch::fabric`), with or without loss.
 //!   Their models, which computed the same exchange without frames or sums, were removed once
@@ -21,17 +21,17 @@ use crate::net::{Kind, Pkt, Time};
 mod counters;
 pub mod dgs;
 pub mod emma;
-pub mod exchange;
 pub mod g3;
 pub mod grappa;
 pub mod hermod;
 mod real;
+pub mod scheduled;
 pub mod strawman;
 pub mod supergcn;
 
 pub use counters::SwitchCounters;
-pub use exchange::Exchange;
-pub use real::{feature, RealConfig, RealExchange};
+pub use real::{feature, RealConfig, RealTraffic};
+pub use scheduled::ScheduledTraffic;
 pub use strawman::OneShot;
 
 /// Priority queue of block control frames (DSCP 46).
@@ -45,21 +45,6 @@ pub const PRIO_DATA: u8 = 2;
 pub const DATA_WIRE: u32 = wire_bytes(DATA_FRAME_LEN) as u32;
 /// Wire bytes of a control frame (84).
 pub const CONTROL_WIRE: u32 = wire_bytes(CONTROL_FRAME_LEN) as u32;
-
-/// SplitMix64 (Steele, Lea, Flood 2014): the seeded, reproducible hash the approximate
-/// strategies use for their random choices (chunks, samples), so a test can recompute them.
-pub fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// The key of `v` in a random draw named by `(seed, stream)`: `splitmix64(splitmix64(seed ^
-/// splitmix64(stream)) ^ v)`.
-pub fn draw_key(seed: u64, stream: u64, v: u64) -> u64 {
-    splitmix64(splitmix64(seed ^ splitmix64(stream)) ^ v)
-}
 
 pub(crate) fn data_pkt(
     kind: Kind,

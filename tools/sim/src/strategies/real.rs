@@ -1,4 +1,4 @@
-//! [`RealExchange`]: the real code in simulated time. Every worker is `sgnn-transport`'s
+//! [`RealTraffic`]: the real code in simulated time. Every worker is `sgnn-transport`'s
 //! sans-IO [`Engine`] (the daemon's protocol: block sequencing, pacing and rate control,
 //! NACKs and retransmission, tail probes, the all-sent notice, pulls and fetches, BlockDone
 //! and implicit advance, or the host-based baseline), and the
@@ -22,7 +22,7 @@
 //!
 //! The workers start the layer at time 0 (the daemons' start-up probe and start barrier are
 //! off: a simulated switch is up before the first frame). The layer ends when every worker
-//! holds its sums; [`RealExchange::verify`] compares them with the single-process reference.
+//! holds its sums; [`RealTraffic::verify`] compares them with the single-process reference.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use sgnn_wire::{ipv4, wire_bytes, PacketType, ETHERNET_HEADER_LEN};
 use softswitch::{Emitted, Pipeline, Recirculation, SwitchConfig, Tables, WorkerPort};
 
 use super::SwitchCounters;
-use crate::host::HostCounters;
+use crate::daemons::DaemonCounters;
 use crate::net::{tx_time, App, Gauges, Kind, Out, Pkt, Time, PS_PER_NS};
 use crate::SimError;
 
@@ -65,7 +65,7 @@ pub struct RealConfig {
     pub seed: u64,
     /// Install every block's `agg_table` entries at the start, as `switch-ctl load` does.
     /// Off (the default), the switch is given each block's entries as it reaches it, which
-    /// behaves the same in less memory ([`RealExchange`]'s `follow_blocks`).
+    /// behaves the same in less memory ([`RealTraffic`]'s `follow_blocks`).
     pub all_blocks: bool,
     /// A leaf-spine fabric (`sgnn_switch::fabric`: two-level aggregation, every leaf and
     /// spine a software switch) instead of a star. A leaf drops `loss` of the frames its
@@ -128,7 +128,7 @@ fn kind_of(frame: &[u8]) -> (Kind, u32, u16) {
 /// Features of vertex `v`, lane `d`: a value in [-1, 1) from a hash of `(seed, v, d)`, so
 /// every worker makes its own without a global array.
 pub fn feature(seed: u64, v: u32, d: u32) -> f32 {
-    let h = super::splitmix64(seed ^ super::splitmix64((v as u64) << 32 | d as u64));
+    let h = crate::hash::splitmix64(seed ^ crate::hash::splitmix64((v as u64) << 32 | d as u64));
     ((h >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
 }
 
@@ -155,7 +155,7 @@ struct SimSwitch {
 
 /// The engines of every worker and the software switch's pipelines: one switch on a star,
 /// every leaf and spine on a leaf-spine fabric.
-pub struct RealExchange<'p> {
+pub struct RealTraffic<'p> {
     plan: &'p Plan,
     cfg: RealConfig,
     engines: Vec<Engine>,
@@ -188,7 +188,7 @@ pub struct RealExchange<'p> {
     lowered: VecDeque<(usize, FabricBlock)>,
 }
 
-impl<'p> RealExchange<'p> {
+impl<'p> RealTraffic<'p> {
     /// Switch `si`'s `agg_table` holds the entries of the block it is at and of the block
     /// before it (a pass of that block may still be on the recirculation path when the last
     /// BlockDone advances the switch). Every other block's frames are dropped as stale before
@@ -254,7 +254,7 @@ impl<'p> RealExchange<'p> {
     /// of the switch at node `M`; on a fabric the leaves are nodes `M..M + leaves` and the
     /// spines follow them, ports as `sgnn_switch::fabric` numbers them (the simulator's
     /// `Topology::leaf_spine`).
-    pub fn new(plan: &'p Plan, cfg: RealConfig) -> Result<RealExchange<'p>, SimError> {
+    pub fn new(plan: &'p Plan, cfg: RealConfig) -> Result<RealTraffic<'p>, SimError> {
         let workers = plan.workers();
         let mut switches = Vec::new();
         let mut host_switch = vec![workers; workers as usize];
@@ -283,7 +283,7 @@ impl<'p> RealExchange<'p> {
                     }
                 }
                 // The switch holds the entries of the block it is at and of the one before,
-                // installed as it advances (RealExchange::follow_blocks): the plan's every
+                // installed as it advances (RealTraffic::follow_blocks): the plan's every
                 // block at once took more memory than the hosts' views at the speed-target
                 // size (docs/benchmarks.md).
                 let (mut tables, g) = Tables::without_blocks(plan, &ports);
@@ -444,7 +444,7 @@ impl<'p> RealExchange<'p> {
             engines.push(Engine::new(view, ec, 0));
         }
         let n = switches.len();
-        Ok(RealExchange {
+        Ok(RealTraffic {
             plan,
             recirc_pass: tx_time(wire_bytes(sgnn_wire::DATA_FRAME_LEN), cfg.recirc_bps.max(1)),
             cfg,
@@ -500,8 +500,8 @@ impl<'p> RealExchange<'p> {
     }
 
     /// What the workers did besides their first transmissions, summed over workers.
-    pub fn host_counters(&self) -> HostCounters {
-        let mut h = HostCounters::default();
+    pub fn host_counters(&self) -> DaemonCounters {
+        let mut h = DaemonCounters::default();
         for e in &self.engines {
             let s = e.stats();
             h.fetch_timeouts += s.fetch_timeouts;
@@ -690,7 +690,7 @@ impl<'p> RealExchange<'p> {
         }
         let sw = &mut self.switches[si];
         sw.drawn += 1;
-        let x = super::draw_key(self.cfg.seed, 0x6c6f_7373_0000 + si as u64, sw.drawn);
+        let x = crate::hash::draw_key(self.cfg.seed, 0x6c6f_7373_0000 + si as u64, sw.drawn);
         ((x >> 11) as f64 / (1u64 << 53) as f64) < p
     }
 
@@ -768,7 +768,7 @@ impl<'p> RealExchange<'p> {
     }
 }
 
-impl App for RealExchange<'_> {
+impl App for RealTraffic<'_> {
     fn start(&mut self, out: &mut Out) {
         let dim = self.plan.manifest.config.feature_dim as usize;
         for w in 0..self.engines.len() {

@@ -14,7 +14,7 @@
 
 use sgnn_plan::Plan;
 
-use super::exchange::Schedule;
+use super::scheduled::Schedule;
 use super::{DATA_WIRE, PRIO_DATA};
 
 /// The SuperGCN exchange of one layer under `plan`'s partition.

@@ -1,4 +1,4 @@
-//! [`Exchange`]: host-to-host traffic from a precomputed per-host schedule, the engine of the
+//! [`ScheduledTraffic`]: host-to-host traffic from a precomputed per-host schedule, the engine of the
 //! host-only strategies (`g3`, `supergcn`, `hermod`, `emma`, `grappa`, `dgs`). The switch only
 //! forwards.
 //!
@@ -149,7 +149,7 @@ struct ExHost {
 }
 
 /// Host-to-host traffic following a [`Schedule`].
-pub struct Exchange {
+pub struct ScheduledTraffic {
     sched: Schedule,
     in_order: bool,
     /// Out-of-order schedules: frames sent of every run.
@@ -166,9 +166,9 @@ pub struct Exchange {
     pub finish: Option<Time>,
 }
 
-impl Exchange {
+impl ScheduledTraffic {
     /// Runs `sched` (one entry per host); `in_order` as in the module doc.
-    pub fn new(sched: Schedule, in_order: bool) -> Exchange {
+    pub fn new(sched: Schedule, in_order: bool) -> ScheduledTraffic {
         let m = sched.hosts();
         let mut hosts = vec![ExHost::default(); m as usize];
         for r in &sched.runs {
@@ -183,7 +183,7 @@ impl Exchange {
             .collect();
         starts.sort_unstable();
         starts.dedup();
-        Exchange {
+        ScheduledTraffic {
             run_sent: if in_order {
                 Vec::new()
             } else {
@@ -230,7 +230,7 @@ impl Exchange {
     }
 }
 
-impl App for Exchange {
+impl App for ScheduledTraffic {
     fn start(&mut self, out: &mut Out) {
         for (i, &t) in self.starts.iter().enumerate() {
             out.timers.push((t, 0, i as u64));

@@ -1,6 +1,6 @@
 //! The hosts' side of a run: options (rate control, recovery timeout, background traffic,
 //! loss, verification) and counters. The hosts themselves are the daemons' engines
-//! (`strategies::RealExchange`).
+//! (`strategies::RealTraffic`).
 
 use crate::background::BackgroundConfig;
 use crate::cc::CcConfig;
@@ -16,7 +16,7 @@ pub const DEFAULT_TIMEOUT: Time = 20_000 * PS_PER_US;
 
 /// Host logic options of a run (what is not network or switch).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HostOptions {
+pub struct DaemonOptions {
     /// Rate control of the strategies that have it (`switchgnn`; `switchgnn_no_cc` ignores
     /// it).
     pub cc: CcConfig,
@@ -40,9 +40,9 @@ pub struct HostOptions {
     pub verify: bool,
 }
 
-impl Default for HostOptions {
+impl Default for DaemonOptions {
     fn default() -> Self {
-        HostOptions {
+        DaemonOptions {
             cc: CcConfig::default(),
             pacing: Pacing::Planned,
             timeout: Some(DEFAULT_TIMEOUT),
@@ -56,7 +56,7 @@ impl Default for HostOptions {
 
 /// What the hosts of a run did besides their first transmissions.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HostCounters {
+pub struct DaemonCounters {
     /// Recovery timeouts that found something missing and fetched it.
     pub fetch_timeouts: u64,
     /// Fetch requests sent (one per missing contribution and segment).
@@ -100,7 +100,7 @@ pub struct HostCounters {
     pub cells_by_raw: u64,
 }
 
-impl HostCounters {
+impl DaemonCounters {
     /// Frames sent for loss recovery (fetch requests, replies, BlockDone resends,
     /// retransmissions, pulls).
     pub fn recovery_frames(&self) -> u64 {
