@@ -9,7 +9,7 @@
 //!
 //! The other strategies have their model in their own module: [`g3`], [`strawman`] (also
 //! `unlimited`), [`supergcn`], [`hermod`], and the approximate [`emma`], [`grappa`], [`dgs`];
-//! host-only ones run on the [`exchange`] engine.
+//! host-only ones run on the [`scheduled`] traffic engine.
 //!
 //! Frames carry the DSCP class of `sgnn_wire::dscp` as their priority queue: block control 7,
 //! results 5, data 2.
