@@ -1,3 +1,4 @@
+// long: the catalogue of 34 scenarios, one function each, that bmv2 and the software switch both run; it reads as a list, and splitting it by theme would hide which ones exist.
 //! Packet sequences that exercise every behaviour of the switch, each with the plan and
 //! settings it runs under. The same scenarios run against bmv2 and the software switch; the
 //! expected output of each step comes from the in-process model ([`softswitch::Pipeline`]).
