@@ -3,6 +3,7 @@
 //! across workers through the SwitchGNN daemons. `docs/training.md` has the maths, the
 //! recipe and the results.
 
+pub mod daemon;
 pub mod data;
 pub mod distributed;
 pub mod exchange;

@@ -9,9 +9,8 @@ use std::time::Duration;
 
 use ndarray::Array2;
 use sgnn_graph::Csr;
-use sgnn_train::distributed::{
-    coordinate, exchange_scale, CoordLink, ScaledExchange, SharedLink, SumService,
-};
+use sgnn_train::daemon::SumService;
+use sgnn_train::distributed::{coordinate, exchange_scale, CoordLink, ScaledExchange, SharedLink};
 use sgnn_train::exchange::Exchange;
 use sgnn_train::train::Collective;
 use sgnn_train::TrainError;

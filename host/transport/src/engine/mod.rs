@@ -31,10 +31,10 @@ mod congestion;
 mod diagnostics;
 mod host_based;
 mod liveness;
-mod probe;
 mod receive;
 mod recovery;
 mod round;
+mod startup;
 mod transmit;
 
 use std::collections::VecDeque;
@@ -51,8 +51,8 @@ use crate::TransportError;
 
 use block::BlockState;
 use host_based::HostState;
-use probe::Probe;
 use round::RoundData;
+use startup::Probe;
 
 /// `dst_id` of the baseline's feature frames and the switch's replicas: "every neighbour of
 /// `src` on the receiver".

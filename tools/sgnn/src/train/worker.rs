@@ -8,8 +8,9 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
+use sgnn_train::daemon::DaemonClient;
 use sgnn_train::data::Shard;
-use sgnn_train::distributed::{CoordLink, DaemonClient, ScaledExchange, SharedLink};
+use sgnn_train::distributed::{CoordLink, ScaledExchange, SharedLink};
 use sgnn_train::train::{train, Outcome, Recipe};
 
 /// `sgnn train-worker`: one worker of a distributed run (started by `sgnn train`).
