@@ -241,7 +241,7 @@ impl Shard {
             train: &self.train,
             val: &self.val,
             test: &self.test,
-            scales: crate::model::RowScales::from_degrees(&self.degrees),
+            scales: crate::gnn::RowScales::from_degrees(&self.degrees),
             classes: self.classes,
         }
     }
@@ -339,7 +339,7 @@ impl Shard {
     }
 }
 
-/// Owned first-layer input ([`crate::model::Input`] borrows it).
+/// Owned first-layer input ([`crate::gnn::Input`] borrows it).
 #[derive(Debug, Clone)]
 pub enum OwnedInput {
     /// Dense rows.
@@ -350,10 +350,10 @@ pub enum OwnedInput {
 
 impl OwnedInput {
     /// The borrowed view the model takes.
-    pub fn view(&self) -> crate::model::Input<'_> {
+    pub fn view(&self) -> crate::gnn::Input<'_> {
         match self {
-            OwnedInput::Dense(x) => crate::model::Input::Dense(x.view()),
-            OwnedInput::Sparse(x) => crate::model::Input::Sparse(x),
+            OwnedInput::Dense(x) => crate::gnn::Input::Dense(x.view()),
+            OwnedInput::Sparse(x) => crate::gnn::Input::Sparse(x),
         }
     }
 }

@@ -7,7 +7,7 @@ pub mod daemon;
 pub mod data;
 pub mod distributed;
 pub mod exchange;
-pub mod model;
+pub mod gnn;
 pub mod train;
 
 /// Why training could not start or go on.

@@ -8,7 +8,7 @@ use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
 use crate::exchange::Exchange;
-use crate::model::{correct, cross_entropy, Adam, Input, Model, ModelKind, RowScales};
+use crate::gnn::{correct, cross_entropy, Adam, Input, Model, ModelKind, RowScales};
 use crate::TrainError;
 
 /// What to train and how. `Default` is the standard recipe of Kipf and Welling: 2 layers, 16

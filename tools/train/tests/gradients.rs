@@ -5,7 +5,7 @@ use ndarray::Array2;
 use rand::{Rng, SeedableRng};
 use sgnn_graph::Csr;
 use sgnn_train::exchange::LocalExchange;
-use sgnn_train::model::{cross_entropy, Input, Model, ModelKind, RowScales};
+use sgnn_train::gnn::{cross_entropy, Input, Model, ModelKind, RowScales};
 
 fn graph(n: usize, seed: u64) -> Csr {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);

@@ -29,7 +29,7 @@ fn a_generated_block_model_is_learned_far_above_chance() {
     let g = LabelledGraph::load("sbm:n=1000,classes=4,seed=3", Path::new("."), 1).unwrap();
     for model in ["gcn", "sage"] {
         let recipe = Recipe {
-            model: sgnn_train::model::ModelKind::parse(model).unwrap(),
+            model: sgnn_train::gnn::ModelKind::parse(model).unwrap(),
             epochs: 100,
             ..Recipe::default()
         };

@@ -10,7 +10,7 @@ use clap::Args;
 use serde_json::json;
 use sgnn_train::data::LabelledGraph;
 use sgnn_train::exchange::LocalExchange;
-use sgnn_train::model::ModelKind;
+use sgnn_train::gnn::ModelKind;
 use sgnn_train::train::{train, Alone, EpochStat, Outcome, Recipe};
 
 use crate::testbed::procs::{install_interrupt_handler, Supervisor};
@@ -294,7 +294,7 @@ fn save_init(dir: &Path, recipe: &Recipe, features: usize, classes: usize) -> Re
     let mut dims = vec![features];
     dims.extend(std::iter::repeat_n(recipe.hidden, recipe.layers - 1));
     dims.push(classes);
-    let m = sgnn_train::model::Model::new(recipe.model, &dims, recipe.seed);
+    let m = sgnn_train::gnn::Model::new(recipe.model, &dims, recipe.seed);
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for (l, layer) in m.layers.iter().enumerate() {
         let w = |name: &str, shape: &[usize], v: Vec<f32>| {
