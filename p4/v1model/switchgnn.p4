@@ -1,7 +1,7 @@
 /* switchgnn.p4: the SwitchGNN data plane for bmv2 simple_switch (v1model).
  *
  * Names, ids and behaviour: docs/switch-interface.md. Reference model, packet for packet:
- * switch-ctl/softswitch/src/pipeline.rs. Design and bmv2 notes: p4/README.md. */
+ * switch-ctl/softswitch/src/pipeline/. Design and bmv2 notes: p4/README.md. */
 #include <core.p4>
 #include <v1model.p4>
 

@@ -4,5 +4,5 @@
 //! [`crate::config`] setting; `u32::MAX`: never), or when one of the contributions it sums
 //! arrived marked (`agg_ecn`, [`crate::aggregation::AGG_ECN`]). Counted as `ecn_marked`.
 
-/// The IPv4 ECN code point "congestion experienced" (`ECN_CE`).
-pub const ECN_CE: u8 = 3;
+/// The IPv4 ECN code point "congestion experienced" (`ECN_CE`), defined with the IPv4 header.
+pub use sgnn_wire::ipv4::ECN_CE;

@@ -29,6 +29,11 @@ mod field {
     pub const DST: Range<usize> = 16..20;
 }
 
+/// The ECN code point "congestion experienced" (RFC 3168; `ECN_CE` of the P4 program): what a
+/// congested switch or queue writes into the 2-bit ECN field. The one definition, used by the
+/// switches, the simulator and the hosts.
+pub const ECN_CE: u8 = 3;
+
 /// RFC 1071 ones' complement sum of a header, with the checksum field included.
 pub fn checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = 0;

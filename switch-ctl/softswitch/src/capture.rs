@@ -136,6 +136,10 @@ impl Ports for CapturePorts {
         c.extend(self.capture.counters().map(|(k, v)| (k.to_string(), v)));
         c
     }
+
+    fn publish(&mut self, stats: &crate::ports::DatapathStats) {
+        self.inner.publish(stats)
+    }
 }
 
 #[cfg(test)]

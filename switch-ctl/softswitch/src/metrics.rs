@@ -20,7 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::pipeline::{Counters, Pipeline, PortCount};
-use crate::ports::Ports;
+use crate::ports::{DatapathStats, Ports};
 use crate::tables::PortId;
 
 pub use sgnn_netdev::metrics_http::CONTENT_TYPE;
@@ -41,6 +41,9 @@ pub struct Live {
     pub tx_errors: AtomicU64,
     /// The backend's own counters ([`Ports::counters`]), refreshed at most every 100 ms.
     pub backend: Mutex<Vec<(String, u64)>>,
+    /// `serve`'s own counters (queue drops, deepest queue, injected faults), as it last
+    /// published them ([`Ports::publish`]).
+    pub datapath: Mutex<DatapathStats>,
     /// Per host port, when it last received a frame: milliseconds after [`Live::since`] plus
     /// one (0: never). A dead worker's port falls silent while its peers' liveness hellos
     /// still go to it (`sgnn_switch_port_silent_seconds`).
@@ -151,6 +154,11 @@ impl Ports for MetricsPorts {
     fn counters(&self) -> Vec<(String, u64)> {
         self.inner.counters()
     }
+
+    fn publish(&mut self, stats: &DatapathStats) {
+        *self.live.datapath.lock().expect("metrics lock") = stats.clone();
+        self.inner.publish(stats)
+    }
 }
 
 /// `(port, rx, tx, tx failed)` of one port.
@@ -169,7 +177,6 @@ struct Snapshot {
     sync_block: u16,
     sync_count: u16,
     queue_depth: Vec<u32>,
-    datapath: crate::ports::DatapathStats,
 }
 
 impl Snapshot {
@@ -196,7 +203,6 @@ impl Snapshot {
             sync_block: p.regs.sync_block,
             sync_count: p.regs.sync_count,
             queue_depth: p.queue_depth.clone(),
-            datapath: p.datapath.clone(),
         }
     }
 }
@@ -326,7 +332,9 @@ pub fn render(pipeline: &Mutex<Pipeline>, host_ports: usize, live: Option<&Live>
             fam,
         );
     }
-    let dp = &s.datapath;
+    let dp = &live.map_or_else(DatapathStats::default, |l| {
+        l.datapath.lock().expect("metrics lock").clone()
+    });
     counter(
         &mut r,
         "sgnn_switch_queue_drops",

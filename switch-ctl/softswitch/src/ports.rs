@@ -70,6 +70,12 @@ pub trait Ports {
     fn counters(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+
+    /// [`serve`]'s own counters (queue drops, deepest queue, injected faults, failed sends),
+    /// handed over whenever they change, for whoever reads them while the switch serves (the
+    /// metrics, [`crate::metrics::MetricsPorts`]). A wrapper passes them on; the default
+    /// keeps nothing.
+    fn publish(&mut self, _stats: &DatapathStats) {}
 }
 
 /// Ports on one UDP socket.
@@ -504,9 +510,9 @@ impl DatapathStats {
     }
 
     /// Moves the failed sends into the pipeline's per-port counts and publishes the other
-    /// counters there ([`Pipeline::datapath`], read by the metrics); locks only when
+    /// counters through the ports ([`Ports::publish`], read by the metrics); locks only when
     /// something changed.
-    fn settle(&mut self, pipeline: &Mutex<Pipeline>, published: &mut u64) {
+    fn settle(&mut self, pipeline: &Mutex<Pipeline>, ports: &mut dyn Ports, published: &mut u64) {
         let sig = self.tx_errors
             + self.queue_drops
             + self.max_queue_depth as u64
@@ -522,10 +528,10 @@ impl DatapathStats {
         for (port, bytes) in self.failed.drain(..) {
             p.transmit_failed(port, bytes);
         }
-        p.datapath = DatapathStats {
+        ports.publish(&DatapathStats {
             failed: Vec::new(),
             ..self.clone()
-        };
+        });
     }
 }
 
@@ -692,7 +698,7 @@ fn mark_ce(frame: &mut [u8]) -> bool {
         return false;
     };
     let dscp = ip.dscp();
-    ip.set_dscp_ecn(dscp, 3);
+    ip.set_dscp_ecn(dscp, sgnn_wire::ipv4::ECN_CE);
     ip.fill_checksum();
     true
 }
@@ -723,7 +729,7 @@ pub fn serve(
             if ports.flush().is_err() {
                 stats.tx_errors += 1;
             }
-            stats.settle(pipeline, &mut published);
+            stats.settle(pipeline, ports, &mut published);
             return Ok(stats);
         }
         let wait = queues.drain(ports, &mut stats);
@@ -758,7 +764,7 @@ pub fn serve(
         if ports.flush().is_err() {
             stats.tx_errors += 1;
         }
-        stats.settle(pipeline, &mut published);
+        stats.settle(pipeline, ports, &mut published);
     }
 }
 

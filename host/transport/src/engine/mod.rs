@@ -541,7 +541,7 @@ impl Engine {
             }
         };
         let s = repr.sgnn;
-        let ecn = s.flags.ecn || repr.ip.ecn == 3;
+        let ecn = s.flags.ecn || repr.ip.ecn == sgnn_wire::ipv4::ECN_CE;
         let class = match s.packet_type {
             PacketType::Data => TrafficClass::Data,
             PacketType::Result | PacketType::Ack => TrafficClass::Result,

@@ -829,7 +829,7 @@ impl App for RealTraffic<'_> {
             if let Some(ip) = frame.get_mut(ETHERNET_HEADER_LEN..) {
                 if let Ok(mut p) = ipv4::Packet::new_checked(ip) {
                     let dscp = p.dscp();
-                    p.set_dscp_ecn(dscp, 3);
+                    p.set_dscp_ecn(dscp, ipv4::ECN_CE);
                     p.fill_checksum();
                 }
             }
