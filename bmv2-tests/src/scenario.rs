@@ -1044,11 +1044,11 @@ fn delivery_plan(mode: sgnn_plan::AggregateMode, workers: u32, mem: u64) -> Plan
     // The round-robin layout: the recording (bmv2's frames) was made from these plans before
     // the planner spread its lists for planned pacing; the send order is not what the
     // scenarios check.
-    let (plan, _) = sgnn_plan::lower::deliver_laid_out(
+    let (plan, _) = sgnn_delivery::lower::deliver_laid_out(
         &paper,
         mode,
         &prof,
-        sgnn_plan::delivery::Layout::RoundRobin,
+        sgnn_delivery::Layout::RoundRobin,
     )
     .expect("lowered");
     sgnn_plan::verify(&plan).expect("delivery plan verifies");

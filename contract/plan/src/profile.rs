@@ -1,5 +1,5 @@
 //! The switch capacity profile: what one switch and its host links can carry, read by the
-//! planner's cost model ([`crate::delivery`]), the simulator and the testbed alike.
+//! planner's cost model (`sgnn_delivery::cost`), the simulator and the testbed alike.
 //!
 //! A profile is a named set of values; every value can be overridden by a flag
 //! (`--link-gbps`, `--recirc-gbps`, `--switch-mem`). The named profiles:
@@ -15,7 +15,7 @@
 //!
 //! `seen_cells` is the size of the switch's `src_seen` register, one cell per (source,
 //! segment) of a block: the planner cuts a delivery's blocks so that none needs more
-//! ([`crate::delivery::Sizes::for_switch`]), since `switch-ctl load` and the simulator refuse
+//! (`sgnn_delivery::Sizes::for_switch`), since `switch-ctl load` and the simulator refuse
 //! a plan with such a block.
 //!
 //! `free` recirculation (`--recirc-gbps free`) stands for a switch whose passes cost nothing,

@@ -24,17 +24,16 @@
 //!   uploaded once, every boundary vertex receives one aggregate.
 //! - `supergcn_mvc`: host-only pre/post aggregation (SuperGCN): per pair of partitions, one
 //!   message per vertex of a minimum vertex cover of their cross edges, in each direction.
-
-use std::collections::BTreeMap;
+//!   This module counts its frames from the covers' sizes ([`supergcn_mvc_of`]); the covers
+//!   themselves are an algorithm's (a maximum matching), so `supergcn_mvc` and `model`, the
+//!   traffic of every strategy keyed by name, are `sgnn_delivery::traffic`'s.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};
 
-use crate::delivery::PairIndex;
 use crate::model::Plan;
-use crate::mvc::{max_matching, Bipartite};
 
 /// Names of the strategies, in report order.
 pub const STRATEGIES: [&str; 5] = [
@@ -362,107 +361,21 @@ pub fn strawman(plan: &Plan, seed: u64) -> StrategyTraffic {
     t
 }
 
-/// `supergcn_mvc`: per partition pair, a minimum vertex cover of the cross edges, each way.
-pub fn supergcn_mvc(plan: &Plan) -> StrategyTraffic {
+/// `supergcn_mvc` from the size of a minimum vertex cover of the cross edges of every pair of
+/// partitions `(p, q)` with cross edges: SuperGCN sends that many vectors from `p` to `q` and as
+/// many from `q` to `p`. The covers are an algorithm's (a maximum matching, Konig's theorem),
+/// computed on the planning side (`sgnn_delivery::traffic::supergcn_covers`, which
+/// `sgnn_delivery::traffic::supergcn_mvc` passes here); this counts their frames.
+pub fn supergcn_mvc_of(
+    plan: &Plan,
+    covers: impl IntoIterator<Item = ((u32, u32), u64)>,
+) -> StrategyTraffic {
     let mut links = Links::new(plan.workers(), plan.manifest.segments);
-    for ((p, q), cover) in supergcn_covers(plan) {
+    for ((p, q), cover) in covers {
         links.upload(p, cover);
         links.download(q, cover);
         links.upload(q, cover);
         links.download(p, cover);
     }
     links.finish()
-}
-
-/// [`supergcn_mvc`] from the minimum vertex covers a [`PairIndex`] of the plan already holds
-/// (the same sizes: every minimum cover has the size of a maximum matching, Konig's theorem),
-/// without matching every pair again.
-pub fn supergcn_mvc_indexed(plan: &Plan, idx: &PairIndex) -> StrategyTraffic {
-    let mut links = Links::new(plan.workers(), plan.manifest.segments);
-    let m = idx.workers();
-    for p in 0..m {
-        for q in p + 1..m {
-            if idx.pair(p, q).0.is_empty() {
-                continue;
-            }
-            let cover = (idx.cover(p, q).len() + idx.cover(q, p).len()) as u64;
-            let (p, q) = (p as u32, q as u32);
-            links.upload(p, cover);
-            links.download(q, cover);
-            links.upload(q, cover);
-            links.download(p, cover);
-        }
-    }
-    links.finish()
-}
-
-/// Size of a minimum vertex cover of the cross edges of every pair of partitions `(p, q)`,
-/// `p < q`, that has cross edges: SuperGCN sends that many vectors from `p` to `q` and as many
-/// from `q` to `p` ([`supergcn_mvc`]; the simulator's `supergcn` sends them).
-pub fn supergcn_covers(plan: &Plan) -> BTreeMap<(u32, u32), u64> {
-    let mut out = BTreeMap::new();
-    // Bucket undirected cross edges by unordered partition pair (lower partition first).
-    let mut buckets: BTreeMap<(u32, u32), Vec<(u32, u32)>> = BTreeMap::new();
-    for (u, v) in plan.graph.edges() {
-        let (pu, pv) = (plan.partition[u as usize], plan.partition[v as usize]);
-        if pu == pv {
-            continue;
-        }
-        let (key, e) = if pu < pv {
-            ((pu, pv), (u, v))
-        } else {
-            ((pv, pu), (v, u))
-        };
-        buckets.entry(key).or_default().push(e);
-    }
-    let mut lmap: Vec<u32> = vec![u32::MAX; plan.graph.num_vertices()];
-    let mut rmap: Vec<u32> = vec![u32::MAX; plan.graph.num_vertices()];
-    for ((p, q), edges) in buckets {
-        let (mut nl, mut nr) = (0u32, 0u32);
-        let mut local = Vec::with_capacity(edges.len());
-        for &(l, r) in &edges {
-            if lmap[l as usize] == u32::MAX {
-                lmap[l as usize] = nl;
-                nl += 1;
-            }
-            if rmap[r as usize] == u32::MAX {
-                rmap[r as usize] = nr;
-                nr += 1;
-            }
-            local.push((lmap[l as usize], rmap[r as usize]));
-        }
-        for &(l, r) in &edges {
-            lmap[l as usize] = u32::MAX;
-            rmap[r as usize] = u32::MAX;
-        }
-        let cover = max_matching(&Bipartite::from_edges(nl as usize, nr as usize, &local)) as u64;
-        out.insert((p, q), cover);
-    }
-    out
-}
-
-/// The traffic of every strategy, keyed by name (the `traffic_bytes` object of `report.json`).
-pub fn model(plan: &Plan) -> BTreeMap<String, StrategyTraffic> {
-    model_of(plan, None)
-}
-
-/// [`model`] with the plan's [`PairIndex`] at hand: `supergcn_mvc` from its covers
-/// ([`supergcn_mvc_indexed`]).
-pub fn model_indexed(plan: &Plan, idx: &PairIndex) -> BTreeMap<String, StrategyTraffic> {
-    model_of(plan, Some(idx))
-}
-
-fn model_of(plan: &Plan, idx: Option<&PairIndex>) -> BTreeMap<String, StrategyTraffic> {
-    let seed = plan.manifest.config.seed;
-    let mut out = BTreeMap::new();
-    out.insert("host_based".to_string(), host_based(plan));
-    out.insert("strawman".to_string(), strawman(plan, seed));
-    out.insert("switchgnn".to_string(), switchgnn(plan));
-    out.insert("unlimited".to_string(), unlimited(plan));
-    let mvc = match idx {
-        Some(idx) => supergcn_mvc_indexed(plan, idx),
-        None => supergcn_mvc(plan),
-    };
-    out.insert("supergcn_mvc".to_string(), mvc);
-    out
 }

@@ -5,7 +5,7 @@
 //! paper's plan, then `apply_delivery`), and that the bound never exceeds the paper's own
 //! prediction, on graphs and switches where each of its terms decides.
 
-use sgnn_plan::delivery::{bound_paper, predict_paper, PairIndex};
+use sgnn_delivery::{bound_paper, predict_paper, PairIndex};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::AggregateMode;
 use sgnn_plan::{Plan, PlanConfig};
@@ -212,8 +212,8 @@ fn the_traffic_model_from_the_pair_index_is_the_model() {
         .unwrap();
         let idx = PairIndex::new(&plan);
         assert_eq!(
-            sgnn_plan::traffic::model_indexed(&plan, &idx),
-            sgnn_plan::traffic::model(&plan),
+            sgnn_delivery::traffic::model_indexed(&plan, &idx),
+            sgnn_delivery::traffic::model(&plan),
             "{graph}"
         );
     }

@@ -50,7 +50,7 @@ fn fully_connected_boundary_matches_the_papers_closed_form() {
     let g = Csr::from_edges(n as usize, &edges).0;
     let p = plan_of(g, &request(m, 10_000_000, 32, "chunk"));
     let frame = wire_bytes(DATA_FRAME_LEN);
-    let t = traffic::model(&p);
+    let t = sgnn_delivery::traffic::model(&p);
     let (m64, e64) = (m as u64, e as u64);
     assert_eq!(t["host_based"].total, 2 * e64 * m64 * (m64 - 1) * frame);
     assert_eq!(t["unlimited"].total, 2 * e64 * m64 * frame);
@@ -77,7 +77,7 @@ fn strategies_are_ordered_on_a_power_law_graph() {
         .csr;
     // Tight memory: 64 destinations of 128 values per block.
     let p = plan_of(g, &request(8, 64 * 4 * 128, 128, "metis"));
-    let t = traffic::model(&p);
+    let t = sgnn_delivery::traffic::model(&p);
     let total = |s: &str| t[s].total;
     assert!(total("unlimited") <= total("switchgnn"));
     assert!(total("supergcn_mvc") <= total("host_based"));

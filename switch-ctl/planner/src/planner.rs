@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use sgnn_delivery::lower::deliver_fallback;
+use sgnn_delivery::{compare_with, Layout, PairIndex};
 use sgnn_graph::{BuildStats, Csr, VertexId};
-use sgnn_plan::delivery::{compare_with, Layout, PairIndex};
-use sgnn_plan::lower::deliver_fallback;
 use sgnn_plan::model::{GraphSummary, Manifest, PlanConfig};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::AggregateMode;
@@ -105,7 +105,7 @@ pub fn make_plan(
 
 /// [`make_plan`], with the paper's multi-level blocks (the stages `blocks` and `order`) only
 /// when `paper_blocks`: without them the plan has the graph, the partition and the sizes but
-/// no blocks, which is all a delivery plan is made from ([`sgnn_plan::lower`]). The report's
+/// no blocks, which is all a delivery plan is made from ([`sgnn_delivery::lower`]). The report's
 /// `switchgnn` traffic is then that of no block.
 pub fn make_plan_with(
     graph: Csr,
@@ -321,8 +321,8 @@ fn make_plan_indexed(
     let (traffic_bytes, idx) = st.run("traffic", None, |_| {
         let idx = index.then(|| PairIndex::new(&plan));
         let t = match &idx {
-            Some(idx) => traffic::model_indexed(&plan, idx),
-            None => traffic::model(&plan),
+            Some(idx) => sgnn_delivery::traffic::model_indexed(&plan, idx),
+            None => sgnn_delivery::traffic::model(&plan),
         };
         let s = &t["switchgnn"];
         let h = &t["host_based"];
@@ -419,7 +419,7 @@ pub fn block_stats(plan: &Plan) -> BlockStats {
 /// Re-plans how `plan`'s cross-partition sums are delivered (`switch-ctl plan --aggregate`):
 /// `paper` returns `plan` as it is; `partials`, `multicast` and `auto` choose the delivery of
 /// every pair under `profile` and lower it to blocks, partials and replication sets
-/// ([`sgnn_plan::lower::deliver`]), then verify the result. The report's blocks, traffic,
+/// ([`sgnn_delivery::lower::deliver`]), then verify the result. The report's blocks, traffic,
 /// notes and delivery name follow the returned plan.
 pub fn apply_delivery(
     plan: Plan,
@@ -430,7 +430,7 @@ pub fn apply_delivery(
     if mode == AggregateMode::Paper {
         return Ok(plan);
     }
-    let (lowered, note) = sgnn_plan::lower::deliver(&plan, mode, profile)?;
+    let (lowered, note) = sgnn_delivery::lower::deliver(&plan, mode, profile)?;
     sgnn_plan::verify(&lowered)?;
     adopt(&lowered, note, report, mode);
     Ok(lowered)
@@ -450,7 +450,7 @@ fn adopt(lowered: &Plan, note: Option<String>, report: &mut Report, mode: Aggreg
 /// `req` delivered by `mode` under `profile`, and its report with every mode's predicted time
 /// (`Report::predicted`). The paper's multi-level blocks are computed only for
 /// `mode == paper` ([`make_plan_with`]); for the others the paper's row is a lower bound
-/// ([`sgnn_plan::delivery::bound_paper`]). The pair index is built once (in the stage
+/// ([`sgnn_delivery::bound_paper`]). The pair index is built once (in the stage
 /// `traffic`, whose SuperGCN covers it gives), and the chosen mode's delivery is planned once,
 /// for its row of the comparison and for the plan (the stage `predict`), then lowered and
 /// verified (the stage `lower`). The report's `total` covers every stage.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use sgnn_plan::delivery::ModeRow;
+use sgnn_delivery::ModeRow;
 use sgnn_plan::model::GraphSummary;
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::{StrategyTraffic, STRATEGIES};
@@ -109,7 +109,7 @@ pub struct Report {
     /// The switch profile the predictions below assume (`switch-ctl plan --profile`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<SwitchProfile>,
-    /// Predicted time of one layer's exchange per delivery mode (`sgnn_plan::delivery`), in
+    /// Predicted time of one layer's exchange per delivery mode (`sgnn_delivery`), in
     /// the order host_based, paper, multicast, partials, auto. The paper's row is a lower bound
     /// (`lower_bound`) unless the plan is the paper's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

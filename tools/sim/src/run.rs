@@ -9,7 +9,7 @@ use crate::strategies::{self, OneShot, RealConfig, RealTraffic, ScheduledTraffic
 use crate::strategy::Strategy;
 use crate::topology::Topology;
 use crate::SimError;
-use sgnn_plan::delivery::{self, PairIndex, Prediction, Sizes};
+use sgnn_delivery::{self as delivery, PairIndex, Prediction, Sizes};
 use sgnn_plan::profile::SwitchProfile;
 use sgnn_plan::traffic::StrategyTraffic;
 use sgnn_plan::AggregateMode;
@@ -106,10 +106,10 @@ pub struct RunReport {
     /// Time series (empty unless [`NetConfig::sample_every`] is set).
     pub series: Vec<Sample>,
     /// The planner's cost model of this strategy for the run's link rate, delay and
-    /// recirculation (`sgnn_plan::delivery`), where it has one (on a star).
+    /// recirculation (`sgnn_delivery`), where it has one (on a star).
     pub predicted: Option<Prediction>,
     /// The bytes the planner's model says this strategy puts on every host link, for the
-    /// strategies modelled by `sgnn_plan::delivery` (the others: `sgnn_plan::traffic::model`).
+    /// strategies modelled by `sgnn_delivery` (the others: `sgnn_delivery::traffic::model`).
     pub model_traffic: Option<StrategyTraffic>,
     /// Sampling interval of `series` at the end of the run (the configured one, doubled by
     /// every merge of [`NetConfig::max_samples`]).
@@ -240,11 +240,11 @@ fn delivery_of(
     };
     let idx = PairIndex::new(plan);
     let planned = delivery::plan_delivery(plan, &idx, mode, prof);
-    match sgnn_plan::lower::lower(plan, &planned.tables, mode) {
+    match sgnn_delivery::lower::lower(plan, &planned.tables, mode) {
         Ok(lowered) => Ok((planned, lowered)),
         Err(_) if mode == AggregateMode::Auto && !planned.tables.r_rows.is_empty() => {
             let planned = delivery::plan_delivery_with(plan, &idx, mode, prof, false);
-            let lowered = sgnn_plan::lower::lower(plan, &planned.tables, mode)?;
+            let lowered = sgnn_delivery::lower::lower(plan, &planned.tables, mode)?;
             Ok((planned, lowered))
         }
         Err(e) => Err(e.into()),

@@ -32,7 +32,7 @@ pub enum Strategy {
     /// `SwitchGnn` without host rate control (the paper's "SwitchGNN w/o CC").
     SwitchGnnNoCc,
     /// Every pair of partitions multicast: raw features replicated by the switch, summed on
-    /// the receiving host (`sgnn_plan::delivery`, `M`).
+    /// the receiving host (`sgnn_delivery`, `M`).
     Multicast,
     /// Every pair pre-aggregated on the sending host and summed in the switch in one pass
     /// (`A`).
@@ -173,7 +173,7 @@ impl Strategy {
 
     /// The `sgnn_plan::traffic` strategy whose bytes (on this strategy's plan) the simulator
     /// must reproduce exactly; `None` for approximate strategies. The delivery strategies
-    /// (`multicast`, `partials`, `switchgnn_auto`) are modelled by `sgnn_plan::delivery` for the
+    /// (`multicast`, `partials`, `switchgnn_auto`) are modelled by `sgnn_delivery` for the
     /// run's profile: their model is in [`RunReport::model_traffic`].
     pub fn traffic_model(self) -> Option<&'static str> {
         match self {

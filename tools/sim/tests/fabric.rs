@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use sgnn_plan::{traffic, Plan};
+use sgnn_delivery::traffic;
+use sgnn_plan::Plan;
 use sgnn_sim::net::{Kind, Net, Out, PS_PER_US};
 use sgnn_sim::{run_strategy, App, NetConfig, Pkt, RunReport, Strategy, Time, Topology};
 use sgnn_switch::fabric::Fabric;

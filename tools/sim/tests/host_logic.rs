@@ -120,7 +120,7 @@ fn layers_complete_under_drops_and_count_their_recovery_traffic() {
 fn no_drops_means_no_recovery_traffic_and_the_modelled_bytes() {
     let p = plan(10, 4, 64 * 128 * 2, 64);
     let cfg = sim_cfg();
-    let model = sgnn_plan::traffic::model(&p);
+    let model = sgnn_delivery::traffic::model(&p);
     for s in WITH_HOST_LOGIC {
         let r = simulate(&p, s, cfg, &DaemonOptions::default());
         assert_eq!(r.net.dropped_frames, 0);

@@ -2,9 +2,10 @@
 //! leaf-spine fabric a placed plan keeps neighbours under one leaf, so the leaf-spine links
 //! carry less, while the host links still carry exactly what the traffic model says.
 
+use sgnn_delivery::traffic;
 use sgnn_graph::{BuildStats, Csr};
 use sgnn_plan::model::PlanConfig;
-use sgnn_plan::{traffic, Plan};
+use sgnn_plan::Plan;
 use sgnn_planner::partition::leaf_crossings;
 use sgnn_planner::planner::{make_plan, PlanRequest};
 use sgnn_sim::net::PS_PER_US;

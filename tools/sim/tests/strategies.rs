@@ -46,7 +46,7 @@ fn exact_strategies_put_the_traffic_models_bytes_on_every_link() {
         for s in EXACT {
             assert!(!s.approximate());
             let p = plan_with(10, s.plan_variant().apply(&base));
-            let model = &traffic::model(&p)[s.traffic_model().unwrap()];
+            let model = &sgnn_delivery::traffic::model(&p)[s.traffic_model().unwrap()];
             let r = simulate(&p, s);
             complete(&r);
             assert!(!r.approximate);

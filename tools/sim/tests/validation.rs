@@ -3,7 +3,8 @@
 //! (f64 arithmetic on the formula) and compared exactly (rates chosen so times are whole
 //! picoseconds), so an off-by-one frame or a missing delay fails.
 
-use sgnn_plan::{traffic, Plan};
+use sgnn_delivery::traffic;
+use sgnn_plan::Plan;
 use sgnn_sim::net::{Kind, Net, Out, PS_PER_US};
 use sgnn_sim::{run_strategy, App, NetConfig, Pkt, SimConfig, Strategy, Time, Topology};
 use sgnn_wire::{wire_bytes, CONTROL_FRAME_LEN, DATA_FRAME_LEN};

@@ -107,7 +107,7 @@ pub struct PlanArgs {
     /// contribution (in the planner's schedule, every worker sending at the same rate) before
     /// its aggregators are reused. Larger is safer against senders that drift apart (a late
     /// contribution costs a fetch), smaller packs more destinations per block.
-    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_delivery::recycle::DEFAULT_SLACK, requires = "recycle")]
     recycle_slack: u64,
 
     /// The switch: a capacity profile for the cost model and the default --switch-mem.
@@ -275,7 +275,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         println!(
             "recycling by live range (slack {slack} vectors): {} blocks ({recycled} of them reuse aggregators) where one aggregator row per destination would take {}",
             plan.blocks.len(),
-            sgnn_plan::delivery::Sizes::of(&plan).blocks(rows).max(1)
+            sgnn_delivery::Sizes::of(&plan).blocks(rows).max(1)
         );
     }
     println!(

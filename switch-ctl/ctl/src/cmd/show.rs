@@ -22,7 +22,7 @@ pub struct ShowArgs {
     worker: Option<u32>,
     /// Estimate what recycling aggregators by live range would give this plan: rows live at
     /// once per block against rows held, and the blocks, uploads and results if consecutive
-    /// blocks were merged while the rows live at once fit the memory (`sgnn_plan::live`;
+    /// blocks were merged while the rows live at once fit the memory (`sgnn_delivery::live`;
     /// docs/planner.md, "Recycling by live range").
     #[arg(long)]
     recycling: bool,
@@ -36,10 +36,10 @@ pub fn run(a: &ShowArgs) -> Result<()> {
     let plan = Plan::load(&a.plan)?;
     let m = &plan.manifest;
     if a.recycling {
-        let r = sgnn_plan::live::recycle(&plan);
+        let r = sgnn_delivery::live::recycle(&plan);
         let pct = |x: u64, of: u64| 100.0 * x as f64 / of.max(1) as f64;
         println!(
-            "recycling by live range (sgnn_plan::live; each worker sends its share of a block in order, one vector per step):"
+            "recycling by live range (sgnn_delivery::live; each worker sends its share of a block in order, one vector per step):"
         );
         println!(
             "  rows per block: {} held, {} live at once at each block's peak ({:.1}%), capacity {} per block",

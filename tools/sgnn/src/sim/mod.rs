@@ -129,7 +129,7 @@ pub struct SimArgs {
     recycle: bool,
     /// With --recycle: vectors of margin before an aggregator is reused
     /// (`switch-ctl plan --recycle-slack`).
-    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_delivery::recycle::DEFAULT_SLACK, requires = "recycle")]
     recycle_slack: u64,
     /// Loss-recovery timeout in microseconds: the daemons' fetch and BlockDone timeouts (their
     /// RESEND timeout is 4x this), with their exponential backoff; default: the daemon's 20 ms.

@@ -3,7 +3,7 @@
 //! plots.
 
 use anyhow::{Context, Result};
-use sgnn_plan::traffic;
+use sgnn_delivery::traffic;
 use sgnn_sim::net::PS_PER_US;
 use sgnn_sim::plot::{plot_runs, PlotOptions};
 use sgnn_sim::{report, RunReport, Strategy};

@@ -114,7 +114,7 @@ pub struct TestbedArgs {
     pub recycle: bool,
     /// With --recycle: vectors of margin before an aggregator is reused
     /// (`switch-ctl plan --recycle-slack`).
-    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_plan::recycle::DEFAULT_SLACK, requires = "recycle")]
+    #[arg(long, value_name = "VECTORS", default_value_t = sgnn_delivery::recycle::DEFAULT_SLACK, requires = "recycle")]
     pub recycle_slack: u64,
     /// Output directory: plan, logs, sums, stats and report.json.
     #[arg(long, default_value = "testbed-out")]

@@ -1,6 +1,6 @@
 //! `supergcn`: SuperGCN's host-only pre/post aggregation (SuperGCN paper section 5.2-5.3,
 //! "Pre- and Post-aggregation" and "Constructing Pre- and Post-aggregation Subgraph is Finding
-//! Minimum Vertex Cover"; the planner's `sgnn_plan::traffic::supergcn_mvc`).
+//! Minimum Vertex Cover"; the planner's `sgnn_delivery::traffic::supergcn_mvc`).
 //!
 //! Model: for every pair of partitions `(p, q)` take a minimum vertex cover `C` of the
 //! bipartite graph of their cross edges (`traffic::supergcn_covers`, Hopcroft-Karp and Konig).
@@ -21,7 +21,7 @@ use super::{DATA_WIRE, PRIO_DATA};
 pub fn schedule(plan: &Plan) -> Schedule {
     let m = plan.workers() as usize;
     let mut vectors = vec![0u64; m * m];
-    for ((p, q), cover) in sgnn_plan::traffic::supergcn_covers(plan) {
+    for ((p, q), cover) in sgnn_delivery::traffic::supergcn_covers(plan) {
         vectors[p as usize * m + q as usize] = cover;
         vectors[q as usize * m + p as usize] = cover;
     }

@@ -35,7 +35,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::delivery::Tables;
+use crate::layout::Tables;
 
 /// Default slack (`switch-ctl plan --recycle-slack`), in feature vectors of a sender's list.
 pub const DEFAULT_SLACK: u64 = 16;
@@ -212,7 +212,9 @@ impl Tables {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::{Choice, Delivery, PairIndex, Sizes};
+    use crate::choice::{Choice, Delivery};
+    use crate::cost::Sizes;
+    use crate::pair_index::PairIndex;
     use rand::{Rng, SeedableRng};
     use sgnn_graph::Csr;
 

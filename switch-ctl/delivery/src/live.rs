@@ -24,8 +24,8 @@
 
 use std::collections::HashMap;
 
-use crate::model::Block;
-use crate::Plan;
+use sgnn_plan::model::Block;
+use sgnn_plan::Plan;
 
 /// The blocks of a plan and who sends each source: what the live ranges depend on.
 struct Schedule<'a> {
@@ -182,7 +182,7 @@ fn recycle_schedule(s: &Schedule, capacity_rows: u64) -> Recycling {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::AggSlot;
+    use sgnn_plan::model::AggSlot;
 
     /// Blocks, each a list of (source, destinations); 2 workers (even sources on worker 0).
     fn blocks_of(blocks: &[Vec<(u32, Vec<u32>)>]) -> Vec<Block> {

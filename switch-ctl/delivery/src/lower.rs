@@ -1,4 +1,4 @@
-//! Lowering a capacity-aware delivery ([`crate::delivery::Tables`]) into a [`Plan`] the switch
+//! Lowering a capacity-aware delivery ([`crate::layout::Tables`]) into a [`Plan`] the switch
 //! and the hosts run: blocks of aggregator rows, sources in send order, and pre-aggregated
 //! partials as virtual sources.
 //!
@@ -16,11 +16,14 @@
 //! Bypass addressed to "every neighbour of the source"), and per-edge rows of the same vertex,
 //! if any, follow from pass 1 on the recirculation path.
 
-use crate::delivery::{plan_delivery_laid_out, Layout, PairIndex, Planned, Tables};
-use crate::model::AggregateMode;
-use crate::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
-use crate::profile::SwitchProfile;
-use crate::PlanError;
+use sgnn_plan::model::{AggSlot, Block, Partial, Plan, MAX_BLOCKS, MAX_EXPECTED, MAX_GENERATION};
+use sgnn_plan::profile::SwitchProfile;
+use sgnn_plan::{AggregateMode, PlanError};
+
+use crate::cost::Planned;
+use crate::layout::{Layout, Send, Tables};
+use crate::pair_index::PairIndex;
+use crate::plan::plan_delivery_laid_out;
 
 /// `plan` (a paper plan) re-planned with delivery `mode` under `prof` and lowered: the plan the
 /// switch and the daemons run for `switch-ctl plan --aggregate MODE`. `paper` is `plan` itself.
@@ -51,8 +54,8 @@ pub fn deliver_laid_out(
 }
 
 /// [`deliver_laid_out`] with the delivery of `mode` already planned on `idx` (`planned`, from
-/// [`crate::delivery::plan_delivery_laid_out`] with per-edge sums allowed, or
-/// [`crate::delivery::compare_with`] in [`Layout::Spread`]): the same plan without planning it
+/// [`crate::plan::plan_delivery_laid_out`] with per-edge sums allowed, or
+/// [`crate::compare::compare_with`] in [`Layout::Spread`]): the same plan without planning it
 /// twice.
 pub fn deliver_planned(
     plan: &Plan,
@@ -189,7 +192,7 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: AggregateMode) -> Result<P
         }
         // Every worker's share of the block, interleaved so the block's source list keeps each
         // worker's own order (what its schedule is).
-        let shares: Vec<&[crate::delivery::Send]> = (0..m)
+        let shares: Vec<&[Send]> = (0..m)
             .map(|q| {
                 let off = &tables.send_block_off[q];
                 &tables.send[q][off[b]..off[b + 1]]
@@ -252,7 +255,7 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: AggregateMode) -> Result<P
         replicate,
     };
     let groups = lowered.replica_groups().sets.len();
-    if groups > (u16::MAX as u32 - crate::model::FIRST_REPLICA_GROUP + 1) as usize {
+    if groups > (u16::MAX as u32 - sgnn_plan::FIRST_REPLICA_GROUP + 1) as usize {
         return bad(format!(
             "--aggregate {aggregate}: raw frames go to {groups} distinct worker sets, more multicast groups than the switch's 16-bit group ids hold; use --aggregate partials"
         ));
@@ -272,10 +275,11 @@ pub fn lower(plan: &Plan, tables: &Tables, aggregate: AggregateMode) -> Result<P
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delivery::{plan_delivery_with, Sizes};
-    use crate::model::{GraphSummary, Manifest, Partitioner, PlanConfig, SendOrder};
+    use crate::cost::Sizes;
+    use crate::plan::plan_delivery_with;
     use rand::{Rng, SeedableRng};
     use sgnn_graph::Csr;
+    use sgnn_plan::model::{GraphSummary, Manifest, Partitioner, PlanConfig, SendOrder};
 
     /// A paper plan without blocks (what `plan_delivery_with` and `lower` read: the graph, the
     /// partition and the sizes): a random graph of 4 workers x 150 vertices with many cross
@@ -296,14 +300,14 @@ mod tests {
             feature_dim: segments * 32,
             order: SendOrder::Gamr,
             seed: 1,
-            max_passes: crate::model::DEFAULT_MAX_PASSES,
+            max_passes: sgnn_plan::model::DEFAULT_MAX_PASSES,
             leaves: 1,
             aggregate: AggregateMode::Paper,
             recycle_slack,
         };
         let manifest = Manifest {
-            format: crate::FORMAT_NAME.into(),
-            version: crate::FORMAT_VERSION,
+            format: sgnn_plan::FORMAT_NAME.into(),
+            version: sgnn_plan::FORMAT_VERSION,
             created_by: "test".into(),
             graph: GraphSummary {
                 source: "random".into(),
@@ -352,10 +356,10 @@ mod tests {
             "{mode}: the prediction follows the tables' blocks"
         );
         let lowered = lower(plan, &d.tables, mode).unwrap();
-        crate::verify(&lowered).unwrap();
+        sgnn_plan::verify(&lowered).unwrap();
         assert_eq!(lowered.blocks.len(), d.tables.blocks as usize);
         // The daemons pace from the lowered plan what the replay paced from the tables.
-        for (b, load) in crate::traffic::block_loads(&lowered).iter().enumerate() {
+        for (b, load) in sgnn_plan::traffic::block_loads(&lowered).iter().enumerate() {
             assert_eq!(
                 *load,
                 d.tables.block_load(&plan.partition, b as u32),
@@ -455,9 +459,9 @@ mod tests {
     fn verify_names_the_faults_of_partials_and_replicas() {
         let base = plan(1, 1 << 20, None);
         let n = base.graph.num_vertices() as u32;
-        let err = |p: &Plan| crate::verify(p).unwrap_err().to_string();
+        let err = |p: &Plan| sgnn_plan::verify(p).unwrap_err().to_string();
         let (_, partials) = planned(&base, AggregateMode::Partials, u64::MAX);
-        crate::verify(&partials).unwrap();
+        sgnn_plan::verify(&partials).unwrap();
 
         // A partial moved to a worker that holds no neighbour of its destination.
         let mut bad = partials.clone();
@@ -503,7 +507,7 @@ mod tests {
         assert!(e.contains("is served by more than one block"), "{e}");
 
         let (_, multicast) = planned(&base, AggregateMode::Multicast, u64::MAX);
-        crate::verify(&multicast).unwrap();
+        sgnn_plan::verify(&multicast).unwrap();
         // A vertex replicated to one more worker, which holds none of its neighbours; and
         // one whose set is not ascending.
         let with_set = |p: &Plan, u: usize, set: Vec<u32>| {

@@ -1,5 +1,5 @@
 //! A replay of one layer's delivery in time: the cost model's refinement of the busiest-link
-//! bound ([`crate::delivery::Prediction::bound_us`]).
+//! bound ([`super::Prediction::bound_us`]).
 //!
 //! The bound assumes the uplinks, the recirculation and the downlinks overlap perfectly. They
 //! do not when many senders feed one sum: a sum completes only when its slowest sender reaches
@@ -36,9 +36,11 @@
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-use crate::delivery::{Sizes, Tables};
-use crate::profile::SwitchProfile;
-use crate::traffic::BlockLoad;
+use sgnn_plan::profile::SwitchProfile;
+use sgnn_plan::traffic::BlockLoad;
+
+use crate::cost::Sizes;
+use crate::layout::Tables;
 
 /// A time, totally ordered (the replay's times are finite).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,7 +72,7 @@ pub struct Replay {
 
 impl Tables {
     /// The vectors block `b` puts on every worker's links, as
-    /// [`crate::traffic::block_loads`] counts them in the lowered plan: each worker's sends,
+    /// [`sgnn_plan::traffic::block_loads`] counts them in the lowered plan: each worker's sends,
     /// and each worker's rows and raw copies replicated to it.
     pub fn block_load(&self, part: &[u32], b: u32) -> BlockLoad {
         let m = self.raw_send.len();
@@ -287,7 +289,8 @@ mod tests {
     use sgnn_graph::Csr;
 
     use super::*;
-    use crate::delivery::{Choice, Delivery, PairIndex};
+    use crate::choice::{Choice, Delivery};
+    use crate::pair_index::PairIndex;
 
     /// K(n, n): worker 0 holds 0..n, worker 1 holds n..2n, every vertex of one side a neighbour
     /// of every vertex of the other.
@@ -312,7 +315,7 @@ mod tests {
             seen_cells: u64::MAX,
         };
         let choice = Choice::uniform(2, d);
-        let bound = crate::delivery::evaluate(&idx, &part, &choice, prof, sizes)
+        let bound = crate::cost::evaluate(&idx, &part, &choice, prof, sizes)
             .prediction
             .bound_us;
         let t = Tables::new(&idx, &g, &part, &choice, sizes);
@@ -327,9 +330,9 @@ mod tests {
 
     /// A vector's time at the pace of a worker that sends as many vectors as its busiest
     /// downlink receives: planned pacing spreads them over the downlink's time stretched by
-    /// [`crate::traffic::PACE_HEADROOM`].
+    /// [`sgnn_plan::traffic::PACE_HEADROOM`].
     fn paced(vec: f64) -> f64 {
-        vec * crate::traffic::PACE_HEADROOM
+        vec * sgnn_plan::traffic::PACE_HEADROOM
     }
 
     #[test]
