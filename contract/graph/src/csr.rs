@@ -102,42 +102,44 @@ impl Csr {
     }
 
     /// Wraps CSR arrays that are already symmetric, sorted, loop-free and duplicate-free (for
-    /// example ones this crate wrote). Returns a description of the first violation otherwise.
-    pub fn from_raw(indptr: Vec<u64>, indices: Vec<VertexId>) -> Result<Csr, String> {
+    /// example ones this crate wrote). Returns the first violation otherwise.
+    pub fn from_raw(indptr: Vec<u64>, indices: Vec<VertexId>) -> Result<Csr, CsrError> {
         if indptr.is_empty() || indptr[0] != 0 {
-            return Err("indptr must start with 0".into());
+            return Err(CsrError::IndptrStart);
         }
-        if *indptr.last().unwrap() != indices.len() as u64 {
-            return Err(format!(
-                "indptr ends at {} but there are {} indices",
-                indptr.last().unwrap(),
-                indices.len()
-            ));
+        let end = *indptr.last().unwrap();
+        if end != indices.len() as u64 {
+            return Err(CsrError::IndptrEnd {
+                end,
+                indices: indices.len(),
+            });
         }
         let n = indptr.len() - 1;
         // Monotone first: with the last entry equal to the indices' length, every row's range
         // is then inside `indices` (an entry past the end followed by a smaller one used to
         // panic on the slice below).
         if let Some(v) = indptr.windows(2).position(|w| w[0] > w[1]) {
-            return Err(format!(
-                "indptr decreases at vertex {v} ({} then {})",
-                indptr[v],
-                indptr[v + 1]
-            ));
+            return Err(CsrError::IndptrDecreases {
+                vertex: v,
+                at: indptr[v],
+                next: indptr[v + 1],
+            });
         }
         for v in 0..n {
             let list = &indices[indptr[v] as usize..indptr[v + 1] as usize];
             for (i, &u) in list.iter().enumerate() {
                 if u as usize >= n {
-                    return Err(format!(
-                        "vertex {v} has neighbour {u} out of range (n = {n})"
-                    ));
+                    return Err(CsrError::NeighbourOutOfRange {
+                        vertex: v,
+                        neighbour: u,
+                        vertices: n,
+                    });
                 }
                 if u as usize == v {
-                    return Err(format!("vertex {v} has a self-loop"));
+                    return Err(CsrError::SelfLoop { vertex: v });
                 }
                 if i > 0 && list[i - 1] >= u {
-                    return Err(format!("neighbours of vertex {v} are not strictly sorted"));
+                    return Err(CsrError::Unsorted { vertex: v });
                 }
             }
         }
@@ -145,7 +147,7 @@ impl Csr {
         for v in 0..n as VertexId {
             for &u in csr.neighbors(v) {
                 if csr.neighbors(u).binary_search(&v).is_err() {
-                    return Err(format!("edge {v} -> {u} has no reverse edge {u} -> {v}"));
+                    return Err(CsrError::NoReverseEdge { from: v, to: u });
                 }
             }
         }
@@ -222,6 +224,79 @@ impl Csr {
     }
 }
 
+/// Why CSR arrays were refused ([`Csr::from_raw`]): the first violation found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CsrError {
+    /// `indptr` is empty or does not start with 0.
+    #[error("indptr must start with 0")]
+    IndptrStart,
+    /// `indptr`'s last entry is not the number of indices.
+    #[error("indptr ends at {end} but there are {indices} indices")]
+    IndptrEnd {
+        /// `indptr`'s last entry.
+        end: u64,
+        /// Length of `indices`.
+        indices: usize,
+    },
+    /// `indptr` is not monotone.
+    #[error("indptr decreases at vertex {vertex} ({at} then {next})")]
+    IndptrDecreases {
+        /// The first vertex whose row ends before it starts.
+        vertex: usize,
+        /// Its entry.
+        at: u64,
+        /// The next entry, smaller.
+        next: u64,
+    },
+    /// A neighbour id that is not a vertex.
+    #[error("vertex {vertex} has neighbour {neighbour} out of range (n = {vertices})")]
+    NeighbourOutOfRange {
+        /// The vertex.
+        vertex: usize,
+        /// The neighbour id.
+        neighbour: VertexId,
+        /// Vertices of the graph.
+        vertices: usize,
+    },
+    /// A vertex listed among its own neighbours.
+    #[error("vertex {vertex} has a self-loop")]
+    SelfLoop {
+        /// The vertex.
+        vertex: usize,
+    },
+    /// A neighbour list that is not strictly increasing (unsorted or with a duplicate).
+    #[error("neighbours of vertex {vertex} are not strictly sorted")]
+    Unsorted {
+        /// The vertex.
+        vertex: usize,
+    },
+    /// An edge whose reverse is missing: the graph is not symmetric.
+    #[error("edge {from} -> {to} has no reverse edge {to} -> {from}")]
+    NoReverseEdge {
+        /// The edge's source.
+        from: VertexId,
+        /// Its destination.
+        to: VertexId,
+    },
+}
+
+impl CsrError {
+    /// Whether the violation is in `indptr` (the row pointers) rather than in `indices`
+    /// (the neighbour lists they point into).
+    pub fn in_indptr(&self) -> bool {
+        matches!(
+            self,
+            CsrError::IndptrStart | CsrError::IndptrEnd { .. } | CsrError::IndptrDecreases { .. }
+        )
+    }
+
+    /// Whether the message contains `pat`. `from_raw` used to return a `String`, and callers
+    /// (tests among them) match its text this way; matching the variant is sturdier.
+    pub fn contains(&self, pat: &str) -> bool {
+        self.to_string().contains(pat)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +315,64 @@ mod tests {
         let all: Vec<_> = g.edges().collect();
         assert_eq!(all, vec![(0, 1), (1, 2), (1, 3)]);
         assert!(Csr::from_raw(g.indptr().to_vec(), g.indices().to_vec()).is_ok());
+    }
+
+    /// The texts are those of the `String` errors these variants replaced, word for word.
+    #[test]
+    fn csr_errors_say_what_is_wrong() {
+        let cases = [
+            (CsrError::IndptrStart, "indptr must start with 0", true),
+            (
+                CsrError::IndptrEnd { end: 4, indices: 3 },
+                "indptr ends at 4 but there are 3 indices",
+                true,
+            ),
+            (
+                CsrError::IndptrDecreases {
+                    vertex: 1,
+                    at: 9,
+                    next: 3,
+                },
+                "indptr decreases at vertex 1 (9 then 3)",
+                true,
+            ),
+            (
+                CsrError::NeighbourOutOfRange {
+                    vertex: 0,
+                    neighbour: 7,
+                    vertices: 3,
+                },
+                "vertex 0 has neighbour 7 out of range (n = 3)",
+                false,
+            ),
+            (
+                CsrError::SelfLoop { vertex: 2 },
+                "vertex 2 has a self-loop",
+                false,
+            ),
+            (
+                CsrError::Unsorted { vertex: 1 },
+                "neighbours of vertex 1 are not strictly sorted",
+                false,
+            ),
+            (
+                CsrError::NoReverseEdge { from: 0, to: 1 },
+                "edge 0 -> 1 has no reverse edge 1 -> 0",
+                false,
+            ),
+        ];
+        for (e, text, indptr) in cases {
+            assert_eq!(e.to_string(), text);
+            assert_eq!(e.in_indptr(), indptr, "{e:?}");
+        }
+        assert_eq!(
+            Csr::from_raw(vec![0, 1, 1], vec![1]).unwrap_err(),
+            CsrError::NoReverseEdge { from: 0, to: 1 }
+        );
+        assert_eq!(
+            Csr::from_raw(vec![0, 1], vec![0]).unwrap_err(),
+            CsrError::SelfLoop { vertex: 0 }
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod sbm;
 pub mod snap;
 pub mod source;
 
-pub use csr::{BuildStats, Csr, VertexId};
+pub use csr::{BuildStats, Csr, CsrError, VertexId};
 pub use error::GraphError;
 pub use features::Features;
 pub use rmat::RmatSpec;

@@ -372,12 +372,12 @@ impl Plan {
         let indices = read_u32(&dir.join("graph/indices.npy"), None)?;
         // Name the array at fault: the row pointers, or the neighbour lists they point into.
         let graph = Csr::from_raw(indptr, indices).map_err(|m| {
-            let file = if m.starts_with("indptr") {
+            let file = if m.in_indptr() {
                 "graph/indptr.npy"
             } else {
                 "graph/indices.npy"
             };
-            PlanError::format(dir.join(file), m)
+            PlanError::format(dir.join(file), m.to_string())
         })?;
         let fp = format!("{:016x}", graph.fingerprint());
         if fp != manifest.graph.fingerprint {

@@ -23,7 +23,7 @@
 pub mod class;
 pub mod datapath;
 pub mod engine;
-mod error;
+pub mod error;
 pub mod rate;
 pub mod reference;
 pub mod session;
@@ -32,8 +32,11 @@ pub mod view;
 
 pub use class::{DscpMap, TrafficClass};
 pub use engine::{Direction, Engine, EngineConfig, Layer, Mode};
-pub use error::TransportError;
-pub use rate::{Pacing, RateConfig};
+pub use error::{
+    BadInput, Heard, ProtocolError, RoundAt, Stall, SwitchHolds, TransportError, UnusablePlan,
+    WrongState,
+};
+pub use rate::{Pacing, RateConfig, RateConfigError};
 pub use session::Session;
 pub use stats::Stats;
 pub use view::WorkerView;

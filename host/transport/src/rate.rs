@@ -99,37 +99,74 @@ impl Default for RateConfig {
 
 impl RateConfig {
     /// Checks the parameters make sense together.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), RateConfigError> {
         let ok = |x: f64| x.is_finite() && x > 0.0;
         if !(ok(self.min_mbps) && ok(self.max_mbps) && ok(self.initial_mbps)) {
-            return Err("rates must be positive numbers of Mbit/s".into());
+            return Err(RateConfigError::NotPositive);
         }
         if self.min_mbps > self.max_mbps {
-            return Err(format!(
-                "--min-rate-mbps {} is above --max-rate-mbps {}",
-                self.min_mbps, self.max_mbps
-            ));
+            return Err(RateConfigError::FloorAboveCeiling {
+                min_mbps: self.min_mbps,
+                max_mbps: self.max_mbps,
+            });
         }
         if self.initial_mbps < self.min_mbps || self.initial_mbps > self.max_mbps {
-            return Err(format!(
-                "--rate-mbps {} must lie between --min-rate-mbps {} and --max-rate-mbps {}",
-                self.initial_mbps, self.min_mbps, self.max_mbps
-            ));
+            return Err(RateConfigError::StartOutsideRange {
+                initial_mbps: self.initial_mbps,
+                min_mbps: self.min_mbps,
+                max_mbps: self.max_mbps,
+            });
         }
         if !(self.increase_mbps >= 0.0 && self.increase_mbps.is_finite()) {
-            return Err("--rate-increase-mbps must be zero or positive".into());
+            return Err(RateConfigError::NegativeIncrease);
         }
         if self.increase_interval_ns == 0 {
-            return Err("--rate-increase-interval-us must be at least 1".into());
+            return Err(RateConfigError::ZeroIncreaseInterval);
         }
-        if self.burst_bytes < sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN) {
-            return Err(format!(
-                "--burst-bytes must hold at least one data frame ({} bytes)",
-                sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN)
-            ));
+        let frame = sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN);
+        if self.burst_bytes < frame {
+            return Err(RateConfigError::BurstBelowFrame { frame_bytes: frame });
         }
         Ok(())
     }
+}
+
+/// Why a [`RateConfig`] is refused ([`RateConfig::validate`]); the text names the flag to fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RateConfigError {
+    /// A rate that is not a positive number.
+    #[error("rates must be positive numbers of Mbit/s")]
+    NotPositive,
+    /// A floor above the ceiling.
+    #[error("--min-rate-mbps {min_mbps} is above --max-rate-mbps {max_mbps}")]
+    FloorAboveCeiling {
+        /// The floor, Mbit/s.
+        min_mbps: f64,
+        /// The ceiling, Mbit/s.
+        max_mbps: f64,
+    },
+    /// A starting rate outside `[floor, ceiling]`.
+    #[error("--rate-mbps {initial_mbps} must lie between --min-rate-mbps {min_mbps} and --max-rate-mbps {max_mbps}")]
+    StartOutsideRange {
+        /// The starting rate, Mbit/s.
+        initial_mbps: f64,
+        /// The floor, Mbit/s.
+        min_mbps: f64,
+        /// The ceiling, Mbit/s.
+        max_mbps: f64,
+    },
+    /// A negative (or not finite) additive increase.
+    #[error("--rate-increase-mbps must be zero or positive")]
+    NegativeIncrease,
+    /// An additive-increase interval of 0.
+    #[error("--rate-increase-interval-us must be at least 1")]
+    ZeroIncreaseInterval,
+    /// A token bucket smaller than one data frame.
+    #[error("--burst-bytes must hold at least one data frame ({frame_bytes} bytes)")]
+    BurstBelowFrame {
+        /// Bytes of a data frame on the link.
+        frame_bytes: u64,
+    },
 }
 
 /// The controller and its token bucket.
@@ -317,6 +354,57 @@ impl RateController {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The texts are those of the `String` errors these variants replaced, word for word.
+    #[test]
+    fn config_errors_name_the_flag() {
+        let frame = sgnn_wire::wire_bytes(sgnn_wire::DATA_FRAME_LEN);
+        let cases = [
+            (
+                RateConfigError::NotPositive,
+                "rates must be positive numbers of Mbit/s".to_string(),
+            ),
+            (
+                RateConfigError::FloorAboveCeiling {
+                    min_mbps: 20.0,
+                    max_mbps: 10.5,
+                },
+                "--min-rate-mbps 20 is above --max-rate-mbps 10.5".to_string(),
+            ),
+            (
+                RateConfigError::StartOutsideRange {
+                    initial_mbps: 5.0,
+                    min_mbps: 10.0,
+                    max_mbps: 100.0,
+                },
+                "--rate-mbps 5 must lie between --min-rate-mbps 10 and --max-rate-mbps 100"
+                    .to_string(),
+            ),
+            (
+                RateConfigError::NegativeIncrease,
+                "--rate-increase-mbps must be zero or positive".to_string(),
+            ),
+            (
+                RateConfigError::ZeroIncreaseInterval,
+                "--rate-increase-interval-us must be at least 1".to_string(),
+            ),
+            (
+                RateConfigError::BurstBelowFrame { frame_bytes: frame },
+                format!("--burst-bytes must hold at least one data frame ({frame} bytes)"),
+            ),
+        ];
+        for (e, text) in cases {
+            assert_eq!(e.to_string(), text);
+        }
+        let bad = RateConfig {
+            burst_bytes: 1,
+            ..RateConfig::default()
+        };
+        assert_eq!(
+            bad.validate(),
+            Err(RateConfigError::BurstBelowFrame { frame_bytes: frame })
+        );
+    }
 
     fn cfg() -> RateConfig {
         RateConfig {

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::datapath::Datapath;
 use crate::engine::{Engine, EngineConfig, Layer};
+use crate::error::WrongState;
 use crate::stats::Stats;
 use crate::view::WorkerView;
 use crate::TransportError;
@@ -100,7 +101,7 @@ impl<D: Datapath> Session<D> {
         self.drive(|e| !e.busy())?;
         self.engine
             .take_sums()
-            .ok_or_else(|| TransportError::State("round ended without sums".into()))
+            .ok_or_else(|| WrongState::NoSums.into())
     }
 
     /// Keeps the session alive between rounds for up to `budget`: receives, answers peers'

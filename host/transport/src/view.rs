@@ -14,6 +14,7 @@ use sgnn_plan::{Plan, WorkerSchedule};
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::LANES;
 
+use crate::error::{BadInput, UnusablePlan};
 use crate::TransportError;
 
 /// One of this worker's sources in a block.
@@ -248,23 +249,18 @@ impl WorkerView {
     ) -> Result<WorkerView, TransportError> {
         let workers = plan.workers();
         if worker >= workers {
-            return Err(TransportError::Plan(format!(
-                "worker id {worker} is not in this plan: it has {workers} workers (ids 0..={}); pass a --worker-id below {workers} or use a plan made with --workers {}",
-                workers - 1,
-                worker + 1
-            )));
+            return Err(UnusablePlan::WorkerNotInPlan { worker, workers }.into());
         }
         if workers > u16::MAX as u32 + 1 {
-            return Err(TransportError::Plan(format!(
-                "the plan has {workers} workers but the Worker_id field holds 65536"
-            )));
+            return Err(UnusablePlan::TooManyWorkers { workers }.into());
         }
         let n = plan.graph.num_vertices();
         if plan.partition.len() != n {
-            return Err(TransportError::Plan(format!(
-                "partition.npy has {} entries but the graph has {n} vertices: the plan is inconsistent, re-run `switch-ctl plan`",
-                plan.partition.len()
-            )));
+            return Err(UnusablePlan::PartitionLength {
+                entries: plan.partition.len(),
+                vertices: n,
+            }
+            .into());
         }
         let part = &plan.partition;
         let local_vertices: Vec<u32> = (0..n as u32)
@@ -340,11 +336,11 @@ impl WorkerView {
             let mut per_dest: Vec<Vec<RemoteSource>> = vec![Vec::new(); bv.dests.len()];
             let mut feeds: Vec<(u32, u32)> = Vec::new();
             for (i, &src) in block.sources.iter().enumerate() {
-                let owner = plan.owner(src).ok_or_else(|| {
-                    TransportError::Plan(format!(
-                        "block {b}: source {src} is neither a vertex (n = {n}) nor one of the plan's {} partials; run `switch-ctl plan --verify`",
-                        plan.partials.len()
-                    ))
+                let owner = plan.owner(src).ok_or(UnusablePlan::UnknownSource {
+                    block: b,
+                    src,
+                    vertices: n,
+                    partials: plan.partials.len(),
                 })?;
                 let passes = block.passes(i);
                 let local = match plan.partial(src) {
@@ -361,12 +357,14 @@ impl WorkerView {
                 if owner == worker {
                     let start = bv.passes.len() as u32;
                     for &row in passes {
-                        let slot = block.aggregators.get(row as usize).ok_or_else(|| {
-                            TransportError::Plan(format!(
-                                "block {b}: source {src} feeds aggregator row {row}, beyond the block's {} rows; run `switch-ctl plan --verify`",
-                                block.aggregators.len()
-                            ))
-                        })?;
+                        let slot = block.aggregators.get(row as usize).ok_or(
+                            UnusablePlan::RowOutOfRange {
+                                block: b,
+                                src,
+                                row,
+                                rows: block.aggregators.len(),
+                            },
+                        )?;
                         bv.passes.push(PassEntry {
                             dst: slot.dst,
                             dst_worker: part[slot.dst as usize] as u16,
@@ -383,9 +381,12 @@ impl WorkerView {
                 }
                 if plan.replicas(src).contains(&worker) {
                     if !host_based.consumers.contains_key(src) {
-                        return Err(TransportError::Plan(format!(
-                            "block {b}: vertex {src} is replicated to worker {worker}, which holds none of its neighbours; run `switch-ctl plan --verify`"
-                        )));
+                        return Err(UnusablePlan::UselessReplica {
+                            block: b,
+                            vertex: src,
+                            worker,
+                        }
+                        .into());
                     }
                     bv.raw_in_index.insert(src, bv.raw_in.len() as u32);
                     bv.raw_in.push(RemoteSource {
@@ -396,10 +397,13 @@ impl WorkerView {
                 for (p, &row) in passes.iter().enumerate() {
                     if let Some(&d) = row_dest.get(&row) {
                         if owner == worker {
-                            return Err(TransportError::Plan(format!(
-                                "block {b}: vertex {src} feeds {} on its own worker {worker} through the switch; local edges must not be in blocks (run `switch-ctl plan --verify`)",
-                                bv.dests[d as usize].vertex
-                            )));
+                            return Err(UnusablePlan::LocalEdgeInBlock {
+                                block: b,
+                                src,
+                                dst: bv.dests[d as usize].vertex,
+                                worker,
+                            }
+                            .into());
                         }
                         if plan.partial(src).is_some() {
                             partials_in.insert(src);
@@ -408,11 +412,8 @@ impl WorkerView {
                         e.ids = e.ids.wrapping_add(src);
                         if per_dest[d as usize].is_empty() {
                             e.probe_src = src;
-                            e.probe_pass = u8::try_from(p + pass_offset as usize).map_err(|_| {
-                                TransportError::Plan(format!(
-                                    "block {b}: source {src} has more than 255 passes; run `switch-ctl plan --verify`"
-                                ))
-                            })?;
+                            e.probe_pass = u8::try_from(p + pass_offset as usize)
+                                .map_err(|_| UnusablePlan::TooManyPasses { block: b, src })?;
                         }
                         per_dest[d as usize].push(RemoteSource {
                             vertex: src,
@@ -425,12 +426,13 @@ impl WorkerView {
             for (d, srcs) in per_dest.into_iter().enumerate() {
                 let e = &mut bv.dests[d];
                 if srcs.len() as u32 != e.expected {
-                    return Err(TransportError::Plan(format!(
-                        "block {b}: destination {} expects {} contributions but {} sources feed it; run `switch-ctl plan --verify`",
-                        e.vertex,
-                        e.expected,
-                        srcs.len()
-                    )));
+                    return Err(UnusablePlan::ContributionCount {
+                        block: b,
+                        dst: e.vertex,
+                        expected: e.expected,
+                        fed: srcs.len(),
+                    }
+                    .into());
                 }
                 e.src_start = bv.dest_sources.len() as u32;
                 bv.dest_sources.extend(srcs);
@@ -448,16 +450,15 @@ impl WorkerView {
         let lanes = LANES as u32;
         let segments = plan.manifest.segments;
         if segments == 0 || segments > u16::MAX as u32 {
-            return Err(TransportError::Plan(format!(
-                "the plan's segment count {segments} does not fit the Segment field"
-            )));
+            return Err(UnusablePlan::SegmentField { segments }.into());
         }
         if plan.manifest.config.feature_dim.div_ceil(lanes) != segments {
-            return Err(TransportError::Plan(format!(
-                "plan.json says {segments} segments but feature_dim {} needs {}",
-                plan.manifest.config.feature_dim,
-                plan.manifest.config.feature_dim.div_ceil(lanes)
-            )));
+            return Err(UnusablePlan::SegmentCount {
+                segments,
+                feature_dim: plan.manifest.config.feature_dim,
+                needed: plan.manifest.config.feature_dim.div_ceil(lanes),
+            }
+            .into());
         }
         let max_degree = (0..n as u32)
             .map(|v| plan.graph.degree(v) as u32)
@@ -541,19 +542,17 @@ impl WorkerView {
     /// cannot hold it.
     pub fn segments_for(&self, dim: usize) -> Result<u16, TransportError> {
         if dim == 0 {
-            return Err(TransportError::BadInput(
-                "feature dimension must be at least 1".into(),
-            ));
+            return Err(BadInput::ZeroFeatureDim.into());
         }
         let need = dim.div_ceil(LANES);
         if need > self.segments as usize {
-            return Err(TransportError::BadInput(format!(
-                "a feature vector of {dim} values needs {need} aggregators per vertex but the plan allocated {} ({} values, planned for --feature-dim {}); re-plan with `switch-ctl plan --feature-dim {dim}` or use at most {} values",
-                self.segments,
-                self.segments as usize * LANES,
-                self.feature_dim,
-                self.segments as usize * LANES
-            )));
+            return Err(BadInput::FeatureDimTooLarge {
+                dim,
+                need,
+                segments: self.segments,
+                feature_dim: self.feature_dim,
+            }
+            .into());
         }
         Ok(need as u16)
     }
@@ -565,11 +564,7 @@ fn check_schedule(
     blocks: &mut [BlockView],
     worker: u32,
 ) -> Result<(), TransportError> {
-    let mismatch = |what: &str| {
-        TransportError::Plan(format!(
-            "workers/{worker:03}/{what} does not match the plan's blocks: the directory mixes files of different plans; re-run `switch-ctl plan` (or `switch-ctl plan --verify` to see the first difference)"
-        ))
-    };
+    let mismatch = |file: &'static str| UnusablePlan::ScheduleMismatch { worker, file };
     let mut by_block: Vec<Vec<u32>> = vec![Vec::new(); blocks.len()];
     for &(b, v) in &s.sends {
         by_block
@@ -580,7 +575,7 @@ fn check_schedule(
     for (b, order) in by_block.into_iter().enumerate() {
         let bv = &mut blocks[b];
         if order.len() != bv.sources.len() {
-            return Err(mismatch("sends.npy"));
+            return Err(mismatch("sends.npy").into());
         }
         let mut reordered = Vec::with_capacity(order.len());
         for v in order {
@@ -596,7 +591,7 @@ fn check_schedule(
             .map(|(i, s)| (s.vertex, i as u32))
             .collect();
         if bv.source_index.len() != reordered.len() {
-            return Err(mismatch("sends.npy"));
+            return Err(mismatch("sends.npy").into());
         }
         bv.sources = reordered;
     }
@@ -610,7 +605,7 @@ fn check_schedule(
             .get(&v)
             .ok_or_else(|| mismatch("receives.npy"))?;
         if bv.dests[d as usize].expected != e {
-            return Err(mismatch("receives.npy"));
+            return Err(mismatch("receives.npy").into());
         }
         count[b as usize] += 1;
     }
@@ -619,7 +614,7 @@ fn check_schedule(
         .zip(blocks.iter())
         .any(|(&c, b)| c != b.dests.len())
     {
-        return Err(mismatch("receives.npy"));
+        return Err(mismatch("receives.npy").into());
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use sgnn_ipc::Direction;
 use sgnn_ipc::{self as ipc, Reply, Request};
 
 use crate::distributed::io_err;
-use crate::TrainError;
+use crate::{ExchangeError, TrainError};
 
 /// Where the sums of one exchange come from: the daemon's socket, or (in tests) a model of it.
 pub trait SumService {
@@ -54,12 +54,12 @@ impl DaemonClient {
                     std::thread::sleep(Duration::from_millis(20));
                 }
                 Err(e) => {
-                    return Err(TrainError::Exchange(format!(
-                        "no daemon on {} after {:.0} s ({e}); is `sgnn-hostd --serve {}` running?",
-                        path.display(),
-                        wait.as_secs_f64(),
-                        path.display()
-                    )))
+                    return Err(ExchangeError::NoDaemon {
+                        path: path.to_path_buf(),
+                        secs: wait.as_secs_f64(),
+                        reason: e,
+                    }
+                    .into())
                 }
             }
         };
@@ -82,10 +82,12 @@ impl DaemonClient {
                 frac_bits,
                 vertices,
             }),
-            Some(Reply::Error(m)) => Err(TrainError::Exchange(format!("the daemon: {m}"))),
-            other => Err(TrainError::Exchange(format!(
-                "the daemon answered HELLO with {other:?}"
-            ))),
+            Some(Reply::Error(m)) => Err(ExchangeError::Daemon(m).into()),
+            reply => Err(ExchangeError::UnexpectedReply {
+                request: "HELLO",
+                reply,
+            }
+            .into()),
         }
     }
 
@@ -94,10 +96,12 @@ impl DaemonClient {
         ipc::write_request(&mut self.w, &Request::Close).map_err(io_err("CLOSE to the daemon"))?;
         match ipc::read_reply(&mut self.r).map_err(io_err("reading the daemon's BYE"))? {
             Some(Reply::Bye) => Ok(()),
-            Some(Reply::Error(m)) => Err(TrainError::Exchange(format!("the daemon: {m}"))),
-            other => Err(TrainError::Exchange(format!(
-                "the daemon answered CLOSE with {other:?}"
-            ))),
+            Some(Reply::Error(m)) => Err(ExchangeError::Daemon(m).into()),
+            reply => Err(ExchangeError::UnexpectedReply {
+                request: "CLOSE",
+                reply,
+            }
+            .into()),
         }
     }
 }
@@ -125,17 +129,13 @@ impl SumService for DaemonClient {
         ipc::write_request(&mut self.w, &req).map_err(io_err("PROPAGATE to the daemon"))?;
         match ipc::read_reply(&mut self.r).map_err(io_err("reading the daemon's SUMS"))? {
             Some(Reply::Sums { values, .. }) if values.len() == rows as usize * dim => Ok(values),
-            Some(Reply::Error(m)) => Err(TrainError::Exchange(format!("the daemon: {m}"))),
-            None => Err(TrainError::Exchange(
-                "the daemon closed the socket (it exited: see its log)".into(),
-            )),
-            other => Err(TrainError::Exchange(format!(
-                "the daemon answered PROPAGATE with {:?}",
-                other.map(|r| match r {
-                    Reply::Sums { rows, dim, .. } => format!("SUMS of {rows}x{dim}"),
-                    r => format!("{r:?}"),
-                })
-            ))),
+            Some(Reply::Error(m)) => Err(ExchangeError::Daemon(m).into()),
+            None => Err(ExchangeError::DaemonClosed.into()),
+            reply => Err(ExchangeError::UnexpectedReply {
+                request: "PROPAGATE",
+                reply,
+            }
+            .into()),
         }
     }
 }

@@ -8,7 +8,7 @@ use rand::{Rng, SeedableRng};
 use sgnn_graph::npy::{read_npy, NpyData};
 use sgnn_graph::{Csr, Features};
 
-use crate::TrainError;
+use crate::{InputError, SbmProblem, TrainError};
 
 /// A graph with a feature row and a label per vertex and the three splits.
 #[derive(Debug, Clone)]
@@ -50,12 +50,11 @@ impl LabelledGraph {
         } else if datasets.join(spec).is_dir() {
             datasets.join(spec)
         } else {
-            return Err(TrainError::Input(format!(
-                "--graph {spec}: not `sbm:...`, not a directory, and no dataset of that name in {} \
-                 (a labelled graph is a directory with edges.txt.gz, features.npy and labels.npy; \
-                 docs/formats.md)",
-                datasets.display()
-            )));
+            return Err(InputError::UnknownGraph {
+                spec: spec.to_string(),
+                datasets: datasets.to_path_buf(),
+            }
+            .into());
         };
         load_dir(&dir, seed)
     }
@@ -139,16 +138,16 @@ fn checked_labels(path: &Path, raw: &[i128], limit: u64) -> Result<Vec<i64>, Tra
         .collect()
 }
 
-fn need(dir: &Path, name: &str) -> Result<PathBuf, TrainError> {
+fn need(dir: &Path, name: &'static str) -> Result<PathBuf, TrainError> {
     let p = dir.join(name);
     if p.is_file() {
         Ok(p)
     } else {
-        Err(TrainError::Input(format!(
-            "{}: missing {name} (a labelled graph needs edges.txt.gz, features.npy and labels.npy; \
-             docs/formats.md)",
-            dir.display()
-        )))
+        Err(InputError::MissingFile {
+            dir: dir.to_path_buf(),
+            name,
+        }
+        .into())
     }
 }
 
@@ -157,7 +156,7 @@ fn mask(dir: &Path, name: &str, n: usize) -> Result<Option<Vec<bool>>, TrainErro
     if !p.is_file() {
         return Ok(None);
     }
-    let a = read_npy(&p).map_err(|e| TrainError::Input(e.to_string()))?;
+    let a = read_npy(&p).map_err(InputError::Graph)?;
     let v: Vec<bool> = match &a.data {
         NpyData::Bool(b) => b.clone(),
         other => (0..other.len())
@@ -165,17 +164,15 @@ fn mask(dir: &Path, name: &str, n: usize) -> Result<Option<Vec<bool>>, TrainErro
             .collect(),
     };
     if v.len() != n {
-        return Err(TrainError::Input(format!(
-            "{}: {} entries, but the graph has {n} vertices",
-            p.display(),
-            v.len()
-        )));
+        return Err(InputError::MaskLength {
+            path: p,
+            entries: v.len(),
+            vertices: n,
+        }
+        .into());
     }
     if !v.iter().any(|&b| b) {
-        return Err(TrainError::Input(format!(
-            "{}: the mask selects no vertex",
-            p.display()
-        )));
+        return Err(InputError::EmptyMask { path: p }.into());
     }
     Ok(Some(v))
 }
@@ -249,7 +246,10 @@ impl Shard {
     /// Writes the shard into `dir` (created).
     pub fn write(&self, dir: &Path) -> Result<(), TrainError> {
         use sgnn_graph::npy::write_npy;
-        let io = |e: std::io::Error| TrainError::Input(format!("writing {}: {e}", dir.display()));
+        let io = |reason: std::io::Error| InputError::WriteShard {
+            dir: dir.to_path_buf(),
+            reason,
+        };
         std::fs::create_dir_all(dir).map_err(io)?;
         let n = self.rows();
         write_npy(&dir.join("vertices.npy"), &[n], &self.vertices).map_err(io)?;
@@ -264,7 +264,8 @@ impl Shard {
             let b: Vec<u8> = m.iter().map(|&x| x as u8).collect();
             write_npy(&dir.join(format!("{name}_mask.npy")), &[n], &b).map_err(io)?;
         }
-        std::fs::write(dir.join("classes.txt"), format!("{}\n", self.classes)).map_err(io)
+        std::fs::write(dir.join("classes.txt"), format!("{}\n", self.classes)).map_err(io)?;
+        Ok(())
     }
 
     /// Reads a shard written by [`Shard::write`], checking that every file has one entry per
@@ -272,11 +273,14 @@ impl Shard {
     pub fn read(dir: &Path) -> Result<Shard, TrainError> {
         let ints = |name: &str| -> Result<Vec<i128>, TrainError> {
             let p = dir.join(name);
-            let a = read_npy(&p).map_err(|e| TrainError::Input(format!("{}: {e}", p.display())))?;
+            let a = read_npy(&p).map_err(|reason| InputError::ShardFile {
+                path: p.clone(),
+                reason,
+            })?;
             (0..a.data.len())
                 .map(|i| a.data.get_int(i))
                 .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| TrainError::Input(format!("{}: not integers", p.display())))
+                .ok_or_else(|| InputError::NotIntegers { path: p }.into())
         };
         let vertices: Vec<u32> = ints("vertices.npy")?
             .into_iter()
@@ -284,8 +288,10 @@ impl Shard {
             .collect();
         let n = vertices.len();
         let fp = dir.join("features.npy");
-        let f =
-            Features::load(&fp).map_err(|e| TrainError::Input(format!("{}: {e}", fp.display())))?;
+        let f = Features::load(&fp).map_err(|reason| InputError::ShardFile {
+            path: fp.clone(),
+            reason,
+        })?;
         let degrees: Vec<u32> = ints("degrees.npy")?.into_iter().map(|x| x as u32).collect();
         let masks: Vec<Vec<bool>> = ["train", "val", "test"]
             .iter()
@@ -300,14 +306,9 @@ impl Shard {
         let classes: usize = std::fs::read_to_string(&cp)
             .ok()
             .and_then(|t| t.trim().parse().ok())
-            .ok_or_else(|| {
-                TrainError::Input(format!("{}: missing or not a number", cp.display()))
-            })?;
+            .ok_or_else(|| InputError::ClassCount { path: cp.clone() })?;
         if classes as u64 > MAX_CLASSES {
-            return Err(TrainError::Input(format!(
-                "{}: {classes} classes, more than the limit {MAX_CLASSES} (2^20; docs/formats.md)",
-                cp.display()
-            )));
+            return Err(InputError::TooManyClasses { path: cp, classes }.into());
         }
         let labels = checked_labels(
             &dir.join("labels.npy"),
@@ -319,10 +320,11 @@ impl Shard {
             || degrees.len() != n
             || masks.iter().any(|m| m.len() != n)
         {
-            return Err(TrainError::Input(format!(
-                "{}: the files disagree on the number of rows ({n} vertices)",
-                dir.display()
-            )));
+            return Err(InputError::ShardRows {
+                dir: dir.to_path_buf(),
+                vertices: n,
+            }
+            .into());
         }
         let mut masks = masks.into_iter();
         Ok(Shard {
@@ -363,47 +365,42 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
     let edges = need(dir, "edges.txt.gz")?;
     let fpath = need(dir, "features.npy")?;
     let lpath = need(dir, "labels.npy")?;
-    let f = Features::load(&fpath).map_err(|e| TrainError::Input(e.to_string()))?;
-    let la = read_npy(&lpath).map_err(|e| TrainError::Input(e.to_string()))?;
+    let f = Features::load(&fpath).map_err(InputError::Graph)?;
+    let la = read_npy(&lpath).map_err(InputError::Graph)?;
     let raw: Vec<i128> = (0..la.data.len())
         .map(|i| la.data.get_int(i))
         .collect::<Option<_>>()
-        .ok_or_else(|| {
-            TrainError::Input(format!(
-                "{}: labels must be integers, found {}",
-                lpath.display(),
-                la.data.dtype_name()
-            ))
+        .ok_or_else(|| InputError::LabelType {
+            path: lpath.clone(),
+            dtype: la.data.dtype_name(),
         })?;
     let n = raw.len();
     let labels = checked_labels(&lpath, &raw, class_limit(n))?;
     if f.num_vertices != n {
-        return Err(TrainError::Input(format!(
-            "{} has {} rows but {} has {n} labels: one row and one label per vertex",
-            fpath.display(),
-            f.num_vertices,
-            lpath.display()
-        )));
+        return Err(InputError::LabelCount {
+            features: fpath,
+            rows: f.num_vertices,
+            labels_path: lpath,
+            labels: n,
+        }
+        .into());
     }
-    let g = sgnn_graph::load_graph(&edges.display().to_string())
-        .map_err(|e| TrainError::Input(e.to_string()))?;
+    let g = sgnn_graph::load_graph(&edges.display().to_string()).map_err(InputError::Graph)?;
     if g.csr.num_vertices() > n {
-        return Err(TrainError::Input(format!(
-            "{} has vertex ids up to {}, but {} has only {n} labels",
-            edges.display(),
-            g.csr.num_vertices() - 1,
-            lpath.display()
-        )));
+        return Err(InputError::EdgesBeyondLabels {
+            edges,
+            max_vertex: g.csr.num_vertices() - 1,
+            labels_path: lpath,
+            labels: n,
+        }
+        .into());
     }
     // Isolated vertices past the last edge's ids exist too: the label count is the vertex count.
     let list: Vec<(u32, u32)> = g.csr.edges().collect();
     let csr = Csr::from_edges(n, &list).0;
     let classes = labels.iter().copied().max().unwrap_or(-1) + 1;
     if classes < 2 {
-        return Err(TrainError::Input(format!(
-            "{}: fewer than two classes",
-            lpath.display()
-        )));
+        return Err(InputError::FewClasses { path: lpath }.into());
     }
     let (train, val, test) = match (
         mask(dir, "train_mask.npy", n)?,
@@ -415,10 +412,11 @@ pub fn load_dir(dir: &Path, seed: u64) -> Result<LabelledGraph, TrainError> {
     };
     for (name, m) in [("train", &train), ("val", &val), ("test", &test)] {
         if m.iter().zip(&labels).any(|(&s, &l)| s && l < 0) {
-            return Err(TrainError::Input(format!(
-                "{}: the {name} mask selects unlabelled vertices",
-                dir.display()
-            )));
+            return Err(InputError::MaskSelectsUnlabelled {
+                dir: dir.to_path_buf(),
+                mask: name,
+            }
+            .into());
         }
     }
     Ok(LabelledGraph {
@@ -489,15 +487,24 @@ impl SbmSpec {
     /// Parses the part after `sbm:`: `dim` and `signal` here, the graph's keys by
     /// `sgnn_graph::sbm::SbmSpec::parse`.
     pub fn parse(s: &str) -> Result<SbmSpec, TrainError> {
-        let bad = |m: String| TrainError::Input(format!("sbm:{s}: {m}"));
+        let bad = |problem: SbmProblem| InputError::Sbm {
+            spec: s.to_string(),
+            problem,
+        };
         let (mut dim, mut signal) = (64usize, 0.5f32);
         let mut graph_keys = Vec::new();
         for kv in s.split(',').filter(|x| !x.is_empty()) {
-            let num = |k: &str, v: &str| {
+            let num = |k: &'static str, v: &str| {
                 v.parse::<f64>()
                     .ok()
                     .filter(|x| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| bad(format!("{k}={v} is not a number >= 0")))
+                    .ok_or_else(|| -> TrainError {
+                        bad(SbmProblem::NotANumber {
+                            key: k,
+                            value: v.to_string(),
+                        })
+                        .into()
+                    })
             };
             match kv.split_once('=') {
                 Some(("dim", v)) => dim = num("dim", v)? as usize,
@@ -506,9 +513,9 @@ impl SbmSpec {
             }
         }
         let graph = sgnn_graph::sbm::SbmSpec::parse(&graph_keys.join(","))
-            .map_err(|e| bad(format!("{e} (and dim, signal)")))?;
+            .map_err(|e| bad(SbmProblem::Graph(e)))?;
         if dim == 0 {
-            return Err(bad("needs dim >= 1".to_string()));
+            return Err(bad(SbmProblem::ZeroDim).into());
         }
         Ok(SbmSpec { graph, dim, signal })
     }

@@ -35,7 +35,7 @@ use sgnn_wire::codec::FixedPoint;
 use crate::daemon::SumService;
 use crate::exchange::Exchange;
 use crate::train::Collective;
-use crate::TrainError;
+use crate::{ExchangeError, ShapeMismatch, TrainError};
 
 /// Message kinds of the coordinator link.
 pub mod kind {
@@ -97,18 +97,15 @@ fn f64s_to_bytes(v: &[f64]) -> Vec<u8> {
 
 fn bytes_to_f64s(b: &[u8]) -> Result<Vec<f64>, TrainError> {
     if !b.len().is_multiple_of(8) {
-        return Err(TrainError::Exchange(format!(
-            "a coordinator message of {} bytes is not a list of float64",
-            b.len()
-        )));
+        return Err(ExchangeError::NotFloat64s { bytes: b.len() }.into());
     }
     Ok(b.chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect())
 }
 
-pub(crate) fn io_err(what: &str) -> impl Fn(io::Error) -> TrainError + '_ {
-    move |e| TrainError::Exchange(format!("{what}: {e}"))
+pub(crate) fn io_err(what: &'static str) -> impl Fn(io::Error) -> TrainError {
+    move |reason| ExchangeError::Io { what, reason }.into()
 }
 
 /// A worker's end of the coordinator link. A reader thread hands results to the caller and
@@ -130,8 +127,9 @@ impl CoordLink {
         worker: u32,
         on_abort: Box<dyn Fn(String) + Send>,
     ) -> Result<CoordLink, TrainError> {
-        let stream = TcpStream::connect(addr).map_err(|e| {
-            TrainError::Exchange(format!("connecting to the coordinator {addr}: {e}"))
+        let stream = TcpStream::connect(addr).map_err(|reason| ExchangeError::Connect {
+            addr: addr.to_string(),
+            reason,
         })?;
         stream.set_nodelay(true).ok();
         let mut reader = BufReader::new(
@@ -191,14 +189,14 @@ impl CoordLink {
         let body = self
             .results
             .recv()
-            .map_err(|_| TrainError::Exchange("the coordinator link closed".into()))?;
+            .map_err(|_| ExchangeError::CoordinatorClosed)?;
         let r = bytes_to_f64s(&body)?;
         if r.len() != v.len() {
-            return Err(TrainError::Exchange(format!(
-                "the coordinator answered {} values to {}",
-                r.len(),
-                v.len()
-            )));
+            return Err(ExchangeError::ReductionLength {
+                got: r.len(),
+                sent: v.len(),
+            }
+            .into());
         }
         v.copy_from_slice(&r);
         Ok(())
@@ -284,9 +282,7 @@ pub fn coordinate(
     let mut joined = 0;
     while joined < workers {
         if stop.load(Ordering::SeqCst) {
-            return Err(TrainError::Exchange(
-                "stopped before every worker joined".into(),
-            ));
+            return Err(ExchangeError::StoppedBeforeJoin.into());
         }
         match listener.accept() {
             Ok((s, _)) => {
@@ -333,15 +329,13 @@ pub fn coordinate(
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 if started.elapsed() > join_timeout {
-                    let missing: Vec<String> = (0..workers)
-                        .filter(|&w| writers[w].is_none())
-                        .map(|w| w.to_string())
-                        .collect();
-                    return Err(TrainError::Exchange(format!(
-                        "workers {} did not join the coordinator within {:.0} s",
-                        missing.join(", "),
-                        join_timeout.as_secs_f64()
-                    )));
+                    let missing: Vec<usize> =
+                        (0..workers).filter(|&w| writers[w].is_none()).collect();
+                    return Err(ExchangeError::JoinTimeout {
+                        missing,
+                        secs: join_timeout.as_secs_f64(),
+                    }
+                    .into());
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -362,21 +356,21 @@ pub fn coordinate(
         }
         if stop.load(Ordering::SeqCst) {
             abort_all(&mut writers, "the run was stopped");
-            return Err(TrainError::Exchange("stopped".into()));
+            return Err(ExchangeError::Stopped.into());
         }
         let (w, ev) = match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(x) => x,
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(TrainError::Exchange("every worker link closed".into()))
+                return Err(ExchangeError::LinksClosed.into())
             }
         };
         match ev {
             Event::Closed(why) if !done[w] => {
                 writers[w] = None;
-                let msg = format!("worker {w} died ({why}) before the end of training");
-                abort_all(&mut writers, &msg);
-                return Err(TrainError::Exchange(msg));
+                let e = ExchangeError::WorkerDied { worker: w, why };
+                abort_all(&mut writers, &e.to_string());
+                return Err(e.into());
             }
             Event::Closed(_) => {}
             Event::Msg(kind::DONE, _) => done[w] = true,
@@ -388,9 +382,9 @@ pub fn coordinate(
             Event::Msg(k @ (kind::SUM | kind::MAX), b) => {
                 stats.bytes_in += b.len() as u64;
                 if pending[w].is_some() {
-                    let msg = format!("worker {w} sent a second reduction before the first ended");
-                    abort_all(&mut writers, &msg);
-                    return Err(TrainError::Exchange(msg));
+                    let e = ExchangeError::SecondReduction { worker: w };
+                    abort_all(&mut writers, &e.to_string());
+                    return Err(e.into());
                 }
                 pending[w] = Some((k, b));
                 if pending.iter().all(Option::is_some) {
@@ -400,11 +394,9 @@ pub fn coordinate(
                         .collect();
                     let (k0, len0) = (parts[0].0, parts[0].1.len());
                     if let Some(bad) = parts.iter().position(|p| p.0 != k0 || p.1.len() != len0) {
-                        let msg = format!(
-                            "worker {bad} reduced something else than worker 0 (the workers run different recipes)"
-                        );
-                        abort_all(&mut writers, &msg);
-                        return Err(TrainError::Exchange(msg));
+                        let e = ExchangeError::ReductionMismatch { worker: bad };
+                        abort_all(&mut writers, &e.to_string());
+                        return Err(e.into());
                     }
                     let mut acc = bytes_to_f64s(&parts[0].1)?;
                     for p in &parts[1..] {
@@ -416,9 +408,12 @@ pub fn coordinate(
                     for (i, wr) in writers.iter_mut().enumerate() {
                         if let Some(wr) = wr {
                             if let Err(e) = write_msg(wr, kind::RESULT, &body) {
-                                let msg = format!("worker {i} died (writing to it: {e})");
-                                abort_all(&mut writers, &msg);
-                                return Err(TrainError::Exchange(msg));
+                                let e = ExchangeError::WorkerUnwritable {
+                                    worker: i,
+                                    reason: e,
+                                };
+                                abort_all(&mut writers, &e.to_string());
+                                return Err(e.into());
                             }
                         }
                     }
@@ -426,9 +421,9 @@ pub fn coordinate(
                 }
             }
             Event::Msg(k, _) => {
-                let msg = format!("worker {w} sent an unknown message kind {k}");
-                abort_all(&mut writers, &msg);
-                return Err(TrainError::Exchange(msg));
+                let e = ExchangeError::UnknownKind { worker: w, kind: k };
+                abort_all(&mut writers, &e.to_string());
+                return Err(e.into());
             }
         }
     }
@@ -496,10 +491,7 @@ impl<S: SumService> Exchange for ScaledExchange<S> {
         let (rows, dim) = x.dim();
         let mut m = [x.iter().fold(0f64, |a, &v| a.max((v as f64).abs()))];
         if !m[0].is_finite() {
-            return Err(TrainError::Exchange(format!(
-                "layer {layer} {}: a value is not finite (training diverged: lower --lr)",
-                if backward { "backward" } else { "forward" }
-            )));
+            return Err(ExchangeError::NotFinite { layer, backward }.into());
         }
         self.link.all_reduce_max(&mut m)?;
         let s = exchange_scale(m[0], self.clamp);
@@ -508,8 +500,7 @@ impl<S: SumService> Exchange for ScaledExchange<S> {
         let down = 2f32.powi(-s);
         let values: Vec<f32> = x.iter().map(|&v| v * up).collect();
         let sums = self.service.propagate(layer, backward, dim, values)?;
-        let out = Array2::from_shape_vec((rows, dim), sums)
-            .map_err(|e| TrainError::Shape(e.to_string()))?;
+        let out = Array2::from_shape_vec((rows, dim), sums).map_err(ShapeMismatch::Sums)?;
         Ok(out.mapv(|v| v * down))
     }
 }

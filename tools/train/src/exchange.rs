@@ -8,7 +8,7 @@
 use ndarray::{Array2, ArrayView2};
 use sprs::{CsMat, TriMat};
 
-use crate::TrainError;
+use crate::{ShapeMismatch, TrainError};
 
 /// One neighbour-sum exchange per call, in the same order on every worker.
 pub trait Exchange {
@@ -54,11 +54,11 @@ impl Exchange for LocalExchange {
         x: ArrayView2<f32>,
     ) -> Result<Array2<f32>, TrainError> {
         if x.nrows() != self.adj.rows() {
-            return Err(TrainError::Shape(format!(
-                "neighbour sum of {} rows on a graph of {} vertices",
-                x.nrows(),
-                self.adj.rows()
-            )));
+            return Err(ShapeMismatch::NeighbourSum {
+                rows: x.nrows(),
+                vertices: self.adj.rows(),
+            }
+            .into());
         }
         Ok(&self.adj * &x)
     }

@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use sprs::CsMat;
 
 use crate::exchange::Exchange;
-use crate::TrainError;
+use crate::{InputError, TrainError};
 
 /// The model family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -38,7 +38,7 @@ impl ModelKind {
         match s {
             "gcn" => Ok(ModelKind::Gcn),
             "sage" => Ok(ModelKind::Sage),
-            _ => Err(TrainError::Input(format!("--model {s}: use gcn or sage"))),
+            _ => Err(InputError::UnknownModel { given: s.into() }.into()),
         }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::exchange::Exchange;
 use crate::gnn::{correct, cross_entropy, Adam, Input, Model, ModelKind, RowScales};
-use crate::TrainError;
+use crate::{InputError, TrainError};
 
 /// What to train and how. `Default` is the standard recipe of Kipf and Welling: 2 layers, 16
 /// hidden units, dropout 0.5, Adam at 0.01, weight decay 5e-4 on the first layer, 200 epochs.
@@ -163,15 +163,13 @@ pub fn train(
     on_epoch: &mut dyn FnMut(&EpochStat),
 ) -> Result<Outcome, TrainError> {
     if recipe.layers == 0 || recipe.hidden == 0 || recipe.epochs == 0 {
-        return Err(TrainError::Input(
-            "--layers, --hidden and --epochs must be at least 1".into(),
-        ));
+        return Err(InputError::ZeroSize.into());
     }
     if !(0.0..1.0).contains(&recipe.dropout) {
-        return Err(TrainError::Input(format!(
-            "--dropout is a probability in [0, 1), got {}",
-            recipe.dropout
-        )));
+        return Err(InputError::Dropout {
+            dropout: recipe.dropout,
+        }
+        .into());
     }
     let mut dims = vec![local.features.cols()];
     dims.extend(std::iter::repeat_n(recipe.hidden, recipe.layers - 1));
@@ -183,9 +181,7 @@ pub fn train(
     coll.all_reduce_sum(&mut count)?;
     let n_train = count[0] as usize;
     if n_train == 0 {
-        return Err(TrainError::Input(
-            "the training mask selects no vertex".into(),
-        ));
+        return Err(InputError::NoTrainingVertex.into());
     }
     let mut ex = Timed {
         inner: ex,

@@ -1,8 +1,9 @@
 //! Diagnostics: the counters ([`Engine::stats`]), a one-line description of where the worker
-//! is ([`Engine::describe`]), and the message of a stall, naming what the worker waited for
-//! and from whom.
+//! is ([`Engine::describe`]), and the stall ([`Stall`]): what the worker waited for and from
+//! whom.
 
-use super::{Direction, Engine, Phase, Probe};
+use super::{Engine, Phase, Probe};
+use crate::error::{Heard, RoundAt, Stall};
 use crate::stats::Stats;
 
 impl Engine {
@@ -19,57 +20,37 @@ impl Engine {
         s
     }
 
-    /// Why the worker stalled: what it waited for and from whom, and what to do.
-    pub(super) fn stall_message(&self, now: u64) -> String {
+    /// Why the worker stalled: what it waited for and from whom (its text says what to do).
+    pub(super) fn stall(&self, now: u64) -> Stall {
         let secs = (now - self.last_progress) as f64 * 1e-9;
-        let w = self.view.worker;
-        let heard = |owners: &[u16]| -> String {
+        let worker = self.view.worker;
+        let heard = |owners: &[u16]| -> Vec<Heard> {
             owners
                 .iter()
-                .map(|&o| match self.last_heard[o as usize] {
-                    Some(t) => format!(
-                        "worker {o} (last heard {:.1} s ago)",
-                        (now - t) as f64 * 1e-9
-                    ),
-                    None => format!("worker {o} (never heard from)"),
+                .map(|&o| Heard {
+                    worker: o,
+                    last_heard_s: self.last_heard[o as usize].map(|t| (now - t) as f64 * 1e-9),
                 })
-                .collect::<Vec<_>>()
-                .join(", ")
+                .collect()
         };
         if matches!(self.probe, Probe::Peers { .. }) {
-            let missing: Vec<String> = (0..self.heard.len())
+            let missing: Vec<u16> = (0..self.heard.len())
                 .filter(|&p| !self.heard[p])
-                .map(|p| p.to_string())
+                .map(|p| p as u16)
                 .collect();
-            let who = if missing.len() == 1 {
-                format!("worker {}", missing[0])
-            } else {
-                format!("workers {}", missing.join(", "))
+            return Stall::PeerHellos {
+                worker,
+                secs,
+                missing,
             };
-            return format!(
-                "worker {w}: the switch answered, but {who} never answered this daemon's start hello for {secs:.1} s (not running, or its port is down): start every daemon of the plan (one per worker id), and check that the switch forwards between their ports",
-            );
         }
         if matches!(self.probe, Probe::Pending { .. }) {
-            return format!(
-                "worker {w}: no answer from the switch to the start-up probe for {secs:.1} s: check that the switch is running and that this daemon is its port {w} (UDP: --switch is the switch's listen address and its worker list has this daemon's address as worker {w}; AF_PACKET or DPDK: this daemon's interface or ethdev leads to the switch's port {w})"
-            );
+            return Stall::SwitchProbe { worker, secs };
         }
-        let layer = self
-            .cur
-            .as_ref()
-            .map(|c| {
-                format!(
-                    "round {} ({} layer {})",
-                    c.round,
-                    match c.layer.direction {
-                        Direction::Forward => "forward",
-                        Direction::Backward => "backward",
-                    },
-                    c.layer.index
-                )
-            })
-            .unwrap_or_else(|| format!("round {}", self.round));
+        let at = RoundAt {
+            round: self.cur.as_ref().map_or(self.round, |c| c.round),
+            layer: self.cur.as_ref().map(|c| c.layer),
+        };
         match &self.phase {
             Phase::Block(bs) if bs.incomplete > 0 => {
                 let view = &self.view;
@@ -88,28 +69,38 @@ impl Engine {
                 }
                 owners.sort_unstable();
                 owners.dedup();
-                format!(
-                    "worker {w}: no progress for {secs:.1} s in {layer}, block {}/{}: {} of {} aggregates missing; their contributions come from {} ({} fetches sent, none answered since); a worker may have died: restart the run",
-                    bs.b,
-                    view.blocks.len(),
-                    bs.incomplete,
-                    bs.cells.len(),
-                    heard(&owners),
-                    self.stats.fetches_sent
-                )
+                Stall::Aggregates {
+                    worker,
+                    secs,
+                    at,
+                    block: bs.b,
+                    blocks: view.blocks.len(),
+                    missing: bs.incomplete,
+                    cells: bs.cells.len(),
+                    from: heard(&owners),
+                    fetches_sent: self.stats.fetches_sent,
+                }
             }
-            Phase::Block(bs) if bs.done_at.is_none() => format!(
-                "worker {w}: no progress for {secs:.1} s in {layer}, block {}: still sending (rate {:.0} Mbit/s)",
-                bs.b,
-                self.rate.rate_mbps()
-            ),
-            Phase::Block(bs) => format!(
-                "worker {w}: {layer}, block {}/{}: this worker finished the block and sent BlockDone {} times, but the switch has not advanced it for {secs:.1} s: another worker has not finished (it may have died) or the switch is gone; peers: {}",
-                bs.b,
-                self.view.blocks.len(),
-                bs.done_sent,
-                heard(&(0..self.view.workers).filter(|&o| o != w).collect::<Vec<_>>())
-            ),
+            Phase::Block(bs) if bs.done_at.is_none() => Stall::Sending {
+                worker,
+                secs,
+                at,
+                block: bs.b,
+                rate_mbps: self.rate.rate_mbps(),
+            },
+            Phase::Block(bs) => Stall::BlockDone {
+                worker,
+                secs,
+                at,
+                block: bs.b,
+                blocks: self.view.blocks.len(),
+                done_sent: bs.done_sent,
+                peers: heard(
+                    &(0..self.view.workers)
+                        .filter(|&o| o != worker)
+                        .collect::<Vec<_>>(),
+                ),
+            },
             Phase::Host(hs) => {
                 let segs = self.cur.as_ref().expect("round running").segs as usize;
                 let mut owners: Vec<u16> = self
@@ -123,16 +114,20 @@ impl Engine {
                     .collect();
                 owners.sort_unstable();
                 owners.dedup();
-                format!(
-                    "worker {w}: no progress for {secs:.1} s in {layer} (host-based): {} remote feature segments missing, owned by {}; a worker may have died: restart the run",
-                    hs.missing,
-                    heard(&owners)
-                )
+                Stall::HostSegments {
+                    worker,
+                    secs,
+                    at,
+                    missing: hs.missing,
+                    from: heard(&owners),
+                }
             }
-            Phase::Finishing { sent, .. } => format!(
-                "worker {w}: final barrier: sent BlockDone {sent} times but the switch has not advanced for {secs:.1} s: another worker has not finished (it may have died), or the switch is not fresh (the baseline's barrier is block 0 of round 0)"
-            ),
-            _ => format!("worker {w}: no progress for {secs:.1} s"),
+            Phase::Finishing { sent, .. } => Stall::FinalBarrier {
+                worker,
+                secs,
+                sent: *sent,
+            },
+            _ => Stall::NoProgress { worker, secs },
         }
     }
 

@@ -55,21 +55,12 @@ impl Engine {
             .filter(|&(_, t)| now.saturating_sub(t) >= self.cfg.liveness_ns)
             .min_by_key(|&(_, t)| t);
         if let Some((p, asked)) = dead {
-            let last = match self.last_heard[p] {
-                Some(t) => format!(
-                    "last heard {:.1} s ago",
-                    now.saturating_sub(t) as f64 * 1e-9
-                ),
-                None => "never heard from".to_string(),
-            };
-            let message = format!(
-                "worker {me}: worker {p} is not answering: no answer to the liveness hellos sent to it over {:.1} s ({last}) while this worker waited ({}): its daemon died or its link to the switch is down. Stop every worker and start the job again",
-                now.saturating_sub(asked) as f64 * 1e-9,
-                self.describe()
-            );
             return Err(TransportError::PeerSilent {
+                me: me as u16,
                 worker: p as u16,
-                message,
+                asked_s: now.saturating_sub(asked) as f64 * 1e-9,
+                last_heard_s: self.last_heard[p].map(|t| now.saturating_sub(t) as f64 * 1e-9),
+                doing: self.describe(),
             });
         }
         let interval = self.liveness_interval();

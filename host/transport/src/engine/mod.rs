@@ -23,7 +23,7 @@
 //! - `recovery`: loss recovery (NACKs and retransmissions, the tail probe, send-done notices,
 //!   pulls and their answers, resend requests), the pull, tail and BlockDone timers, and
 //!   answering peers' fetches;
-//! - `probe`: the start-up probe, the start barrier and health probes;
+//! - `startup`: the start-up probe, the start barrier and health probes;
 //! - `diagnostics`: statistics, `describe` and the stall message.
 
 mod block;
@@ -44,6 +44,7 @@ use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
 use sgnn_wire::{FrameRepr, PacketType};
 
 use crate::class::{DscpMap, TrafficClass};
+use crate::error::WrongState;
 use crate::rate::{Pacing, RateConfig, RateController};
 use crate::stats::Stats;
 use crate::view::WorkerView;
@@ -388,15 +389,10 @@ impl Engine {
         features: &[f32],
     ) -> Result<(), TransportError> {
         if !matches!(self.phase, Phase::Idle) {
-            return Err(TransportError::State(
-                "a round is already running (or the worker finished); wait for its sums first"
-                    .into(),
-            ));
+            return Err(WrongState::RoundRunning.into());
         }
         if self.sums.is_some() {
-            return Err(TransportError::State(
-                "the previous round's sums were not taken".into(),
-            ));
+            return Err(WrongState::SumsNotTaken.into());
         }
         let s = self.begin_round(now, layer, dim, features)?;
         self.last_progress = now;
@@ -414,9 +410,7 @@ impl Engine {
     /// a peer may still fetch from it.
     pub fn finish(&mut self, now: u64) -> Result<(), TransportError> {
         if !matches!(self.phase, Phase::Idle) {
-            return Err(TransportError::State(
-                "finish() called while a round is running".into(),
-            ));
+            return Err(WrongState::FinishDuringRound.into());
         }
         match self.cfg.mode {
             Mode::SwitchGnn => self.phase = Phase::Finished,
@@ -523,7 +517,7 @@ impl Engine {
             return Err(e);
         }
         if self.busy() && now >= self.last_progress + self.cfg.stall_timeout_ns {
-            return Err(TransportError::Stalled(self.stall_message(now)));
+            return Err(self.stall(now).into());
         }
         self.health_probe_timer(now)?;
         self.liveness_timer(now)?;

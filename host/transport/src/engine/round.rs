@@ -8,6 +8,7 @@ use sgnn_wire::LANES;
 
 use super::{Direction, Engine, Layer, Phase};
 use crate::class::TrafficClass;
+use crate::error::BadInput;
 use crate::stats::RoundStats;
 use crate::TransportError;
 
@@ -45,12 +46,13 @@ impl Engine {
         let segs = view.segments_for(dim)?;
         let n = view.num_local();
         if features.len() != n * dim {
-            return Err(TransportError::BadInput(format!(
-                "expected {n} x {dim} = {} feature values for worker {}'s {n} vertices, got {}",
-                n * dim,
-                view.worker,
-                features.len()
-            )));
+            return Err(BadInput::FeatureCount {
+                worker: view.worker,
+                vertices: n,
+                dim,
+                got: features.len(),
+            }
+            .into());
         }
         let s = segs as usize;
         let mut enc = vec![[0i32; LANES]; n * s];

@@ -10,6 +10,7 @@ use sgnn_wire::{FrameRepr, PacketType, PEER_HELLO, PROBE_DST};
 
 use super::{Engine, Mode, Phase, HEALTH_PROBES_UNANSWERED};
 use crate::class::TrafficClass;
+use crate::error::{ProtocolError, SwitchHolds};
 use crate::TransportError;
 
 /// Where the start-up checks are.
@@ -90,11 +91,12 @@ impl Engine {
     pub(super) fn health_probe_timer(&mut self, now: u64) -> Result<(), TransportError> {
         if self.health_probe_due().is_some_and(|h| now >= h) {
             if self.health_unanswered >= HEALTH_PROBES_UNANSWERED {
-                return Err(TransportError::Protocol(format!(
-                    "the switch answered none of {} probes sent over {:.1} s while this worker's block made no progress: it is down, or it restarted and lost its tables (it cannot route the probe back). Restart it, reload it with `switch-ctl load --plan DIR --target ADDR`, and start the job again",
-                    self.health_unanswered,
-                    (self.health_unanswered as u64 * self.cfg.probe_interval_ns) as f64 * 1e-9
-                )));
+                return Err(ProtocolError::SwitchUnanswered {
+                    probes: self.health_unanswered,
+                    secs: (self.health_unanswered as u64 * self.cfg.probe_interval_ns) as f64
+                        * 1e-9,
+                }
+                .into());
             }
             self.health_at = now + self.cfg.probe_interval_ns;
             self.health_unanswered += 1;
@@ -106,10 +108,13 @@ impl Engine {
 
     pub(super) fn handle_probe(&mut self, now: u64, s: &Repr) {
         if s.worker_id != self.view.worker {
-            self.fatal.get_or_insert(TransportError::Protocol(format!(
-                "the switch delivered worker {}'s start-up probe to worker {}: its --worker list does not match the workers' ids (worker w must be the w-th --worker address)",
-                s.worker_id, self.view.worker
-            )));
+            self.fatal.get_or_insert(
+                ProtocolError::WrongPort {
+                    probe_of: s.worker_id,
+                    worker: self.view.worker,
+                }
+                .into(),
+            );
             return;
         }
         // The switch wrote the tag of the plan its tables hold into src_id. The baseline
@@ -121,10 +126,13 @@ impl Engine {
             // frame of this worker carries it from now on.
             match self.cfg.job {
                 Some(j) if j != s.job => {
-                    self.fatal.get_or_insert(TransportError::Protocol(format!(
-                        "the switch was loaded with job {}, but this daemon was started with --job {j}: another job holds the switch (or it was loaded again). Start the daemon with --job {} if this is that job, or reload the switch with `switch-ctl load --plan DIR --target ADDR --job {j}`",
-                        s.job, s.job
-                    )));
+                    self.fatal.get_or_insert(
+                        ProtocolError::JobMismatch {
+                            switch_job: s.job,
+                            job: j,
+                        }
+                        .into(),
+                    );
                     return;
                 }
                 _ => self.job = s.job,
@@ -135,18 +143,17 @@ impl Engine {
             return;
         }
         if self.cfg.mode == Mode::SwitchGnn && s.src_id != self.view.plan_tag {
-            let msg = if s.src_id == 0 {
-                format!(
-                    "the switch holds no plan (it answered the start-up probe with plan tag 0), and this daemon's plan has tag {:08x}: load it first with `switch-ctl load --plan DIR --target ADDR` (or start the software switch with --plan DIR)",
-                    self.view.plan_tag
-                )
+            let e = if s.src_id == 0 {
+                ProtocolError::NoPlanOnSwitch {
+                    plan_tag: self.view.plan_tag,
+                }
             } else {
-                format!(
-                    "the switch holds the plan with tag {:08x}, but this daemon's plan has tag {:08x}: the switch was loaded with another plan (or the plan was made again after loading). Load this plan with `switch-ctl load --plan DIR`, or start the daemon with the plan the switch holds (`switch-ctl plan` and `sgnn-hostd` print a plan's tag)",
-                    s.src_id, self.view.plan_tag
-                )
+                ProtocolError::OtherPlanOnSwitch {
+                    switch_tag: s.src_id,
+                    plan_tag: self.view.plan_tag,
+                }
             };
-            self.fatal.get_or_insert(TransportError::Protocol(msg));
+            self.fatal.get_or_insert(e.into());
             return;
         }
         // The switch wrote the block it is at into round and block_id. Before this daemon's
@@ -157,10 +164,13 @@ impl Engine {
             && matches!(self.probe, Probe::Pending { .. })
             && (s.round, s.block_id) != (0, 0)
         {
-            self.fatal.get_or_insert(TransportError::Protocol(format!(
-                "the switch is at round {} block {}: it still holds the state of an earlier run of this plan (or a worker of this job restarted after it began). Reload it with `switch-ctl load --plan DIR --target ADDR` (or restart the software switch) and start every worker again",
-                s.round, s.block_id
-            )));
+            self.fatal.get_or_insert(
+                ProtocolError::StaleSwitch {
+                    round: s.round,
+                    block: s.block_id,
+                }
+                .into(),
+            );
             return;
         }
         if matches!(self.probe, Probe::Pending { .. }) {
@@ -196,27 +206,29 @@ impl Engine {
             return;
         }
         let holds = if s.src_id == self.view.plan_tag && s.job != self.job {
-            format!(
-                "it holds this plan again under job {} (this worker's is {})",
-                s.job, self.job
-            )
+            SwitchHolds::SamePlanOtherJob {
+                job: s.job,
+                ours: self.job,
+            }
         } else if s.src_id == self.view.plan_tag {
-            "it holds this plan again".to_string()
+            SwitchHolds::SamePlan
         } else if s.src_id == 0 {
-            "it holds no plan".to_string()
+            SwitchHolds::NoPlan
         } else {
-            format!(
-                "it holds the plan with tag {:08x}, not this worker's {:08x}",
-                s.src_id, self.view.plan_tag
-            )
+            SwitchHolds::OtherPlan {
+                tag: s.src_id,
+                ours: self.view.plan_tag,
+            }
         };
-        let at = mine.map_or(String::new(), |(r, b)| {
-            format!(" while this worker is at round {r} block {b}")
-        });
-        self.fatal.get_or_insert(TransportError::Protocol(format!(
-            "the switch restarted or was reloaded mid-run: {holds} but is at round {} block {}{at}, so the partial sums it held are lost. Reload it with `switch-ctl load --plan DIR --target ADDR` and start the job again",
-            s.round, s.block_id
-        )));
+        self.fatal.get_or_insert(
+            ProtocolError::SwitchRestarted {
+                holds,
+                round: s.round,
+                block: s.block_id,
+                worker_at: mine,
+            }
+            .into(),
+        );
     }
 
     /// A peer's hello (segment 0, answered) or its answer (segment 1): the peer is up.
