@@ -15,6 +15,8 @@
 //!   datapaths; [`MAX_FRAME`], the receive buffer both use.
 //! - [`mmsg`]: many UDP datagrams per system call (`recvmmsg`, `sendmmsg`), for both sides'
 //!   UDP datapaths.
+//! - [`metrics_http`]: the `--metrics ADDR` endpoint, and [`cli_config`]: `--config FILE`,
+//!   of `softswitch` and `sgnn-hostd`.
 //!
 //! The software switch (`softswitch::ports`: many numbered ports) and the host daemon
 //! (`sgnn_transport::datapath`: one link to the switch) each keep their own trait over these

@@ -13,7 +13,8 @@
 //!   every difference.
 //!
 //! The `Target` trait the control plane programs a switch through, with its P4Runtime, BfRt,
-//! in-memory and fault-injecting backends, is `switch-ctl`'s (`switch_ctl::target`).
+//! in-memory and fault-injecting backends, is `switch-ctl`'s (`switch_ctl::backend`,
+//! `switch-ctl/ctl/src/backend.rs`).
 #![warn(missing_docs)]
 
 pub mod bfrt;

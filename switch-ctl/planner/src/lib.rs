@@ -3,7 +3,7 @@
 //! It partitions the graph over the workers ([`partition`]), cuts the boundary graph into
 //! blocks that fit the switch's aggregators ([`blocks`]), orders each block's sources and
 //! allocates aggregators ([`order`]), chooses how every pair of workers' sums travel (the
-//! deliveries of `sgnn-plan`) and writes the plan with its report ([`planner`], [`report`]).
+//! deliveries of `sgnn-delivery`) and writes the plan with its report ([`planner`], [`report`]).
 //! The plan's format, its invariant checker and the traffic model live in `sgnn-plan`; graph
 //! input lives in `sgnn-graph`; programming a switch with a plan is `switch-ctl`'s.
 

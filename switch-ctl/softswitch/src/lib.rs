@@ -4,6 +4,10 @@
 //! and action), the same register arrays, the same pass-by-pass recirculation and the same
 //! counters, processing one frame at a time and returning the frames it emits. It runs behind
 //! any datapath (UDP, AF_PACKET, DPDK) and inside tests; [`tables`] fills its tables from a plan.
+//!
+//! The `softswitch` binary runs it on numbered ports ([`ports`]) behind a P4Runtime server
+//! ([`p4rt`], over the names of [`control`]), with captures ([`capture`]), counters
+//! ([`stats`]) and a metrics endpoint ([`metrics`]).
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
