@@ -5,7 +5,7 @@
 //! switch's aggregators, in which order each block's sources are sent, and which aggregator each
 //! destination uses. This crate owns the plan's data model ([`Plan`]), its versioned on-disk form
 //! ([`Plan::save`], [`Plan::load`], documented in `docs/formats.md`), the invariant checker
-//! ([`verify`]) and the traffic model ([`traffic`]). It does not compute plans: the planner
+//! ([`verify()`]) and the traffic model ([`traffic`]). It does not compute plans: the planner
 //! (`switch-ctl/planner`: partitions, blocks, orders) and the delivery planning
 //! (`switch-ctl/delivery`: the pair index, the per-pair choice, the cost model, the `auto`
 //! search, lowering, recycling) do. Everything downstream (switch tables, host schedules, the

@@ -605,7 +605,7 @@ pub fn predict_paper(plan: &Plan, prof: &SwitchProfile) -> Prediction {
 /// `switch-ctl plan` prints it for the paper when the chosen delivery is another, so that the
 /// blocks (most of the planning time on large graphs) are computed only for `--aggregate paper`.
 ///
-/// Every block of a paper plan that passes [`sgnn_plan::verify`] holds at most `cap =
+/// Every block of a paper plan that passes [`sgnn_plan::verify()`] holds at most `cap =
 /// aggregators / segments` vertices, feeds at most `limit = min(max_passes, 65535)` rows from
 /// one source, and serves both directions of each of its edges, so the vertices its edges
 /// touch are both its sources and its destinations. With `d_u` the cross degree of `u`, `n_u`

@@ -21,7 +21,7 @@
 //! - `plan.rs`: one mode's delivery planned, laid out and replayed ([`plan_delivery`],
 //!   [`REPLAY_MARGIN`]);
 //! - `compare.rs`: every mode side by side for `switch-ctl plan` and `report.json`
-//!   ([`compare`], [`ModeRow`]);
+//!   ([`compare()`], [`ModeRow`]);
 //! - `lower.rs`: a delivery lowered into a [`sgnn_plan::Plan`] ([`lower::deliver`],
 //!   [`lower::lower`]);
 //! - `recycle.rs`: blocks cut by aggregator live range ([`recycle::DEFAULT_SLACK`]);
