@@ -13,6 +13,9 @@
 //! - [`cc`]: DCQCN-like rate control of the background flows; [`daemons`]: the daemons'
 //!   options and counters (loss recovery); [`background`]: background flows around any
 //!   strategy; [`hash`]: the seeded hashes behind every random choice;
+//! - [`harness`]: the daemons' engines and the software switch's pipeline in one process over
+//!   a faulty channel, invariants checked on every event, and a swarm of seeded scenarios
+//!   (the cross-crate tests and the runtime fuzz targets build on it);
 //! - [`SimError`]: why a call failed (one variant per kind of failure).
 //!
 //! `tools/sim/README.md` describes the model, what it abstracts, and its validation tests.
@@ -21,6 +24,7 @@ pub mod background;
 pub mod cc;
 pub mod daemons;
 mod error;
+pub mod harness;
 pub mod hash;
 pub mod net;
 pub mod plot;

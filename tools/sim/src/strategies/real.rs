@@ -34,10 +34,11 @@ use sgnn_transport::rate::{Pacing, RateConfig};
 use sgnn_transport::WorkerView;
 use sgnn_wire::codec::FixedPoint;
 use sgnn_wire::{ipv4, wire_bytes, PacketType, ETHERNET_HEADER_LEN};
-use softswitch::{Emitted, Pipeline, Recirculation, SwitchConfig, Tables, WorkerPort};
+use softswitch::{Emitted, Pipeline, Recirculation, SwitchConfig, Tables};
 
 use super::SwitchCounters;
 use crate::daemons::DaemonCounters;
+use crate::harness;
 use crate::net::{tx_time, App, Gauges, Kind, Out, Pkt, Time, PS_PER_NS};
 use crate::SimError;
 
@@ -125,12 +126,8 @@ fn kind_of(frame: &[u8]) -> (Kind, u32, u16) {
     }
 }
 
-/// Features of vertex `v`, lane `d`: a value in [-1, 1) from a hash of `(seed, v, d)`, so
-/// every worker makes its own without a global array.
-pub fn feature(seed: u64, v: u32, d: u32) -> f32 {
-    let h = crate::hash::splitmix64(seed ^ crate::hash::splitmix64((v as u64) << 32 | d as u64));
-    ((h >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-}
+/// Features of vertex `v`, lane `d` (the harness's: [`crate::harness::feature`]).
+pub use crate::harness::feature;
 
 /// One simulated switch: its pipeline, its ports' neighbours and its recirculation port.
 struct SimSwitch {
@@ -262,13 +259,7 @@ impl<'p> RealTraffic<'p> {
         let groups;
         match cfg.fabric {
             None => {
-                let ports: Vec<WorkerPort> = (0..workers as u16)
-                    .map(|w| WorkerPort {
-                        port: w,
-                        mac: sgnn_wire::addressing::worker_mac(w),
-                        ip: sgnn_wire::addressing::worker_ip(w),
-                    })
-                    .collect();
+                let ports = harness::worker_ports(workers as u16);
                 let switch_cfg = SwitchConfig::for_plan(plan);
                 // The switch's src_seen holds SEEN_CELLS (source, segment) pairs of a block,
                 // as the P4 program's (more in a larger build for more aggregators:
@@ -557,19 +548,14 @@ impl<'p> RealTraffic<'p> {
                 worker: w as u32,
                 message: "the layer did not complete".into(),
             })?;
-            for (i, &v) in e.view().local_vertices.iter().enumerate() {
-                let (a, b) = (
-                    &got[i * dim..(i + 1) * dim],
-                    &want[v as usize * dim..(v as usize + 1) * dim],
-                );
-                if a.iter().zip(b).any(|(p, q)| p.to_bits() != q.to_bits()) {
-                    return Err(SimError::WrongSums {
-                        worker: w as u32,
-                        vertex: v,
-                    });
-                }
-                compared += dim as u64;
+            let vertices = &e.view().local_vertices;
+            if let Some(vertex) = harness::invariants::first_wrong_sum(vertices, got, &want, dim) {
+                return Err(SimError::WrongSums {
+                    worker: w as u32,
+                    vertex,
+                });
             }
+            compared += (vertices.len() * dim) as u64;
         }
         Ok(compared)
     }

@@ -119,3 +119,16 @@ pub fn less_acks(r: &RunReport) -> (Vec<u64>, Vec<u64>) {
         sub(&r.host_downlink, &o.downlink),
     )
 }
+
+/// The plan of graph `graph` (a `sgnn_graph::load_graph` spec) under `config`, values up to
+/// `max_abs_value` (the cross-crate tests' plans: `tests/harness.rs`, `tests/recovery.rs`,
+/// `tests/congestion.rs`, `tests/swarm.rs`).
+pub fn plan_of(graph: &str, config: PlanConfig, max_abs_value: f32) -> Plan {
+    let g = sgnn_graph::load_graph(graph).unwrap();
+    let req = PlanRequest {
+        config,
+        graph_source: "rmat".into(),
+        max_abs_value,
+    };
+    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
+}

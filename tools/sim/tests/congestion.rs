@@ -4,41 +4,28 @@
 //! a sender halves on a notification from a peer and ignores one from outside the plan, and a
 //! SwitchGNN worker sends each block at the share of line rate its plan gives it.
 
+mod common;
+
 use std::sync::Arc;
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
-use sgnn_planner::planner::{make_plan, PlanRequest};
+use sgnn_sim::harness::frames::to_worker as frame;
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::rate::{Pacing, RateConfig};
 use sgnn_transport::WorkerView;
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::addressing::{worker_ip, SWITCH_IP};
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, ALL_NEIGHBOURS, CNP, LANES};
+use sgnn_wire::{FrameRepr, PacketType, ALL_NEIGHBOURS, CNP, LANES};
 
 const DIM: usize = 32;
 const LINE_MBPS: f64 = 100_000.0;
 
 fn plan(workers: u32) -> Plan {
-    let g = sgnn_graph::load_graph("rmat:scale=7,edge_factor=8,seed=3").unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers,
-            partitioner: sgnn_plan::Partitioner::Metis,
-            switch_mem_bytes: 1 << 20,
-            agg_bytes: 128,
-            feature_dim: DIM as u32,
-            order: sgnn_plan::SendOrder::Gamr,
-            seed: 1,
-            max_passes: 256,
-            leaves: 1,
-            aggregate: sgnn_plan::AggregateMode::Paper,
-            recycle_slack: None,
-        },
-        graph_source: "rmat".into(),
-        max_abs_value: 8.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
+    common::plan_of(
+        "rmat:scale=7,edge_factor=8,seed=3",
+        common::base_config(workers, 1 << 20, DIM as u32),
+        8.0,
+    )
 }
 
 /// Worker `w` of `plan` in `mode`, its round 0 started at time 0 (no start-up probe or
@@ -63,29 +50,6 @@ fn engine(plan: &Plan, w: u32, mode: Mode, pacing: Pacing) -> Engine {
     e.start_round(0, Layer::forward(0), DIM, &vec![0.25; n * DIM])
         .unwrap();
     e
-}
-
-/// A frame to worker `to` through the switch from IPv4 `src`, ECN CE in its IPv4 header if
-/// `marked`.
-fn frame(src: [u8; 4], to: u16, s: Repr, lanes: Option<&[i32; LANES]>, marked: bool) -> Vec<u8> {
-    let repr = FrameRepr {
-        eth: ethernet::Repr {
-            dst: worker_mac(to),
-            src: SWITCH_MAC,
-            ethertype: ethernet::ETHERTYPE_IPV4,
-        },
-        ip: ipv4::Repr {
-            src,
-            dst: worker_ip(to),
-            ttl: 64,
-            ecn: if marked { 3 } else { 0 },
-            ..Default::default()
-        },
-        sgnn: s,
-    };
-    let mut buf = vec![0u8; repr.frame_len()];
-    repr.emit(lanes, &mut buf).unwrap();
-    buf
 }
 
 /// The congestion notifications among the frames `e` sends at `now`: (IPv4 destination,

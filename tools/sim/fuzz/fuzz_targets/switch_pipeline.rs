@@ -7,8 +7,9 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP};
+use sgnn_sim::harness::loaded_switch;
+use sgnn_wire::addressing::{worker_ip, SWITCH_IP};
+use softswitch::Pipeline;
 
 #[path = "common.rs"]
 mod common;
@@ -17,28 +18,12 @@ fuzz_target!(|input: (bool, Vec<common::Op>)| {
     let (which, ops) = input;
     let plan = &common::plans()[which as usize];
     let workers = plan.workers() as u16;
-    // The loaded switch is built once per plan and copied for every input.
+    // The loaded switch (the harness's, as `switch-ctl load` leaves it) is built once per
+    // plan and copied for every input.
     static SWITCHES: OnceLock<[Pipeline; 2]> = OnceLock::new();
     let switches = SWITCHES.get_or_init(|| {
-        let load = |plan: &sgnn_plan::Plan| {
-            let workers = plan.workers() as u16;
-            let ports: Vec<WorkerPort> = (0..workers)
-                .map(|w| WorkerPort {
-                    port: w,
-                    mac: worker_mac(w),
-                    ip: worker_ip(w),
-                })
-                .collect();
-            Pipeline::new(
-                SwitchConfig {
-                    workers,
-                    ..SwitchConfig::for_plan(plan)
-                },
-                Tables::from_plan(plan, &ports),
-            )
-        };
         let p = common::plans();
-        [load(&p[0]), load(&p[1])]
+        [loaded_switch(&p[0]), loaded_switch(&p[1])]
     });
     let mut sw = switches[which as usize].clone();
     let mut out = Vec::new();

@@ -3,43 +3,30 @@
 //! (numbered Data frames, NACKs and the exact retransmissions they cause, the tail probe and
 //! its repetition, send-done notices, pulls and their answers).
 
+mod common;
+
 use std::sync::Arc;
 
-use sgnn_plan::model::PlanConfig;
 use sgnn_plan::Plan;
-use sgnn_planner::planner::{make_plan, PlanRequest};
+use sgnn_sim::harness::frames::from_switch;
 use sgnn_transport::engine::{Engine, EngineConfig, Layer};
 use sgnn_transport::rate::RateConfig;
 use sgnn_transport::WorkerView;
-use sgnn_wire::addressing::{worker_ip, worker_mac, SWITCH_IP, SWITCH_MAC};
+use sgnn_wire::addressing::{worker_ip, SWITCH_IP};
 use sgnn_wire::recovery::{pack_range, seq_of, PULL_GONE, SEND_DONE, SEQ_PROBE};
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
+use sgnn_wire::{FrameRepr, PacketType, LANES};
 
 const DIM: usize = 32;
 const FETCH_NS: u64 = 2_000_000;
 const PROBE_NS: u64 = 1_000_000;
 
 fn plan() -> Plan {
-    let g = sgnn_graph::load_graph("rmat:scale=7,edge_factor=8,seed=3").unwrap();
-    let req = PlanRequest {
-        config: PlanConfig {
-            workers: 2,
-            partitioner: sgnn_plan::Partitioner::Metis,
-            switch_mem_bytes: 1 << 20,
-            agg_bytes: 128,
-            feature_dim: DIM as u32,
-            order: sgnn_plan::SendOrder::Gamr,
-            seed: 1,
-            max_passes: 256,
-            leaves: 1,
-            aggregate: sgnn_plan::AggregateMode::Paper,
-            recycle_slack: None,
-        },
-        graph_source: "rmat".into(),
-        max_abs_value: 8.0,
-    };
-    make_plan(g.csr, g.stats, &req, &mut |_| {}).unwrap().0
+    common::plan_of(
+        "rmat:scale=7,edge_factor=8,seed=3",
+        common::base_config(2, 1 << 20, DIM as u32),
+        8.0,
+    )
 }
 
 /// Worker `w` of `plan`, its round 0 started, no start-up probe or barrier, pacing out of
@@ -94,32 +81,6 @@ fn probes(frames: &Frames) -> Vec<Repr> {
             r.sgnn
         })
         .collect()
-}
-
-/// A frame from the switch to worker `w`.
-fn from_switch(w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
-    through_switch(SWITCH_IP, w, s, lanes)
-}
-
-/// A frame to worker `w` from IPv4 address `src` (the switch, or a peer it forwards).
-fn through_switch(src: [u8; 4], w: u16, s: Repr, lanes: Option<&[i32; LANES]>) -> Vec<u8> {
-    let repr = FrameRepr {
-        eth: ethernet::Repr {
-            dst: worker_mac(w),
-            src: SWITCH_MAC,
-            ethertype: ethernet::ETHERTYPE_IPV4,
-        },
-        ip: ipv4::Repr {
-            src,
-            dst: worker_ip(w),
-            ttl: 64,
-            ..Default::default()
-        },
-        sgnn: s,
-    };
-    let mut buf = vec![0u8; repr.frame_len()];
-    repr.emit(lanes, &mut buf).unwrap();
-    buf
 }
 
 /// The switch's NACK to worker `w` (see `sgnn_switch::recovery`).
@@ -285,7 +246,7 @@ fn a_worker_with_nothing_to_send_in_a_block_probes_at_its_start() {
     }
     if !found {
         // Every worker sends in block 0 of this plan: the idle path is covered by the
-        // simulation tests (sim.rs), whose plans have idle workers.
+        // harness tests (tests/harness.rs), whose plans have idle workers.
         eprintln!("no idle worker in block 0 of this plan");
     }
 }
