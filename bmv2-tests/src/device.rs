@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
+use sgnn_netdev::p4tools::{self, NotServing};
 use softswitch::control::{NamedEntry, WriteKind};
 use softswitch::{Pipeline, Tables};
 use switch_ctl::backend::P4RuntimeTarget;
@@ -38,25 +38,15 @@ impl Drop for SwitchProcess {
 }
 
 fn wait_for_socket(path: &Path, child: &mut Child, log: &Path) -> Result<(), String> {
-    let start = Instant::now();
-    // The file appears at bind(), a moment before listen(): a connection in between is
-    // refused (seen on a loaded machine). Wait until one is accepted.
-    while std::os::unix::net::UnixStream::connect(path).is_err() {
-        if let Ok(Some(s)) = child.try_wait() {
-            return Err(format!(
-                "the switch exited with {s} before listening: {}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            ));
+    p4tools::wait_for_p4runtime(path, || {
+        child.try_wait().ok().flatten().map(|s| s.to_string())
+    })
+    .map_err(|e| match e {
+        NotServing::Exited { .. } => {
+            format!("{e}: {}", std::fs::read_to_string(log).unwrap_or_default())
         }
-        if start.elapsed() > Duration::from_secs(20) {
-            return Err(format!(
-                "no P4Runtime socket at {} after 20 s",
-                path.display()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
+        NotServing::Timeout { .. } => e.to_string(),
+    })
 }
 
 /// Starts `simple_switch_grpc` (no program yet) on the switch ends of `net`, with 8 priority
@@ -64,17 +54,13 @@ fn wait_for_socket(path: &Path, child: &mut Child, log: &Path) -> Result<(), Str
 pub fn start_bmv2(tools: &Tools, net: &TestNet, dir: &Path) -> Result<SwitchProcess, String> {
     let sock = dir.join("p4rt.sock");
     let log = dir.join("bmv2.log");
-    let mut cmd = net
-        .ns
-        .command(tools.simple_switch_grpc.to_str().expect("utf-8 path"));
-    cmd.arg("--no-p4");
-    for (i, ifname) in net.switch_ifaces.iter().enumerate() {
-        cmd.args(["-i", &format!("{i}@{ifname}")]);
-    }
-    cmd.args(["--thrift-port", "9090", "--"]);
-    cmd.arg("--grpc-server-addr")
-        .arg(format!("unix:{}", sock.display()));
-    cmd.args(["--priority-queues", "8"]);
+    let mut cmd = p4tools::bmv2_command(
+        &net.ns,
+        &tools.simple_switch_grpc,
+        &net.switch_ifaces,
+        &sock,
+        Some(9090),
+    );
     let f = std::fs::File::create(&log).map_err(|e| e.to_string())?;
     let mut child = cmd
         .stdout(f.try_clone().map_err(|e| e.to_string())?)

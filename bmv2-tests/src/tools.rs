@@ -1,7 +1,10 @@
-//! Finding p4c and simple_switch_grpc, and compiling the P4 program.
+//! Finding p4c and simple_switch_grpc (`sgnn_netdev::p4tools`, shared with
+//! `sgnn testbed --switch bmv2`), and compiling the P4 program.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use sgnn_netdev::p4tools::{self, BF_P4C, P4C, SIMPLE_SWITCH_GRPC};
 
 /// The external P4 tools, found on `PATH` or named by `P4C` and `SIMPLE_SWITCH_GRPC`.
 #[derive(Debug, Clone)]
@@ -23,32 +26,10 @@ pub struct Compiled {
     pub p4info_txt: PathBuf,
 }
 
-fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-    })
-}
-
-fn find(env: &str, name: &str) -> Result<PathBuf, String> {
-    match std::env::var_os(env) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            if p.is_file() {
-                Ok(p)
-            } else {
-                Err(format!("{env}={} is not a file", p.display()))
-            }
-        }
-        None => which(name).ok_or_else(|| format!("`{name}` is not on PATH and {env} is not set")),
-    }
-}
-
 /// The p4c driver alone (on `PATH` or `P4C`): enough to compile the program and check its
 /// P4Info, without a switch to run it on.
 pub fn find_p4c() -> Result<PathBuf, String> {
-    find("P4C", "p4c")
+    P4C.find().map_err(|e| e.to_string())
 }
 
 impl Tools {
@@ -56,7 +37,7 @@ impl Tools {
     pub fn find() -> Result<Tools, String> {
         Ok(Tools {
             p4c: find_p4c()?,
-            simple_switch_grpc: find("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")?,
+            simple_switch_grpc: SIMPLE_SWITCH_GRPC.find().map_err(|e| e.to_string())?,
         })
     }
 
@@ -94,13 +75,7 @@ pub fn compile(p4c: &Path, main_p4: &Path, out_dir: &Path) -> Result<Compiled, S
         p4info_bin: out_dir.join(format!("{stem}.p4info.bin")),
         p4info_txt: out_dir.join(format!("{stem}.p4info.txtpb")),
     };
-    let files = format!("{},{}", c.p4info_bin.display(), c.p4info_txt.display());
-    let out = Command::new(p4c)
-        .args(["--target", "bmv2", "--arch", "v1model", "--p4runtime-files"])
-        .arg(&files)
-        .arg("-o")
-        .arg(out_dir)
-        .arg(main_p4)
+    let out = p4tools::p4c_bmv2(p4c, main_p4, out_dir, &[&c.p4info_bin, &c.p4info_txt])
         .output()
         .map_err(|e| format!("running {}: {e}", p4c.display()))?;
     if !out.status.success() {
@@ -140,7 +115,7 @@ impl TofinoCompiler {
     /// Finds `bf-p4c`, or says how to provide it.
     pub fn find() -> Result<TofinoCompiler, String> {
         Ok(TofinoCompiler {
-            bf_p4c: find("BF_P4C", "bf-p4c")?,
+            bf_p4c: BF_P4C.find().map_err(|e| e.to_string())?,
         })
     }
 

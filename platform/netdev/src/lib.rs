@@ -17,12 +17,15 @@
 //!   UDP datapaths.
 //! - [`metrics_http`]: the `--metrics ADDR` endpoint, and [`cli_config`]: `--config FILE`,
 //!   of `softswitch` and `sgnn-hostd`.
+//! - [`p4tools`]: finding the P4 toolchain (`p4c`, `simple_switch_grpc`, `bf-p4c`) and
+//!   starting bmv2 in a namespace, for the bmv2 tests and `sgnn testbed --switch bmv2`.
 //!
 //! The software switch (`softswitch::ports`: many numbered ports) and the host daemon
 //! (`sgnn_transport::datapath`: one link to the switch) each keep their own trait over these
 //! (the two modules' docs say why).
 //!
-//! Everything here but [`capture`], [`poll`], [`mmsg`], [`bind_udp`] and [`set_socket_buffers`] needs
+//! Everything here but [`capture`], [`poll`], [`mmsg`], [`bind_udp`], [`set_socket_buffers`],
+//! [`metrics_http`], [`cli_config`] and finding tools ([`p4tools::P4Tool::find`]) needs
 //! `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says whether this process
 //! may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
 
@@ -35,6 +38,7 @@ pub mod dpdk_args;
 pub mod metrics_http;
 pub mod mmsg;
 mod netns;
+pub mod p4tools;
 pub mod poll;
 mod sockbuf;
 

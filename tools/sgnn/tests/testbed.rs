@@ -424,16 +424,14 @@ fn exact_sums_over_veths_in_namespaces_with_netem_loss() {
 
 #[test]
 fn exact_sums_with_bmv2_as_the_switch() {
-    let missing = ["p4c", "simple_switch_grpc"].into_iter().find(|t| {
-        let env = if *t == "p4c" {
-            "P4C"
-        } else {
-            "SIMPLE_SWITCH_GRPC"
-        };
-        std::env::var_os(env).is_none()
-            && !std::env::var_os("PATH")
-                .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(t).is_file()))
-    });
+    // Found as `sgnn testbed --switch bmv2` finds them (sgnn_netdev::p4tools).
+    let missing = [
+        sgnn_netdev::p4tools::P4C,
+        sgnn_netdev::p4tools::SIMPLE_SWITCH_GRPC,
+    ]
+    .into_iter()
+    .find(|t| t.find().is_err())
+    .map(|t| t.name);
     if let Some(t) = missing {
         sgnn_testkit::skipped(
             "testbed --switch bmv2",

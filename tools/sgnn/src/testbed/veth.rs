@@ -3,10 +3,10 @@
 //! switch where it is installed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
+use sgnn_netdev::p4tools::{self, P4Tool, ToolMissing, P4C, SIMPLE_SWITCH_GRPC};
 use sgnn_netdev::{can_create_namespaces, Netns, Veth};
 use softswitch::PortCount;
 use switch_ctl::Target;
@@ -101,19 +101,15 @@ impl Topology {
     }
 }
 
-fn tool(env: &str, name: &str) -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os(env) {
-        return Ok(PathBuf::from(p));
-    }
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join(name))
-                .find(|p| p.is_file())
-        })
-        .ok_or_else(|| {
-            anyhow!("--switch bmv2 needs `{name}` on PATH or {env} (build p4lang's p4c and behavioral-model outside this repository; see bmv2-tests/README.md)")
-        })
+/// `tool` on `PATH` or where its variable says (`sgnn_netdev::p4tools`, as the bmv2 tests
+/// find it).
+fn tool(tool: P4Tool) -> Result<PathBuf> {
+    tool.find().map_err(|e| match e {
+        ToolMissing::NotFound { name, env } => anyhow!(
+            "--switch bmv2 needs `{name}` on PATH or {env} (build p4lang's p4c and behavioral-model outside this repository; see bmv2-tests/README.md)"
+        ),
+        ToolMissing::NotAFile { .. } => anyhow!("--switch bmv2: {e}"),
+    })
 }
 
 /// The P4 program's top-level file in this checkout.
@@ -123,16 +119,11 @@ fn p4_main() -> PathBuf {
 
 /// Compiles `p4/` with p4c into `out/p4`; returns the P4Info and the bmv2 JSON.
 pub fn compile_p4(out: &Path) -> Result<(sgnn_p4rt::proto::p4::config::v1::P4Info, Vec<u8>)> {
-    let p4c = tool("P4C", "p4c")?;
+    let p4c = tool(P4C)?;
     let dir = out.join("p4");
     std::fs::create_dir_all(&dir)?;
     let info = dir.join("switchgnn.p4info.bin");
-    let o = Command::new(&p4c)
-        .args(["--target", "bmv2", "--arch", "v1model", "--p4runtime-files"])
-        .arg(&info)
-        .arg("-o")
-        .arg(&dir)
-        .arg(p4_main())
+    let o = p4tools::p4c_bmv2(&p4c, &p4_main(), &dir, &[&info])
         .output()
         .with_context(|| format!("running {}", p4c.display()))?;
     if !o.status.success() {
@@ -146,25 +137,13 @@ pub fn compile_p4(out: &Path) -> Result<(sgnn_p4rt::proto::p4::config::v1::P4Inf
 /// Starts `simple_switch_grpc` in the switch namespace with 8 priority queues and P4Runtime
 /// on a Unix socket in `out`; returns its supervisor index and P4Runtime address.
 pub fn start_bmv2(sup: &Supervisor, t: &Topology, out: &Path) -> Result<(usize, String)> {
-    let ssg = tool("SIMPLE_SWITCH_GRPC", "simple_switch_grpc")?;
+    let ssg = tool(SIMPLE_SWITCH_GRPC)?;
     let sock = out.join("p4runtime.sock");
     let _ = std::fs::remove_file(&sock);
-    let mut c = t.switch_ns.command(ssg.to_str().expect("utf-8 path"));
-    c.arg("--no-p4");
-    for (i, ifname) in t.switch_ifaces.iter().enumerate() {
-        c.args(["-i", &format!("{i}@{ifname}")]);
-    }
-    c.arg("--");
-    c.arg("--grpc-server-addr")
-        .arg(format!("unix:{}", sock.display()));
-    c.args(["--priority-queues", "8"]);
+    let c = p4tools::bmv2_command(&t.switch_ns, &ssg, &t.switch_ifaces, &sock, None);
     let (i, _) = sup.spawn("bmv2", c, &out.join("bmv2.log"), false)?;
-    let start = std::time::Instant::now();
-    while !sock.exists() {
-        if sup.try_wait(i).is_some() || start.elapsed().as_secs() > 20 {
-            bail!("bmv2 did not start: {}", sup.log_tail(i, 5));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    if p4tools::wait_for_p4runtime(&sock, || sup.try_wait(i).map(|s| s.to_string())).is_err() {
+        bail!("bmv2 did not start: {}", sup.log_tail(i, 5));
     }
     Ok((i, format!("unix:{}", sock.display())))
 }
