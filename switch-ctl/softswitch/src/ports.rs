@@ -686,20 +686,10 @@ impl EgressQueues {
 /// Sets ECN CE in `frame`'s IPv4 header (its DSCP kept, the checksum recomputed); false for
 /// a frame that is not IPv4.
 fn mark_ce(frame: &mut [u8]) -> bool {
-    let Ok(eth) = sgnn_wire::ethernet::Frame::new_checked(&mut frame[..]) else {
+    let Ok(mut f) = sgnn_wire::frame::Frame::new_checked(frame) else {
         return false;
     };
-    if eth.ethertype() != sgnn_wire::ethernet::ETHERTYPE_IPV4 {
-        return false;
-    }
-    let Ok(mut ip) =
-        sgnn_wire::ipv4::Packet::new_checked(&mut frame[sgnn_wire::ETHERNET_HEADER_LEN..])
-    else {
-        return false;
-    };
-    let dscp = ip.dscp();
-    ip.set_dscp_ecn(dscp, sgnn_wire::ipv4::ECN_CE);
-    ip.fill_checksum();
+    f.set_ecn_ce();
     true
 }
 

@@ -235,8 +235,7 @@ impl Engine {
         self.last_progress = now;
         // Retransmissions of the block not sent yet are stale now (the switch would drop
         // them): unsent, they take no number, so they leave no gap.
-        self.queues[TrafficClass::Recovery.index()]
-            .retain(|f| !super::recovery::is_numbered_data(f));
+        self.queues[TrafficClass::Recovery.index()].retain(|q| !q.is_numbered_data());
         tracing::info!(
             "worker {}: block {b} of round {} advanced by the switch",
             self.view.worker,

@@ -54,6 +54,7 @@ use block::BlockState;
 use host_based::HostState;
 use round::RoundData;
 use startup::Probe;
+use transmit::Queued;
 
 /// `dst_id` of the baseline's feature frames and the switch's replicas: "every neighbour of
 /// `src` on the receiver".
@@ -230,7 +231,8 @@ pub struct Engine {
     /// one, or 0 until the switch's answer to the start-up probe tells it.
     job: u16,
     rate: RateController,
-    queues: [VecDeque<Vec<u8>>; 5],
+    /// Per traffic class, the frames waiting to leave, each beside its header.
+    queues: [VecDeque<Queued>; 5],
     t0: u64,
     probe: Probe,
     /// When to probe the switch again while a block makes no progress (a switch that
@@ -427,7 +429,7 @@ impl Engine {
             if class == TrafficClass::Data {
                 break;
             }
-            let Some(len) = self.queues[class.index()].front().map(|f| f.len()) else {
+            let Some(len) = self.queues[class.index()].front().map(|q| q.frame.len()) else {
                 continue;
             };
             if self.probing() {
@@ -440,12 +442,12 @@ impl Engine {
             if !self.rate.try_send(now, sgnn_wire::wire_bytes(len)) {
                 return None;
             }
-            let mut f = self.queues[class.index()]
+            let mut q = self.queues[class.index()]
                 .pop_front()
                 .expect("front exists");
-            self.stats.sent.get_mut(class).add(f.len());
-            self.number_data(now, class, &mut f);
-            return Some((class, f));
+            self.stats.sent.get_mut(class).add(q.frame.len());
+            self.number_data(now, class, &mut q);
+            return Some((class, q.frame));
         }
         if self.probing() {
             return None;
@@ -453,15 +455,15 @@ impl Engine {
         if self.queues[TrafficClass::Data.index()].is_empty() {
             self.generate_data();
         }
-        let len = self.queues[TrafficClass::Data.index()].front()?.len();
+        let len = self.queues[TrafficClass::Data.index()].front()?.frame.len();
         if !self.rate.try_send(now, sgnn_wire::wire_bytes(len)) {
             return None;
         }
-        let mut f = self.queues[TrafficClass::Data.index()].pop_front()?;
-        self.stats.sent.data.add(f.len());
-        self.number_data(now, TrafficClass::Data, &mut f);
+        let mut q = self.queues[TrafficClass::Data.index()].pop_front()?;
+        self.stats.sent.data.add(q.frame.len());
+        self.number_data(now, TrafficClass::Data, &mut q);
         self.after_first_transmission(now);
-        Some((TrafficClass::Data, f))
+        Some((TrafficClass::Data, q.frame))
     }
 
     /// When the engine next needs [`Engine::handle_timeout`] or [`Engine::poll_transmit`].
@@ -476,7 +478,7 @@ impl Engine {
         let next_len = TrafficClass::ALL
             .iter()
             .filter(|c| !probing || **c == TrafficClass::Control)
-            .find_map(|c| self.queues[c.index()].front().map(|f| f.len()))
+            .find_map(|c| self.queues[c.index()].front().map(|q| q.frame.len()))
             .or_else(|| (!probing && self.data_pending()).then_some(sgnn_wire::DATA_FRAME_LEN));
         if let Some(len) = next_len {
             at(self.rate.ready_at(now, sgnn_wire::wire_bytes(len)));

@@ -17,26 +17,15 @@
 //! - The baseline's fetch timer and final barrier, and answering peers' fetches.
 
 use sgnn_wire::addressing::worker_ip;
-use sgnn_wire::recovery::{unpack_range, PULL_GONE, SEQ_PROBE, SEQ_VALID};
-use sgnn_wire::sgnn::{Packet, Repr};
-use sgnn_wire::{PacketType, ALL_NEIGHBOURS, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN};
+use sgnn_wire::recovery::{unpack_range, PULL_GONE, SEQ_PROBE};
+use sgnn_wire::sgnn::Repr;
+use sgnn_wire::{PacketType, ALL_NEIGHBOURS};
 
 use super::block::BlockState;
+use super::transmit::Queued;
 use super::{Engine, Phase};
 use crate::class::TrafficClass;
 use crate::view::WorkerView;
-
-/// Whether `f` is a Data frame that takes a number when it leaves (`SEQ_VALID` in `dst_id`).
-pub(super) fn is_numbered_data(f: &[u8]) -> bool {
-    let Some(h) = f.get(ETHERNET_HEADER_LEN + IPV4_HEADER_LEN..) else {
-        return false;
-    };
-    let Ok(p) = Packet::new_checked(h) else {
-        return false;
-    };
-    matches!(PacketType::from_u8(p.type_nibble()), Ok(PacketType::Data))
-        && p.dst_id() & SEQ_VALID != 0
-}
 
 /// Where number `n` is in the block's log: the latest frame sent with that number in this
 /// block, if any (numbers before the block's first are not).
@@ -117,15 +106,14 @@ impl Engine {
 
     /// A frame leaves: a Data frame of the running block takes the next number and goes in
     /// the block's log; after the block's last one, the tail probe follows.
-    pub(super) fn number_data(&mut self, now: u64, class: TrafficClass, f: &mut [u8]) {
-        if !is_numbered_data(f) {
+    pub(super) fn number_data(&mut self, now: u64, class: TrafficClass, q: &mut Queued) {
+        if !q.is_numbered_data() {
             return;
         }
         let n = self.seq;
         self.seq = n.wrapping_add(1);
-        let mut p = Packet::new_unchecked(&mut f[ETHERNET_HEADER_LEN + IPV4_HEADER_LEN..]);
-        p.set_dst_id(SEQ_VALID | n as u32);
-        let (src, g) = (p.src_id(), p.segment() as usize);
+        q.set_seq(n);
+        let (src, g) = (q.sgnn.src_id, q.sgnn.segment as usize);
         let segs = self.segs();
         let view = self.view.clone();
         let Phase::Block(bs) = &mut self.phase else {

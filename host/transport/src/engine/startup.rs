@@ -6,7 +6,7 @@
 
 use sgnn_wire::addressing::worker_ip;
 use sgnn_wire::sgnn::Repr;
-use sgnn_wire::{FrameRepr, PacketType, PEER_HELLO, PROBE_DST};
+use sgnn_wire::{PacketType, PEER_HELLO, PROBE_DST};
 
 use super::{Engine, Mode, Phase, HEALTH_PROBES_UNANSWERED};
 use crate::class::TrafficClass;
@@ -180,8 +180,7 @@ impl Engine {
                 Probe::Done
             };
             self.last_progress = now;
-            self.queues[TrafficClass::Control.index()]
-                .retain(|f| !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.is_probe()));
+            self.queues[TrafficClass::Control.index()].retain(|q| !q.sgnn.is_probe());
             self.check_peers(now);
         }
     }
@@ -255,8 +254,9 @@ impl Engine {
         if matches!(self.probe, Probe::Peers { .. }) && self.heard.iter().all(|&h| h) {
             self.probe = Probe::Done;
             self.last_progress = now;
-            self.queues[TrafficClass::Control.index()].retain(|f| {
-                !matches!(FrameRepr::parse(f), Ok((r, _)) if r.sgnn.dst_id == PEER_HELLO && r.sgnn.packet_type == PacketType::Ack && r.sgnn.segment == 0)
+            self.queues[TrafficClass::Control.index()].retain(|q| {
+                let s = &q.sgnn;
+                !(s.dst_id == PEER_HELLO && s.packet_type == PacketType::Ack && s.segment == 0)
             });
         }
     }

@@ -2,6 +2,7 @@
 //! traffic class, into the class's queue), and choosing the next first transmission of the
 //! running exchange.
 
+use sgnn_wire::recovery::SEQ_VALID;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{ethernet, ipv4, FrameRepr, PacketType, LANES};
 
@@ -9,6 +10,30 @@ use super::{Engine, Phase};
 
 /// Frame buffers an engine keeps for reuse ([`Engine::recycle`]): a burst's worth.
 const SPARE_BUFFERS: usize = 512;
+
+/// A frame in a transmit queue, beside the SwitchGNN header it was built from: numbering,
+/// pacing and the queues' filters read the header here instead of parsing the bytes.
+#[derive(Debug)]
+pub(super) struct Queued {
+    /// The frame's SwitchGNN header, as emitted (and as numbered: [`Queued::set_seq`]).
+    pub(super) sgnn: Repr,
+    /// The frame.
+    pub(super) frame: Vec<u8>,
+}
+
+impl Queued {
+    /// Whether this is a Data frame that takes a number when it leaves (`SEQ_VALID` in
+    /// `dst_id`).
+    pub(super) fn is_numbered_data(&self) -> bool {
+        self.sgnn.packet_type == PacketType::Data && self.sgnn.dst_id & SEQ_VALID != 0
+    }
+
+    /// Numbers the frame: transmission number `n` in `dst_id`, in the header and the bytes.
+    pub(super) fn set_seq(&mut self, n: u16) {
+        self.sgnn.dst_id = SEQ_VALID | n as u32;
+        sgnn_wire::frame::Frame::new_unchecked(&mut self.frame[..]).set_seq(n);
+    }
+}
 use crate::class::TrafficClass;
 
 impl Engine {
@@ -42,7 +67,10 @@ impl Engine {
         buf.resize(repr.frame_len(), 0);
         repr.emit(lanes, &mut buf)
             .expect("the engine only builds well-formed frames");
-        self.queues[class.index()].push_back(buf);
+        self.queues[class.index()].push_back(Queued {
+            sgnn: s,
+            frame: buf,
+        });
     }
 
     /// Takes back a frame buffer [`Engine::poll_transmit`] handed out, once the datapath sent

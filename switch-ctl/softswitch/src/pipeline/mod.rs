@@ -57,7 +57,7 @@ mod recovery;
 mod switch_config;
 
 use rand::SeedableRng;
-use sgnn_wire::frame::FrameRepr;
+use sgnn_wire::frame::{Frame, FrameRepr};
 use sgnn_wire::{PacketType, LANES};
 
 use sgnn_switch::recovery::SeqOutcome;
@@ -294,15 +294,13 @@ impl Pipeline {
             PacketType::Ack if repr.sgnn.dst_id == sgnn_wire::PROBE_DST => {
                 // A daemon's start-up probe: forwarded with the plan tag in src_id and the
                 // block the switch is at in round and block_id.
-                let mut f = frame.to_vec();
-                let mut p = sgnn_wire::sgnn::Packet::new_unchecked(
-                    &mut f[sgnn_wire::ETHERNET_HEADER_LEN + sgnn_wire::IPV4_HEADER_LEN..],
-                );
+                let mut f = Frame::new_unchecked(frame.to_vec());
+                let mut p = f.sgnn_mut();
                 p.set_src_id(self.config.plan_tag);
                 p.set_round(self.regs.sync_round);
                 p.set_block_id(self.regs.sync_block);
                 p.set_job(self.config.job);
-                self.forward(repr.ip.dst, repr.ip.dscp, f, out)
+                self.forward(repr.ip.dst, repr.ip.dscp, f.into_inner(), out)
             }
             PacketType::Ack | PacketType::FetchReq | PacketType::Bypass => {
                 self.forward(repr.ip.dst, repr.ip.dscp, frame.to_vec(), out)

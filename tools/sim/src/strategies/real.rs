@@ -33,7 +33,8 @@ use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::rate::{Pacing, RateConfig};
 use sgnn_transport::WorkerView;
 use sgnn_wire::codec::FixedPoint;
-use sgnn_wire::{ipv4, wire_bytes, PacketType, ETHERNET_HEADER_LEN};
+use sgnn_wire::frame::Frame;
+use sgnn_wire::{wire_bytes, PacketType};
 use softswitch::{Emitted, Pipeline, Recirculation, SwitchConfig, Tables};
 
 use super::SwitchCounters;
@@ -621,8 +622,7 @@ impl<'p> RealTraffic<'p> {
             let (kind, block, count) = kind_of(&e.frame);
             let mut at = t;
             // What this switch built (a leaf forwards the spines' Results too).
-            let ip_src = ETHERNET_HEADER_LEN + 12..ETHERNET_HEADER_LEN + 16;
-            let built = e.frame.get(ip_src) == Some(&own_ip[..]);
+            let built = Frame::new_checked(&e.frame[..]).is_ok_and(|f| f.ipv4().src() == own_ip);
             // A switch builds Data only as a leaf's partial.
             let sum = built && (kind == Kind::Result || kind == Kind::Data);
             if sum && self.cfg.harvest_passes > 0 && count > 1 {
@@ -812,12 +812,8 @@ impl App for RealTraffic<'_> {
         let mut frame = self.frames.take(pkt.a);
         if pkt.ecn {
             // The egress queue was over the ECN threshold: CE, as an AQM marks.
-            if let Some(ip) = frame.get_mut(ETHERNET_HEADER_LEN..) {
-                if let Ok(mut p) = ipv4::Packet::new_checked(ip) {
-                    let dscp = p.dscp();
-                    p.set_dscp_ecn(dscp, ipv4::ECN_CE);
-                    p.fill_checksum();
-                }
+            if let Ok(mut f) = Frame::new_checked(&mut frame[..]) {
+                f.set_ecn_ce();
             }
         }
         if self.error.is_some() {
