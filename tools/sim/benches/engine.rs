@@ -1,5 +1,7 @@
-//! Per-core rates of the transport engine with a null datapath (issue 32): no socket, no
-//! clock, one core. Frames the engine emits are counted and dropped; frames fed to it were
+//! Per-core rates of the transport engine (`sgnn-transport`) with a null datapath (issue 32):
+//! no socket, no clock, one core. Here, beside the simulator's harness, because it plans with
+//! the planner and loads the software switch: the transport itself depends on nothing of
+//! switch-ctl's, even for benches. Frames the engine emits are counted and dropped; frames fed to it were
 //! built beforehand.
 //!
 //! The graph is the README's main command's (R-MAT 2^12, edge factor 8, 4 workers, 64 values
@@ -26,7 +28,7 @@
 //! Throughput is frames; `ns per frame` is the time over the frames.
 //!
 //! ```sh
-//! cargo bench -p sgnn-transport --bench engine -- --measurement-time 3 --warm-up-time 1
+//! cargo bench -p sgnn-sim --bench engine -- --measurement-time 3 --warm-up-time 1
 //! ```
 
 use std::hint::black_box;
