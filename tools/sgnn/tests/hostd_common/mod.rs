@@ -1,5 +1,6 @@
-//! Shared by the end-to-end tests: the test plan, the softswitch binary, process helpers and
-//! the independent check of a cluster's output.
+//! Shared by the daemon's end-to-end tests (`hostd_*.rs`; they were host/hostd's, here because
+//! they plan with the planner and start the software switch): the test plan, the `sgnn-hostd`
+//! and `softswitch` binaries, process helpers and the independent check of a cluster's output.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -88,6 +89,37 @@ pub fn softswitch_bin() -> PathBuf {
     }
     assert!(bin.exists(), "{} missing", bin.display());
     bin
+}
+
+/// The sgnn-hostd binary of this target directory, built on demand (`cargo build -p
+/// sgnn-hostd`, with DPDK if this package has its `dpdk` feature) once per test process, so it
+/// is as fresh as the test (its own package's tests could name it with
+/// `CARGO_BIN_EXE_sgnn-hostd`; these cannot).
+pub fn hostd_bin() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let _g = BUILD.lock().unwrap();
+            let bin = target_dir().join("sgnn-hostd");
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let root = target_dir().parent().unwrap().to_path_buf();
+            let features: &[&str] = if cfg!(feature = "dpdk") {
+                &["--features", "dpdk"]
+            } else {
+                &[]
+            };
+            let st = Command::new(cargo)
+                .args(["build", "-p", "sgnn-hostd", "--bin", "sgnn-hostd"])
+                .args(features)
+                .env("CARGO_TARGET_DIR", &root)
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("running cargo to build sgnn-hostd");
+            assert!(st.success(), "cargo build -p sgnn-hostd failed");
+            assert!(bin.exists(), "{} missing", bin.display());
+            bin
+        })
+        .clone()
 }
 
 /// An R-MAT scale-8 plan for 4 workers and a 16 KB switch (several blocks), saved in `dir`.

@@ -1,5 +1,5 @@
 //! Four real `sgnn-hostd` processes and the real `softswitch` over the datapaths other than
-//! UDP, each at 0%, 1% and 5% simulated drop, with exact sums checked as in `e2e.rs`:
+//! UDP, each at 0%, 1% and 5% simulated drop, with exact sums checked as in `hostd_e2e.rs`:
 //!
 //! - (a) DPDK to DPDK: the switch has one `net_memif` server per worker, each daemon one
 //!   memif client; socket files in a temporary directory; no kernel in the path.
@@ -21,8 +21,8 @@ use std::time::Duration;
 use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_netdev::{can_create_namespaces, Netns, Veth};
 
-mod common;
-use common::*;
+mod hostd_common;
+use hostd_common::*;
 
 /// Children killed (and reaped) when the guard goes, whatever happened.
 struct Kids(Vec<(String, Child)>);
@@ -120,7 +120,7 @@ fn run_cluster(setup: &Setup, drop: f64) {
         let (dp, eal) = (setup.host_datapath)(w);
         let child = setup
             .net
-            .host_cmd(w, Path::new(env!("CARGO_BIN_EXE_sgnn-hostd")))
+            .host_cmd(w, &hostd_bin())
             .arg("--plan")
             .arg(&plan_dir)
             .args(["--worker-id", &w.to_string()])

@@ -2,7 +2,7 @@
 //!
 //! The softswitch binary belongs to another package; it is built on demand (`cargo build -p
 //! softswitch`) into this test's target directory if it is not there yet. The same cluster
-//! over AF_PACKET and DPDK datapaths is in `datapaths.rs`.
+//! over AF_PACKET and DPDK datapaths is in `hostd_datapaths.rs`.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -16,8 +16,8 @@ use sgnn_ipc::{self as ipc, Reply, Request};
 use sgnn_transport::reference::reference_sums;
 use sgnn_transport::{Direction, WorkerView};
 
-mod common;
-use common::*;
+mod hostd_common;
+use hostd_common::*;
 
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -64,7 +64,7 @@ impl Testbed {
     }
 
     fn hostd(&self, plan: &Path, w: usize, extra: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sgnn-hostd"));
+        let mut c = Command::new(hostd_bin());
         c.arg("--plan")
             .arg(plan)
             .args(["--worker-id", &w.to_string()])
@@ -217,7 +217,7 @@ fn refuses_a_plan_that_does_not_fit() {
         ("0", vec!["--feature-dim", "100"], "re-plan"),
         ("0", vec!["--switch-mem", "1024"], "--switch-mem 1024"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_sgnn-hostd"))
+        let out = Command::new(hostd_bin())
             .arg("--plan")
             .arg(&plan_dir)
             .args(["--worker-id", id])
@@ -369,7 +369,7 @@ fn config_file_and_check() {
     )
     .unwrap();
     let run = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_sgnn-hostd"))
+        Command::new(hostd_bin())
             .arg("--config")
             .arg(&cfg)
             .args(extra)

@@ -15,8 +15,8 @@ use sgnn_graph::Features;
 use sgnn_ipc::{self as ipc, Reply, Request};
 use sgnn_transport::Direction;
 
-mod common;
-use common::*;
+mod hostd_common;
+use hostd_common::*;
 
 fn free_port() -> u16 {
     UdpSocket::bind("127.0.0.1:0")
@@ -106,7 +106,7 @@ fn metrics_are_live_and_agree_with_the_stats_json() {
         .collect();
     let mut kids: Vec<Child> = (0..WORKERS)
         .map(|w| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_sgnn-hostd"));
+            let mut c = Command::new(hostd_bin());
             c.arg("--plan")
                 .arg(&plan_dir)
                 .args(["--worker-id", &w.to_string()])
