@@ -108,6 +108,22 @@ fn swarm_of_seeds_keeps_every_invariant() {
     );
 }
 
+/// Seed 4786 (found by the swarm): a health probe sent at block 1 is answered by the switch
+/// at block 1, and the answer reaches the worker after it moved to block 2. That is no
+/// restart: an answer only shows the switch at or after where the worker was when it sent
+/// the probe (it used to stop with "the switch restarted or was reloaded mid-run").
+#[test]
+fn seed_4786_a_late_health_probe_answer_is_no_restart() {
+    let plans = plans();
+    let summary = swarm(4786..4787, &plans, &quick_cfg(), REPRODUCE, true);
+    assert_eq!(summary.runs, 1);
+    assert!(
+        summary.failures.is_empty(),
+        "seed 4786: {:?}",
+        summary.failures
+    );
+}
+
 /// The same seed draws the same scenario and gives the same run, event for event.
 #[test]
 fn a_seed_gives_one_run() {

@@ -240,6 +240,11 @@ pub struct Engine {
     health_at: u64,
     /// Health probes sent since the switch last answered one.
     health_unanswered: u32,
+    /// The (round, block) this worker was at when it sent the oldest health probe whose
+    /// answer (or a late duplicate of it) may still arrive, and until when that may be: an
+    /// answer shows the switch at or after the position its probe was sent from, so only a
+    /// switch behind this floor went back (`check_switch_mid_run`).
+    health_floor: Option<((u16, u16), u64)>,
     /// The round running, or the next one when idle.
     round: u16,
     phase: Phase,
@@ -293,6 +298,7 @@ impl Engine {
             probe,
             health_at: 0,
             health_unanswered: 0,
+            health_floor: None,
             round: 0,
             phase: Phase::Idle,
             cur: None,

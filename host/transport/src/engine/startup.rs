@@ -101,6 +101,13 @@ impl Engine {
             self.health_at = now + self.cfg.probe_interval_ns;
             self.health_unanswered += 1;
             self.stats.health_probes += 1;
+            // The first probe since the floor lapsed sets it; every probe keeps it for a
+            // stall timeout more (its answer, or a duplicate, may come that late).
+            let floor = match self.health_floor {
+                Some((at, until)) if now < until => Some(at),
+                _ => self.position(),
+            };
+            self.health_floor = floor.map(|at| (at, now + self.cfg.stall_timeout_ns));
             self.send_probe();
         }
         Ok(())
@@ -139,7 +146,7 @@ impl Engine {
             }
         }
         if self.cfg.mode == Mode::SwitchGnn && !starting {
-            self.check_switch_mid_run(s);
+            self.check_switch_mid_run(now, s);
             return;
         }
         if self.cfg.mode == Mode::SwitchGnn && s.src_id != self.view.plan_tag {
@@ -185,19 +192,30 @@ impl Engine {
         }
     }
 
-    /// A health probe's answer (sent while a block makes no progress): a switch that lost
-    /// this plan's tables, or whose synchronisation is behind this worker's block, restarted
-    /// (or was reloaded) mid-run; the partial sums it held are gone, so the job stops with a
-    /// message instead of stalling.
-    fn check_switch_mid_run(&mut self, s: &Repr) {
-        let mine = match &self.phase {
+    /// The (round, block) this worker is at, in a block.
+    fn position(&self) -> Option<(u16, u16)> {
+        match &self.phase {
             Phase::Block(bs) => Some((self.cur_round(), bs.b as u16)),
             _ => None,
-        };
+        }
+    }
+
+    /// A health probe's answer (sent while a block makes no progress): a switch that lost
+    /// this plan's tables, or whose synchronisation is behind the block this worker was at
+    /// when it sent the oldest probe that may still be answering (`health_floor`), restarted
+    /// (or was reloaded) mid-run; the partial sums it held are gone, so the job stops with a
+    /// message instead of stalling. Not behind this worker's current block: the answer may
+    /// have been delayed, overtaken or duplicated on the way while this worker moved on (it
+    /// moves on only after the switch did).
+    fn check_switch_mid_run(&mut self, now: u64, s: &Repr) {
+        let mine = self.position();
+        let floor = self
+            .health_floor
+            .and_then(|(at, until)| (now < until).then_some(at));
         // A switch loaded again has a new job value (unless the same was given again).
         let tag_lost = s.src_id != self.view.plan_tag || s.job != self.job;
         // Rounds wrap at 2^16: "behind" is up to half the range behind.
-        let behind = mine.is_some_and(|(r, b)| {
+        let behind = floor.is_some_and(|(r, b)| {
             let d = r.wrapping_sub(s.round);
             (d != 0 && d < 0x8000) || (d == 0 && s.block_id < b)
         });
