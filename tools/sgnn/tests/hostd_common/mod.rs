@@ -65,61 +65,45 @@ fn target_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
-/// The softswitch binary of this target directory, built on demand (`cargo build -p
-/// softswitch`, with DPDK if this package has its `dpdk` feature) if it is not there yet.
-pub fn softswitch_bin() -> PathBuf {
+/// `cargo build -p <package> --bin <package>` into this target directory (with DPDK if this
+/// package has its `dpdk` feature); returns the binary.
+fn cargo_build(package: &str) -> PathBuf {
     let _g = BUILD.lock().unwrap();
-    let bin = target_dir().join("softswitch");
-    if !bin.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let root = target_dir().parent().unwrap().to_path_buf();
-        let features: &[&str] = if cfg!(feature = "dpdk") {
-            &["--features", "dpdk"]
-        } else {
-            &[]
-        };
-        let st = Command::new(cargo)
-            .args(["build", "-p", "softswitch", "--bin", "softswitch"])
-            .args(features)
-            .env("CARGO_TARGET_DIR", &root)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("running cargo to build softswitch");
-        assert!(st.success(), "cargo build -p softswitch failed");
-    }
+    let bin = target_dir().join(package);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let root = target_dir().parent().unwrap().to_path_buf();
+    let features: &[&str] = if cfg!(feature = "dpdk") {
+        &["--features", "dpdk"]
+    } else {
+        &[]
+    };
+    let st = Command::new(cargo)
+        .args(["build", "-p", package, "--bin", package])
+        .args(features)
+        .env("CARGO_TARGET_DIR", &root)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap_or_else(|e| panic!("running cargo to build {package}: {e}"));
+    assert!(st.success(), "cargo build -p {package} failed");
     assert!(bin.exists(), "{} missing", bin.display());
     bin
 }
 
-/// The sgnn-hostd binary of this target directory, built on demand (`cargo build -p
-/// sgnn-hostd`, with DPDK if this package has its `dpdk` feature) once per test process, so it
-/// is as fresh as the test (its own package's tests could name it with
+/// The softswitch binary of this target directory, built on demand if it is not there yet.
+pub fn softswitch_bin() -> PathBuf {
+    let bin = target_dir().join("softswitch");
+    if bin.exists() {
+        return bin;
+    }
+    cargo_build("softswitch")
+}
+
+/// The sgnn-hostd binary of this target directory, built once per test process (a no-op when
+/// fresh), so it is as fresh as the test (its own package's tests could name it with
 /// `CARGO_BIN_EXE_sgnn-hostd`; these cannot).
 pub fn hostd_bin() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let _g = BUILD.lock().unwrap();
-            let bin = target_dir().join("sgnn-hostd");
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let root = target_dir().parent().unwrap().to_path_buf();
-            let features: &[&str] = if cfg!(feature = "dpdk") {
-                &["--features", "dpdk"]
-            } else {
-                &[]
-            };
-            let st = Command::new(cargo)
-                .args(["build", "-p", "sgnn-hostd", "--bin", "sgnn-hostd"])
-                .args(features)
-                .env("CARGO_TARGET_DIR", &root)
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("running cargo to build sgnn-hostd");
-            assert!(st.success(), "cargo build -p sgnn-hostd failed");
-            assert!(bin.exists(), "{} missing", bin.display());
-            bin
-        })
-        .clone()
+    BUILT.get_or_init(|| cargo_build("sgnn-hostd")).clone()
 }
 
 /// An R-MAT scale-8 plan for 4 workers and a 16 KB switch (several blocks), saved in `dir`.
