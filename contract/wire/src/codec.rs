@@ -144,12 +144,42 @@ impl FixedPoint {
             *d = s as f32 * inv;
         }
     }
+
+    /// [`FixedPoint::decode`] appending to `dst`, value for value the same: a round's sums
+    /// are decoded into a vector that is never zeroed first.
+    pub fn decode_extend(&self, src: &[i32], dst: &mut Vec<f32>) {
+        let inv = 1.0 / self.scale();
+        dst.extend(src.iter().map(|&s| s as f32 * inv));
+    }
 }
 
 /// `acc[i] += x[i]` with saturation; returns how many lanes saturated. This is the addition
-/// the switch's aggregators and the hosts perform.
+/// the switch's aggregators and the hosts perform. A host adds every raw vertex it receives
+/// into each of its local neighbours, the largest share of its receive path, so on x86-64
+/// CPUs with AVX2 (checked once at run time) the same loop runs 8 lanes per instruction
+/// instead of SSE2's 4; the result is the same lane for lane.
+#[inline]
 pub fn accumulate(acc: &mut [i32], x: &[i32]) -> usize {
     assert_eq!(acc.len(), x.len(), "accumulate: length mismatch");
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `accumulate_avx2` only needs the AVX2 instructions, which the CPU was just
+        // found to have; its arguments are the same checked slices.
+        return unsafe { accumulate_avx2(acc, x) };
+    }
+    accumulate_lanes(acc, x)
+}
+
+/// [`accumulate`]'s loop compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2(acc: &mut [i32], x: &[i32]) -> usize {
+    accumulate_lanes(acc, x)
+}
+
+/// The saturating lane-wise addition, written branch-free so it vectorises.
+#[inline(always)]
+fn accumulate_lanes(acc: &mut [i32], x: &[i32]) -> usize {
     let mut saturated = 0u32;
     for (a, &b) in acc.iter_mut().zip(x) {
         let s = a.wrapping_add(b);
@@ -195,6 +225,57 @@ mod tests {
         let mut acc = [i32::MAX - 1, i32::MIN + 1, 5];
         assert_eq!(accumulate(&mut acc, &[5, -5, 5]), 2);
         assert_eq!(acc, [i32::MAX, i32::MIN, 10]);
+    }
+
+    /// The vectorised loops (SSE2, and AVX2 where the CPU has it) against a plain scalar
+    /// clamp in 64 bits, on lengths around the vector widths and values near both limits.
+    #[test]
+    fn accumulate_equals_a_scalar_clamp_lane_for_lane() {
+        let mut z = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            z ^= z << 13;
+            z ^= z >> 7;
+            z ^= z << 17;
+            z
+        };
+        let value = |r: u64| match r % 4 {
+            0 => i32::MAX - (r >> 40) as i32 % 8,
+            1 => i32::MIN + (r >> 40) as i32 % 8,
+            2 => (r >> 32) as i32,
+            _ => ((r >> 32) as i32) >> 8,
+        };
+        for len in [1, 3, 4, 7, 8, 9, 31, 32, 33, 64] {
+            for _ in 0..300 {
+                let acc: Vec<i32> = (0..len).map(|_| value(next())).collect();
+                let x: Vec<i32> = (0..len).map(|_| value(next())).collect();
+                let mut want = acc.clone();
+                let mut want_sat = 0;
+                for (a, &b) in want.iter_mut().zip(&x) {
+                    let s = *a as i64 + b as i64;
+                    let c = s.clamp(i32::MIN as i64, i32::MAX as i64);
+                    want_sat += (c != s) as usize;
+                    *a = c as i32;
+                }
+                let mut got = acc.clone();
+                assert_eq!(accumulate(&mut got, &x), want_sat);
+                assert_eq!(got, want, "accumulate, {len} lanes");
+                let mut got = acc.clone();
+                assert_eq!(accumulate_lanes(&mut got, &x), want_sat);
+                assert_eq!(got, want, "the portable loop, {len} lanes");
+            }
+        }
+    }
+
+    #[test]
+    fn decode_extend_appends_what_decode_writes() {
+        let f = FixedPoint::new(12, 1);
+        let src = [0, 1, -1, 4096, -4096, i32::MAX, i32::MIN, 123_456];
+        let mut want = [0f32; 8];
+        f.decode(&src, &mut want);
+        let mut got = vec![7.5f32];
+        f.decode_extend(&src, &mut got);
+        assert_eq!(got[0], 7.5);
+        assert_eq!(&got[1..], &want[..]);
     }
 
     #[test]

@@ -35,15 +35,15 @@ mod field {
 pub const ECN_CE: u8 = 3;
 
 /// RFC 1071 ones' complement sum of a header, with the checksum field included.
+#[inline]
 pub fn checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = 0;
-    for c in header.chunks(2) {
-        let w = if c.len() == 2 {
-            u16::from_be_bytes([c[0], c[1]])
-        } else {
-            u16::from_be_bytes([c[0], 0])
-        };
-        sum += w as u32;
+    let words = header.chunks_exact(2);
+    if let [last] = words.remainder() {
+        sum += u16::from_be_bytes([*last, 0]) as u32;
+    }
+    for c in words {
+        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
     }
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);

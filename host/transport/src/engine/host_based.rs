@@ -73,8 +73,16 @@ impl Engine {
     }
 
     /// A baseline raw contribution (a peer's feature frame or its answer to a fetch), checked
-    /// by [`Engine::on_raw`]: added once per segment into every local neighbour of it.
-    pub(super) fn on_host_raw(&mut self, now: u64, s: &Repr, lanes: &[i32; LANES]) {
+    /// by [`Engine::on_raw`]: added once per segment into every local neighbour of it. `at` is
+    /// the source's position in `host_based.consumers`, whose keys are `needs`' vertices in
+    /// the same order, so it is also the source's index in `needs`.
+    pub(super) fn on_host_raw(
+        &mut self,
+        now: u64,
+        s: &Repr,
+        lanes: &[i32; LANES],
+        at: Option<usize>,
+    ) {
         let view = self.view.clone();
         let segs = self.segs();
         let g = s.segment;
@@ -83,14 +91,11 @@ impl Engine {
             self.stats.unexpected += 1;
             return;
         };
-        let Ok(need) = view
-            .host_based
-            .needs
-            .binary_search_by_key(&src, |n| n.vertex)
-        else {
+        let Some(need) = at else {
             self.stats.unexpected += 1;
             return;
         };
+        debug_assert_eq!(view.host_based.needs[need].vertex, src);
         // Past the exchange (the round's barrier) every segment it needed has arrived.
         let Phase::Host(hs) = &mut self.phase else {
             self.stats.raw_duplicate += 1;

@@ -238,7 +238,10 @@ impl Engine {
             return;
         }
         let src = s.src_id;
-        if !view.host_based.consumers.contains_key(src) && !view.partials_in.contains(&src) {
+        // The source's place among the remote vertices with neighbours here: found once and
+        // handed on, so the handlers below index its neighbours without a second search.
+        let at = view.host_based.consumers.position(src);
+        if at.is_none() && !view.partials_in.contains(&src) {
             // Not a remote neighbour of any vertex here, nor a partial for one.
             self.stats.unexpected += 1;
             return;
@@ -248,7 +251,7 @@ impl Engine {
             return;
         };
         match self.cfg.mode {
-            Mode::SwitchGnn if s.dst_id == ALL_NEIGHBOURS => self.on_replica(now, s, lanes),
+            Mode::SwitchGnn if s.dst_id == ALL_NEIGHBOURS => self.on_replica(now, s, lanes, at),
             Mode::SwitchGnn => {
                 // Only remote sources that feed some destination here in some block are ours
                 // to cache (validated against the current block below).
@@ -282,7 +285,7 @@ impl Engine {
                     self.stats.raw_duplicate += 1;
                 }
             }
-            Mode::HostBased => self.on_host_raw(now, s, lanes),
+            Mode::HostBased => self.on_host_raw(now, s, lanes, at),
         }
     }
 
@@ -305,8 +308,9 @@ impl Engine {
     }
 
     /// A replicated raw vertex (the switch's copy, or its owner's answer to a fetch): added
-    /// once per segment into every local neighbour of it.
-    fn on_replica(&mut self, now: u64, s: &Repr, lanes: &[i32; LANES]) {
+    /// once per segment into every local neighbour of it. `at` is the source's position in
+    /// `host_based.consumers` ([`crate::view::MultiIndex::position`]).
+    fn on_replica(&mut self, now: u64, s: &Repr, lanes: &[i32; LANES], at: Option<usize>) {
         let view = self.view.clone();
         let segs = self.segs();
         let Phase::Block(bs) = &mut self.phase else {
@@ -330,7 +334,8 @@ impl Engine {
         let cur = self.cur.as_mut().expect("round running");
         let g = s.segment as usize;
         let mut sat = 0;
-        for &j in view.host_based.consumers.get(s.src_id).unwrap_or(&[]) {
+        let consumers = at.and_then(|i| view.host_based.consumers.values_at(i));
+        for &j in consumers.unwrap_or(&[]) {
             sat += accumulate(&mut cur.acc[j as usize * segs + g], lanes);
         }
         self.stats.saturated_lanes += sat as u64;

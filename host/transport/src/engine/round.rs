@@ -104,17 +104,16 @@ impl Engine {
         let cur = self.cur.as_ref().expect("round running");
         let view = &self.view;
         let (n, s, dim) = (view.num_local(), cur.segs as usize, cur.dim);
-        let mut sums = vec![0f32; n * dim];
+        let mut sums = Vec::with_capacity(n * dim);
         for i in 0..n {
             for g in 0..s {
                 let lo = g * LANES;
                 let hi = (lo + LANES).min(dim);
-                view.fixed.decode(
-                    &cur.acc[i * s + g][..hi - lo],
-                    &mut sums[i * dim + lo..i * dim + hi],
-                );
+                view.fixed
+                    .decode_extend(&cur.acc[i * s + g][..hi - lo], &mut sums);
             }
         }
+        debug_assert_eq!(sums.len(), n * dim);
         let st = RoundStats {
             round: cur.round,
             layer: cur.layer.index,
