@@ -481,6 +481,8 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
         )?),
         None => None,
     };
+    // CPU seconds inside the rounds (`Session::propagate`), for frames per CPU-second.
+    let mut exchange_cpu = 0.0f64;
     let result = (|| -> Result<()> {
         session.connect().context("checking the switch")?;
         metrics::publish(&mut pm, &session);
@@ -508,7 +510,7 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
         }
         match &a.serve {
             Some(path) => serve(&mut session, path, &mut pm),
-            None => standalone(&mut session, plan, a, dim, &mut pm),
+            None => standalone(&mut session, plan, a, dim, &mut pm, &mut exchange_cpu),
         }
     })();
     metrics::publish(&mut pm, &session);
@@ -518,6 +520,7 @@ fn drive<D: Datapath>(mut session: Session<D>, plan: &Plan, a: &Args, dim: usize
             path,
             a,
             started.elapsed().as_secs_f64(),
+            exchange_cpu,
             result.is_ok(),
         )?;
     }
@@ -529,6 +532,7 @@ fn write_stats<D: Datapath>(
     path: &Path,
     a: &Args,
     seconds: f64,
+    exchange_cpu: f64,
     ok: bool,
 ) -> Result<()> {
     let stats = s.stats();
@@ -542,6 +546,8 @@ fn write_stats<D: Datapath>(
         "mode": mode_name(a),
         "ok": ok,
         "seconds": seconds,
+        "cpu_seconds": sgnn_netdev::cpu::process_cpu_seconds(),
+        "exchange_cpu_seconds": exchange_cpu,
         "datapath": dp,
         "sent_total": stats.sent.total(),
         "received_total": stats.received.total(),
@@ -575,6 +581,7 @@ fn standalone<D: Datapath>(
     a: &Args,
     dim: usize,
     pm: &mut Option<metrics::Publisher>,
+    exchange_cpu: &mut f64,
 ) -> Result<()> {
     let n = plan.graph.num_vertices();
     let forward = match &a.features {
@@ -620,7 +627,9 @@ fn standalone<D: Datapath>(
             let t = Instant::now();
             let before = s.stats().sent.total().wire_bytes;
             let round = s.engine().round();
+            let cpu = sgnn_netdev::cpu::process_cpu_seconds();
             let sums = s.propagate(layer, dim, &x)?;
+            *exchange_cpu += sgnn_netdev::cpu::process_cpu_seconds() - cpu;
             metrics::publish(pm, s);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let sent = s.stats().sent.total().wire_bytes - before;

@@ -15,6 +15,7 @@
 //!   datapaths; [`MAX_FRAME`], the receive buffer both use.
 //! - [`mmsg`]: many UDP datagrams per system call (`recvmmsg`, `sendmmsg`), for both sides'
 //!   UDP datapaths.
+//! - [`cpu`]: the CPU seconds this process used, which both report on exit.
 //! - [`metrics_http`]: the `--metrics ADDR` endpoint, and [`cli_config`]: `--config FILE`,
 //!   of `softswitch` and `sgnn-hostd`.
 //! - [`p4tools`]: finding the P4 toolchain (`p4c`, `simple_switch_grpc`, `bf-p4c`) and
@@ -24,7 +25,7 @@
 //! (`sgnn_transport::datapath`: one link to the switch) each keep their own trait over these
 //! (the two modules' docs say why).
 //!
-//! Everything here but [`capture`], [`poll`], [`mmsg`], [`bind_udp`], [`set_socket_buffers`],
+//! Everything here but [`capture`], [`cpu`], [`poll`], [`mmsg`], [`bind_udp`], [`set_socket_buffers`],
 //! [`metrics_http`], [`cli_config`] and finding tools ([`p4tools::P4Tool::find`]) needs
 //! `CAP_NET_ADMIN`/`CAP_NET_RAW` (root). [`can_create_namespaces`] says whether this process
 //! may; callers print `SKIPPED` with [`PrivilegeError`]'s text when not.
@@ -34,6 +35,7 @@
 mod afpacket;
 pub mod capture;
 pub mod cli_config;
+pub mod cpu;
 pub mod dpdk_args;
 pub mod metrics_http;
 pub mod mmsg;

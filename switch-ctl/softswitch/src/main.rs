@@ -429,7 +429,15 @@ fn main() -> ExitCode {
     });
     let dp = result.as_ref().cloned().unwrap_or_default();
     let p = pipeline.lock().unwrap();
-    let json = softswitch::stats::to_json(&p, &dp, &datapath.counters()).to_string() + "\n";
+    let mut json = softswitch::stats::to_json(&p, &dp, &datapath.counters());
+    // The process's CPU time (start-up and plan included), and since the first frame
+    // arrived (the exchange alone), for frames per CPU-second.
+    let cpu = sgnn_netdev::cpu::process_cpu_seconds();
+    json["cpu_seconds"] = cpu.into();
+    if let Some(first) = dp.cpu_at_first_frame {
+        json["exchange_cpu_seconds"] = (cpu - first).max(0.0).into();
+    }
+    let json = json.to_string() + "\n";
     // Whoever started the switch may have stopped reading its stdout; that is not an error.
     let _ = writeln!(std::io::stdout(), "counters: {}", json.trim_end());
     if let Some(path) = &a.stats_json {

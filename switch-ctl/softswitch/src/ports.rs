@@ -501,6 +501,9 @@ pub struct DatapathStats {
     /// Frames marked ECN CE at egress because their queue held at least
     /// [`EgressQueues::ecn_bytes`] (`--ecn-threshold-bytes`).
     pub ecn_marked: u64,
+    /// The process's CPU seconds when the first frame arrived (tables loaded, the exchange
+    /// starting): what the exchange cost is the CPU seconds at exit minus these.
+    pub cpu_at_first_frame: Option<f64>,
 }
 
 impl DatapathStats {
@@ -741,6 +744,9 @@ pub fn serve(
                 }
                 p.process(port, frame, &mut out);
             })?;
+            if locked.is_some() && stats.cpu_at_first_frame.is_none() {
+                stats.cpu_at_first_frame = Some(sgnn_netdev::cpu::process_cpu_seconds());
+            }
         }
         for e in &out {
             if faults.active() {

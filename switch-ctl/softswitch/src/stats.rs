@@ -120,6 +120,7 @@ mod tests {
             max_queue_depth: 6,
             max_queue_bytes: 7,
             ecn_marked: 8,
+            cpu_at_first_frame: None,
         };
         let backend = [("port0_rx_frames".to_string(), 11)];
         let got = to_json(&p, &dp, &backend);

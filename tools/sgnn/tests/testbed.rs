@@ -252,7 +252,24 @@ fn rounds_report_memory_and_no_busy_aggregator_at_the_end() {
         }
         assert_eq!(run["switch"]["busy_aggregators"], 0, "{}", run["switch"]);
         assert!(run["switch"]["stale_aggregators"].is_u64());
+        // Every process's CPU time in the exchange, and the frames it handled in it.
+        let cpu = run["cpu"].as_array().unwrap();
+        let names: Vec<&str> = cpu.iter().map(|r| r["process"].as_str().unwrap()).collect();
+        assert_eq!(names, ["switch", "w0", "w1", "w2", "w3"]);
+        for c in cpu {
+            let (s, f) = (
+                c["exchange_cpu_seconds"].as_f64().unwrap(),
+                c["frames"].as_u64().unwrap(),
+            );
+            assert!(s > 0.0 && s < 60.0 && f > 100, "{c}");
+        }
+        let total = run["switch"]["cpu_seconds"].as_f64().unwrap();
+        assert!(total >= cpu[0]["exchange_cpu_seconds"].as_f64().unwrap());
     }
+    assert!(
+        err.contains("exchange CPU seconds (frames in and out per CPU-second): switch "),
+        "{err}"
+    );
     let (ok, last, _) = testbed(&["--rounds", "5"]);
     assert!(
         !ok && last.contains("--rounds 5: must be a positive even number"),

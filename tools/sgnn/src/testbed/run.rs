@@ -57,6 +57,34 @@ impl ModeRun {
                 .sum::<u64>()
     }
 
+    /// CPU seconds of the exchange and frames (received plus sent) of every process that
+    /// reported them on exit: the switch first (`exchange_cpu_seconds` of its counters: since
+    /// its first frame; bmv2 reports none), then each worker (`exchange_cpu_seconds` of its
+    /// stats JSON: inside its rounds). Start-up and plan loading are not included.
+    pub fn cpu(&self) -> Vec<(String, f64, u64)> {
+        let packets = |v: &Value| -> u64 {
+            v.as_object()
+                .into_iter()
+                .flat_map(|m| m.values())
+                .map(|c| c["packets"].as_u64().unwrap_or(0))
+                .sum()
+        };
+        let mut out = Vec::new();
+        if let Some(c) = self.switch["exchange_cpu_seconds"].as_f64() {
+            let frames = packets(&self.switch[sgnn_switch::counters::PORT_RX.name])
+                + packets(&self.switch[sgnn_switch::counters::PORT_TX.name]);
+            out.push(("switch".to_string(), c, frames));
+        }
+        for (w, j) in self.workers.iter().enumerate() {
+            if let Some(c) = j["exchange_cpu_seconds"].as_f64() {
+                let frames = j["sent_total"]["packets"].as_u64().unwrap_or(0)
+                    + j["received_total"]["packets"].as_u64().unwrap_or(0);
+                out.push((format!("w{w}"), c, frames));
+            }
+        }
+        out
+    }
+
     /// Mean time of a round (the slowest worker's), in milliseconds.
     pub fn ms_per_layer(&self) -> f64 {
         self.round_seconds.iter().sum::<f64>() / self.round_seconds.len() as f64 * 1e3
