@@ -64,6 +64,7 @@ impl Engine {
             });
         }
         let interval = self.liveness_interval();
+        let mut asking = false;
         for p in 0..self.asked.len() {
             if p == me {
                 continue;
@@ -73,9 +74,32 @@ impl Engine {
                 self.asked[p].get_or_insert(now);
                 self.stats.liveness_hellos += 1;
                 self.send_hello(p as u16, false);
+                asking = true;
             }
+        }
+        if asking {
+            self.ask_the_switch_again(now);
         }
         self.liveness_at = now + interval;
         Ok(())
+    }
+
+    /// While peers are silent and this worker waits for the switch's BlockAdvance (its
+    /// BlockDone sent), its BlockDone goes again now rather than at its backed-off time. A
+    /// peer that finished the job has left, which is no fault: the last advance to this
+    /// worker was lost, the others got theirs and exited. The switch answers a BlockDone of a
+    /// block it has passed with its advance, and that must happen before the silence is
+    /// blamed on a peer; the backoff (up to `max_backoff_ns`, longer than `liveness_ns`)
+    /// would resend only after the peer was named (docs/host.md, "A dead worker").
+    fn ask_the_switch_again(&mut self, now: u64) {
+        match &mut self.phase {
+            super::Phase::Block(bs) => {
+                if let Some(d) = bs.done_at.as_mut() {
+                    *d = (*d).min(now);
+                }
+            }
+            super::Phase::Finishing { at, .. } => *at = (*at).min(now),
+            _ => {}
+        }
     }
 }
