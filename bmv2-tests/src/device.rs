@@ -110,6 +110,8 @@ pub fn deployment(sc: &Scenario) -> Deployment {
     d.recirculation_port = 64;
     d.ecn_threshold = sc.config.ecn_threshold;
     d.drop_every = sc.config.drop_every as u32;
+    // The job the scenario's switch is loaded with (`admission_of_every_type` sets one).
+    d.job = sc.config.job;
     d
 }
 

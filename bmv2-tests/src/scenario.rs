@@ -43,6 +43,13 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Ports of the test network: one per worker, and any port a step enters on beyond them
+    /// (a port of no worker).
+    pub fn ports(&self) -> usize {
+        let steps = self.steps.iter().map(|s| s.port as usize + 1).max();
+        (self.plan.workers() as usize).max(steps.unwrap_or(0))
+    }
+
     /// The switch's tables for this scenario (plan, workers on ports 0..M, extras).
     pub fn tables(&self) -> Tables {
         let mut t = Tables::from_plan(&self.plan, &worker_ports(self.plan.workers()));
@@ -655,6 +662,102 @@ pub fn control_frames_from_their_ports() -> Scenario {
     Scenario {
         name: "control_frames_from_their_ports",
         config: config(&plan),
+        plan,
+        extra_entries: Vec::new(),
+        steps,
+        link_ports: Vec::new(),
+    }
+}
+
+/// The job value [`admission_of_every_type`] loads the switch with.
+pub const ADMISSION_JOB: u16 = 0x5a5a;
+
+/// The admission rule (docs/host.md, "Threat model"; `p4/v1model/admission.p4`): each packet
+/// type a host sends (Data, Bypass, Ack, FetchReq, BlockDone, a tail probe), refused from a
+/// port of no worker (port 2 of a 2-worker plan), from worker 0's port naming worker 1, with
+/// worker 1's IPv4 source on worker 0's port, and with another job; then the same frame from
+/// its own port, address and job, admitted. The start-up probe is admitted whatever its job.
+pub fn admission_of_every_type() -> Scenario {
+    let plan = plan_for("rmat:scale=6,edge_factor=4,seed=4", 2, 1 << 20, 32, 256);
+    let src = *plan.blocks[0]
+        .sources
+        .iter()
+        .find(|&&v| plan.owner(v) == Some(0))
+        .expect("a source of worker 0 in block 0");
+    let mut cfg = config(&plan);
+    cfg.job = ADMISSION_JOB;
+    let lanes = [7i32; LANES];
+    // (what, header from worker 0, destination address, lanes)
+    let mut kinds: Vec<(&str, Repr, [u8; 4], Option<[i32; LANES]>)> = Vec::new();
+    kinds.push((
+        "data",
+        data_repr(&plan, src, 0, 0, 0),
+        SWITCH_IP,
+        Some(lanes),
+    ));
+    let mut byp = Repr::new(PacketType::Bypass);
+    byp.src_id = src;
+    byp.dst_id = sgnn_wire::ALL_NEIGHBOURS;
+    kinds.push(("bypass", byp, worker_ip(1), Some(lanes)));
+    let mut ack = Repr::new(PacketType::Ack);
+    ack.src_id = 3;
+    ack.dst_id = 4;
+    kinds.push(("ack", ack, worker_ip(1), None));
+    let mut fetch = Repr::new(PacketType::FetchReq);
+    fetch.src_id = 5;
+    kinds.push(("fetch", fetch, worker_ip(1), None));
+    kinds.push((
+        "block-done",
+        Repr::new(PacketType::BlockDone),
+        SWITCH_IP,
+        None,
+    ));
+    let mut tail = Repr::new(PacketType::Ack);
+    tail.dst_id = sgnn_wire::recovery::SEQ_PROBE;
+    kinds.push(("tail probe", tail, SWITCH_IP, None));
+    let build = |mut s: Repr, w: u16, job: u16, dst: [u8; 4], l: &Option<[i32; LANES]>| {
+        s.worker_id = w;
+        s.job = job;
+        frame_to(w, dst, s, l.as_ref())
+    };
+    let mut steps = Vec::new();
+    let mut p = probe(0);
+    p.what = "probe of worker 0 with job 0 (admitted: it learns the job)".into();
+    steps.push(p);
+    for (what, s, dst, l) in &kinds {
+        let job = ADMISSION_JOB;
+        steps.push(Step {
+            port: 2,
+            frame: build(*s, 0, job, *dst, l),
+            what: format!("{what} as worker 0 on port 2, a port of no worker"),
+        });
+        steps.push(Step {
+            port: 0,
+            frame: build(*s, 1, job, *dst, l),
+            what: format!("{what} naming worker 1 on worker 0's port"),
+        });
+        let mut spoofed = build(*s, 0, job, *dst, l);
+        spoofed[26..30].copy_from_slice(&worker_ip(1));
+        fix_ipv4_checksum(&mut spoofed);
+        steps.push(Step {
+            port: 0,
+            frame: spoofed,
+            what: format!("{what} from worker 0 with worker 1's IPv4 source"),
+        });
+        steps.push(Step {
+            port: 0,
+            frame: build(*s, 0, job ^ 1, *dst, l),
+            what: format!("{what} from worker 0 with another job"),
+        });
+        steps.push(Step {
+            port: 0,
+            frame: build(*s, 0, job, *dst, l),
+            what: format!("{what} from worker 0, its port, address and job"),
+        });
+    }
+    Scenario {
+        name: "admission_of_every_type",
+        config: cfg,
         plan,
         extra_entries: Vec::new(),
         steps,
@@ -1416,6 +1519,7 @@ pub fn all() -> Vec<Scenario> {
         forwarding_and_malformed(),
         drop_simulator(),
         control_frames_from_their_ports(),
+        admission_of_every_type(),
         saturation_and_padding(),
         random_mix(),
         recycled_generations(),

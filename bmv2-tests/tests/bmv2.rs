@@ -77,7 +77,7 @@ fn every_scenario_on_bmv2_matches_the_model() {
     let mut recorded = Vec::new();
     for sc in scenario::all() {
         let dir = tempfile::tempdir().unwrap();
-        let net = TestNet::create("bm", sc.plan.workers() as usize).unwrap();
+        let net = TestNet::create("bm", sc.ports()).unwrap();
         let sw = start_bmv2(&t, &net, dir.path()).unwrap();
         let prog = program(&sc).unwrap();
         let mut target = load(&sw, &prog, Some(&c)).unwrap();

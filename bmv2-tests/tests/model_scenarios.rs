@@ -6,6 +6,11 @@ use sgnn_bmv2_tests::scenario;
 #[test]
 fn every_scenario_exercises_its_behaviour_on_the_model() {
     for sc in scenario::all() {
+        // The switch the differential tests load (program and settings through its control
+        // interface) holds the scenario's settings: what the model below runs with.
+        let prog = sgnn_bmv2_tests::device::program(&sc).unwrap();
+        let loaded = sgnn_bmv2_tests::device::model_of(&sc, &prog);
+        assert_eq!(loaded.config.job, sc.config.job, "{}", sc.name);
         let mut m = sc.model();
         let mut out = Vec::new();
         for st in &sc.steps {
@@ -176,6 +181,32 @@ fn every_scenario_exercises_its_behaviour_on_the_model() {
                     vec![(sc.plan.tag(), 0, 0), (sc.plan.tag(), 1, 0)],
                     "{c:?}"
                 );
+            }
+            "admission_of_every_type" => {
+                // Six packet types, each from a port of no worker and naming another worker
+                // (wrong port), with another's address, with another job: none acted on.
+                assert_eq!(c.drop_wrong_port, 12, "{c:?}");
+                assert_eq!(c.drop_wrong_address, 6, "{c:?}");
+                assert_eq!(c.drop_foreign_job, 6, "{c:?}");
+                // The good ones: the probe, Ack, FetchReq and Bypass forwarded, one Data
+                // aggregated (in each aggregator it feeds), one BlockDone counted, the tail
+                // probe answered.
+                assert_eq!(c.rx as usize, sc.steps.len(), "{c:?}");
+                assert_eq!(c.forwarded, 4, "{c:?}");
+                assert_eq!(c.data, 1, "{c:?}");
+                assert!(c.aggregated >= 1, "{c:?}");
+                assert_eq!(c.block_done, 1, "{c:?}");
+                assert_eq!(c.seq_probed, 1, "{c:?}");
+                // The probe of job 0 is answered with the switch's job.
+                let answers: Vec<u16> = out
+                    .iter()
+                    .filter_map(|e| sgnn_wire::FrameRepr::parse(&e.frame).ok())
+                    .filter(|(r, _)| {
+                        r.sgnn.dst_id == sgnn_wire::PROBE_DST && r.sgnn.src_id == sc.plan.tag()
+                    })
+                    .map(|(r, _)| r.sgnn.job)
+                    .collect();
+                assert_eq!(answers, vec![scenario::ADMISSION_JOB], "{c:?}");
             }
             "saturation_and_padding" => {
                 assert_eq!(c.saturated, 2, "two contributions saturate: {c:?}");

@@ -25,7 +25,7 @@ fn every_scenario_matches_the_model_through_real_sockets() {
     let bin = bin.as_path();
     for sc in scenario::all() {
         let dir = tempfile::tempdir().unwrap();
-        let net = TestNet::create("ss", sc.plan.workers() as usize).unwrap();
+        let net = TestNet::create("ss", sc.ports()).unwrap();
         let sw = start_softswitch(bin, &net, dir.path()).unwrap();
         let prog = program(&sc).unwrap();
         let mut target = load(&sw, &prog, None).unwrap();
