@@ -688,7 +688,8 @@ pub fn admission_of_every_type() -> Scenario {
     cfg.job = ADMISSION_JOB;
     let lanes = [7i32; LANES];
     // (what, header from worker 0, destination address, lanes)
-    let mut kinds: Vec<(&str, Repr, [u8; 4], Option<[i32; LANES]>)> = Vec::new();
+    type Kind = (&'static str, Repr, [u8; 4], Option<[i32; LANES]>);
+    let mut kinds: Vec<Kind> = Vec::new();
     kinds.push((
         "data",
         data_repr(&plan, src, 0, 0, 0),
