@@ -7,8 +7,11 @@
 //! nothing else, for `liveness_ns` is dead or cut off: the worker stops with
 //! [`TransportError::PeerSilent`], naming it. Alive peers answer from their event loop
 //! whatever they do (a daemon between rounds keeps receiving: `Session::idle`), so a peer that
-//! is merely slow is not named. The traffic is one 58-byte frame per silent peer per tenth,
-//! only while stalled. Datapath-independent: the same on UDP, AF_PACKET and DPDK.
+//! is merely slow is not named. A worker that waits for the switch's BlockAdvance also sends
+//! its BlockDone again at each such tenth, so a lost advance is asked for before a peer that
+//! has finished and left is blamed. The traffic is one 58-byte frame per silent peer per
+//! tenth, and that BlockDone, only while stalled. Datapath-independent: the same on UDP,
+//! AF_PACKET and DPDK.
 
 use super::Engine;
 use crate::TransportError;
