@@ -404,6 +404,13 @@ impl<'p> RealTraffic<'p> {
             fetch_timeout_ns: timeout_ns,
             advance_timeout_ns: timeout_ns,
             resend_timeout_ns: timeout_ns.saturating_mul(4),
+            // No recovery asks nothing again, of the switch or of the peers: no liveness
+            // hellos and no BlockDone sent again with them (`Engine::ask_the_switch_again`).
+            liveness_ns: if cfg.timeout.is_some() {
+                EngineConfig::default().liveness_ns
+            } else {
+                0
+            },
             // A simulated switch is up before the first frame: no start-up probe or barrier.
             probe: false,
             peer_barrier: false,
