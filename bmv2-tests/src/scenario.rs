@@ -1532,16 +1532,5 @@ pub fn all() -> Vec<Scenario> {
 
 /// Recomputes the IPv4 header checksum of an Ethernet frame (after a test edits the header).
 pub fn fix_ipv4_checksum(frame: &mut [u8]) {
-    let h = &mut frame[14..34];
-    h[10] = 0;
-    h[11] = 0;
-    let mut sum: u32 = 0;
-    for c in h.chunks(2) {
-        sum += u16::from_be_bytes([c[0], c[1]]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let c = !(sum as u16);
-    h[10..12].copy_from_slice(&c.to_be_bytes());
+    ipv4::Packet::new_unchecked(&mut frame[14..34]).fill_checksum();
 }

@@ -132,13 +132,7 @@ fn addrs() -> (SocketAddr, SocketAddr) {
 
 /// CPU time of this process so far (every thread, user and system).
 fn cpu_time() -> Duration {
-    // SAFETY: getrusage writes the struct it is given; zeroes are a valid rusage.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF and a valid pointer to a rusage.
-    let r = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    assert_eq!(r, 0);
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    Duration::from_secs_f64(sgnn_netdev::cpu::process_cpu_seconds())
 }
 
 /// Moves `frames` frames from `tx` to `rx` (receiving on another thread); returns the CPU

@@ -406,7 +406,13 @@ impl Cluster {
 
 /// Bytes on every host-switch link, both ways, from the switch's counters.
 pub fn link_bytes(switch: &Value, dir: &str, workers: usize) -> Vec<u64> {
+    port_counts(switch, dir, "bytes", workers)
+}
+
+/// `field` (`bytes` or `packets`) of the switch's counter `dir` (`port_rx`, `port_tx`) on
+/// each worker's port.
+pub fn port_counts(switch: &Value, dir: &str, field: &str, workers: usize) -> Vec<u64> {
     (0..workers)
-        .map(|p| switch[dir][p.to_string()]["bytes"].as_u64().unwrap_or(0))
+        .map(|p| switch[dir][p.to_string()][field].as_u64().unwrap_or(0))
         .collect()
 }

@@ -62,17 +62,15 @@ impl ModeRun {
     /// its first frame; bmv2 reports none), then each worker (`exchange_cpu_seconds` of its
     /// stats JSON: inside its rounds). Start-up and plan loading are not included.
     pub fn cpu(&self) -> Vec<(String, f64, u64)> {
-        let packets = |v: &Value| -> u64 {
-            v.as_object()
-                .into_iter()
-                .flat_map(|m| m.values())
-                .map(|c| c["packets"].as_u64().unwrap_or(0))
-                .sum()
-        };
         let mut out = Vec::new();
         if let Some(c) = self.switch["exchange_cpu_seconds"].as_f64() {
-            let frames = packets(&self.switch[sgnn_switch::counters::PORT_RX.name])
-                + packets(&self.switch[sgnn_switch::counters::PORT_TX.name]);
+            let frames = [
+                sgnn_switch::counters::PORT_RX.name,
+                sgnn_switch::counters::PORT_TX.name,
+            ]
+            .iter()
+            .flat_map(|dir| cluster::port_counts(&self.switch, dir, "packets", self.workers.len()))
+            .sum();
             out.push(("switch".to_string(), c, frames));
         }
         for (w, j) in self.workers.iter().enumerate() {
