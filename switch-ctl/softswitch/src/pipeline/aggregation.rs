@@ -74,22 +74,35 @@ impl Pipeline {
     }
 
     /// One pass of a Data packet at `r.repr.sgnn.pass`; the next pass if the action says
-    /// `more` (a resend never goes on: it names the one pass it is for).
+    /// `more` (a resend never goes on: it names the one pass it is for). Under
+    /// [`super::shards`] the front stops after [`Pipeline::pass_action`] and hands the pass
+    /// to the shard that owns its aggregator.
     pub(super) fn data_pass(
         &mut self,
         r: Recirculation,
         out: &mut Vec<Emitted>,
     ) -> Option<Recirculation> {
+        let action = self.pass_action(&r)?;
+        if let Some(d) = self.deferred.as_mut() {
+            d.push(super::shards::Deferred::Pass(r, action));
+            return None;
+        }
+        self.apply_pass(r, action, out)
+    }
+
+    /// The `agg_table` row of a pass, and for a host's first copy the duplicate check
+    /// (`src_seen`): what a pass reads before it touches an aggregator. None: dropped and
+    /// counted.
+    pub(super) fn pass_action(&mut self, r: &Recirculation) -> Option<AggAction> {
         let s = r.repr.sgnn;
         let pass = s.pass;
-        let resend = r.resend;
         let Some(&action) = self.tables.agg_table.get(&(s.block_id, s.src_id, pass)) else {
             self.counters.drop_no_entry += 1;
             return None;
         };
         // A host's first copy of (source, segment) in this round and block goes on; a
         // network duplicate would be added twice and complete an aggregate early.
-        if pass == 0 && !resend {
+        if pass == 0 && !r.resend {
             let idx = action.seen_base() as u64 + s.segment as u64;
             if idx >= self.regs.src_seen.len() as u64 {
                 self.counters.drop_bad_index += 1;
@@ -102,6 +115,19 @@ impl Pipeline {
             }
             self.regs.src_seen[idx as usize] = mark;
         }
+        Some(action)
+    }
+
+    /// What a pass does with its row: the aggregator (or the hosts' copies), then the next
+    /// pass if the row says `more`.
+    pub(super) fn apply_pass(
+        &mut self,
+        r: Recirculation,
+        action: AggAction,
+        out: &mut Vec<Emitted>,
+    ) -> Option<Recirculation> {
+        let pass = r.repr.sgnn.pass;
+        let resend = r.resend;
         match action {
             AggAction::Deliver {
                 dst_id, dst_worker, ..
@@ -313,6 +339,21 @@ impl Pipeline {
             self.counters.drop_unexpected += 1;
             return;
         };
+        if let Some(d) = self.deferred.as_mut() {
+            d.push(super::shards::Deferred::Pull(repr, p));
+            return;
+        }
+        self.pull_read(repr, p, out);
+    }
+
+    /// A pull's read of its aggregator (`p`: the row's parameters) and the answer.
+    pub(super) fn pull_read(
+        &mut self,
+        repr: FrameRepr,
+        p: sgnn_switch::aggregation::AggregateParams,
+        out: &mut Vec<Emitted>,
+    ) {
+        let s = repr.sgnn;
         let idx = p.agg_base as u64 + s.segment as u64;
         if idx >= self.config.aggregators as u64 {
             self.counters.drop_bad_index += 1;

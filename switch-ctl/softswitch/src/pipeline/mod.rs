@@ -6,7 +6,8 @@
 //! contract (`sgnn_switch`): `switch_config` and `config` (settings and
 //! sizes), `counters`, `parser`, `drop_simulator`, `admission`, `aggregation`, `recovery`,
 //! `block_sync`, `forwarding`, `priority`, `ecn`. This file holds the [`Pipeline`], its
-//! registers and the per-frame order of the controls.
+//! registers and the per-frame order of the controls; `shards` runs it over several threads
+//! (a front and aggregator shards, [`shards::Shards`]).
 //!
 //! Ingress order: drop simulator -> parse (malformed SwitchGNN frames are dropped and counted
 //! by reason; other IPv4 is forwarded by `ipv4_forward`) -> by type: Data goes to aggregation,
@@ -54,6 +55,7 @@ mod forwarding;
 mod parser;
 mod priority;
 mod recovery;
+pub mod shards;
 mod switch_config;
 
 use rand::SeedableRng;
@@ -74,7 +76,7 @@ pub use sgnn_switch::aggregation::SEEN_VALID;
 pub use switch_config::{FabricRole, SwitchConfig};
 
 /// The register arrays.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registers {
     /// `agg_value_0` .. `agg_value_31`, one row per aggregator.
     pub agg_values: Vec<[i32; LANES]>,
@@ -172,6 +174,9 @@ pub struct Pipeline {
     /// Aggregators in state `ACTIVE` (kept as they change, for the simulator's gauges).
     active: u64,
     rng: rand_chacha::ChaCha8Rng,
+    /// Some on the front of [`shards::Shards`]: the passes and pulls that reach an
+    /// aggregator are kept here for the shard that owns it instead of being applied.
+    deferred: Option<Vec<shards::Deferred>>,
 }
 
 impl Pipeline {
@@ -210,6 +215,7 @@ impl Pipeline {
             host_ports: None,
             active: 0,
             rng,
+            deferred: None,
         }
     }
 
