@@ -35,15 +35,19 @@ control PortWorker(inout ig_metadata_t meta, in ingress_intrinsic_metadata_t ig_
     action set_port_worker(bit<16> worker_id) {
         meta.port_known = 1;
         meta.port_worker = worker_id;
+        // Moves, no arithmetic on action data (a second stage): WORKER_NET's low half is 0.
+        meta.port_addr[31:16] = WORKER_NET[31:16];
+        meta.port_addr[15:0] = worker_id;
     }
 
-    /* A link cabled to another switch (../v1model/forwarding.p4). The TNA program checks no
-     * admission and plays no fabric role yet (docs/tofino.md), so here a link is a port of
-     * no worker, as a port with no entry is. Declared so that the control plane writes the
-     * contract's entries unchanged. */
+    /* A link cabled to another switch (../v1model/forwarding.p4): the admission rule trusts
+     * it as cabled (only its job is checked). The TNA program plays no fabric role yet
+     * (docs/tofino.md): the verdict's checks of a worker's own port (port_known) do not
+     * match a link. */
     @name(".set_port_link") @id(12)
     action set_port_link(bit<16> peer_id) {
         meta.port_known = 0;
+        meta.port_link = 1;
     }
 
     @name(".port_worker") @id(7)
@@ -57,6 +61,8 @@ control PortWorker(inout ig_metadata_t meta, in ingress_intrinsic_metadata_t ig_
     apply {
         meta.port_known = 0;
         meta.port_worker = 0;
+        meta.port_addr = 0;
+        meta.port_link = 0;
         port_worker.apply();
     }
 }

@@ -85,6 +85,7 @@ struct config_t {
     bit<48> switch_mac;
     bit<32> switch_ip;
     bit<32> plan_tag;
+    bit<16> job;            // the job value the admission rule checks
 }
 
 struct ig_metadata_t {
@@ -114,6 +115,12 @@ struct ig_metadata_t {
     bit<16> mcast_group;
     bit<1>  port_known;     // port_worker hit: the ingress port is a worker's
     bit<16> port_worker;    // that worker
+    bit<32> port_addr;      // and its address, WORKER_NET | port_worker (set_port_worker)
+    bit<1>  port_link;      // port_worker's set_port_link: a link cabled to another switch
+
+    /* Admission (switchgnn.p4's verdict; ../v1model/admission.p4), from xor_keys. */
+    bit<32> addr_x;         // src_addr ^ port_addr: 0 when from the port's worker's address
+    bit<16> job_x;          // job ^ set_config's job: 0 when the frame is this job's
 
     /* agg_table action data and what follows from it. */
     bit<2>  run_kind;       // agg_table's action: 0 miss, 1 aggregate, 2 deliver, 3 replicate

@@ -19,11 +19,12 @@ control SwitchConfig(inout ig_metadata_t meta) {
         meta.cfg.switch_mac = switch_mac;
         meta.cfg.switch_ip = switch_ip;
         meta.cfg.plan_tag = plan_tag;
+        meta.cfg.job = job;
         // role, sync_base, up_id, up_peer: the leaf-spine fabric's roles are not in the TNA
         // program (docs/tofino.md, "Names and widths"); a Tofino is a star's switch.
-        // job: taken and not checked yet (the admission rule of ../v1model/admission.p4 is
-        // not in this program: docs/tofino.md); frames the switch makes keep the job of the
-        // frame they are made from, and a probe's answer keeps the daemon's own.
+        // job: checked by the admission rows of switchgnn.p4's verdict (job_x); a probe's
+        // answer tells the daemon this job. Frames the switch makes keep the job of the frame
+        // they are made from (an admitted frame's: this job).
         // Nothing computed from the parameters: arithmetic on action data takes the
         // compiler a second stage, and every check waits for this table.
     }

@@ -110,11 +110,17 @@ control SgnnIngress(inout headers_t hdr,
         hdr.sgnn.segment = held[31:16];
     }
 
-    /* round ^ sync_round and block_id ^ sync_block: 0 when a frame is for the switch's
-     * current block (the verdict table matches them against 0). */
-    @hidden action stale_by() {
+    /* The verdict's XOR keys, each 0 when a frame has what the switch expects: round ^
+     * sync_round and block_id ^ sync_block (the switch's current block); for admission,
+     * src_addr ^ port_addr (the address of the port's worker) and job ^ set_config's job.
+     * One action: a logical table more in stage 2 (16 of 16 used on Tofino 1) pushes the
+     * pipeline to 13 stages, and a hash action with all of them needs match overhead that a
+     * keyless table cannot have. */
+    @hidden action xor_keys() {
         meta.round_x = meta.hdr_round ^ meta.sync_round;
         meta.block_x = meta.hdr_block ^ meta.sync_block;
+        meta.addr_x = hdr.ipv4.src_addr ^ meta.port_addr;
+        meta.job_x = hdr.sgnn.job ^ meta.cfg.job;
     }
 
     @hidden action to_worker_port() {
@@ -203,55 +209,143 @@ control SgnnIngress(inout headers_t hdr,
             hdr.sgnn.worker_id: ternary;
             hdr.sgnn.dst_id: ternary;
             meta.pull_x: ternary;
+            meta.port_link: ternary;
+            meta.addr_x: ternary;
+            meta.job_x: ternary;
         }
         actions = { drop_for; go; seq_check; seq_probed; seq_second_pass; }
 #define IPV4_OK true, ETHERTYPE_IPV4, true, 4, 5, 0
 #define SGNN_KEPT IPV4_OK, IP_PROTO_SWITCHGNN, 0, 0
         // port_known, worker_x, worker_id: from the worker's own port, a known worker.
 #define OWN_PORT 1, 0
+        // The admission keys of a row that does not look at them.
+#define ADMIT_ANY , _, _, _
 #define IN_RANGE 0 &&& ~((bit<16>)MAX_WORKERS - 1)
         const entries = {
-            (SGNN_KEPT, 0, _, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_MALFORMED);
+            (SGNN_KEPT, 0, _, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): drop_for(EV_DROP_MALFORMED);
+            /* Admission (../v1model/admission.p4, sgnn_switch::admission), for every frame
+             * from outside, before any other check, in its order: the port (a stranger's
+             * port, or a worker's port and a frame naming another worker), the address, the
+             * job (a daemon's start-up probe on its own port excepted). A link cabled to
+             * another switch is trusted as cabled: only its job is checked. A ternary table
+             * says "not 0" one bit at a time, so each "differs" below is a row per bit
+             * (WORKER_X, ADDR_X, JOB_X); rows above take what they must not. */
+#define ADMIT(t, known, wx, dst, link, ax, jx) \
+    (SGNN_KEPT, 1, t, 1, _, _, _, _, _, known, wx, _, dst, _, link, ax, jx)
+#define WORKER_X(b) ADMIT(_, _, (16w1 << b) &&& (16w1 << b), _, 0, _, _)
+#define ADDR_X(b) ADMIT(_, _, _, _, 0, (32w1 << b) &&& (32w1 << b), _)
+#define JOB_X(b) ADMIT(_, _, _, _, _, _, (16w1 << b) &&& (16w1 << b))
+            ADMIT(_, 0, _, _, 0, _, _): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(0): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(1): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(2): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(3): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(4): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(5): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(6): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(7): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(8): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(9): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(10): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(11): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(12): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(13): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(14): drop_for(EV_DROP_WRONG_PORT);
+            WORKER_X(15): drop_for(EV_DROP_WRONG_PORT);
+            ADDR_X(0): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(1): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(2): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(3): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(4): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(5): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(6): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(7): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(8): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(9): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(10): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(11): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(12): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(13): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(14): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(15): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(16): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(17): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(18): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(19): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(20): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(21): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(22): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(23): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(24): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(25): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(26): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(27): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(28): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(29): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(30): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADDR_X(31): drop_for(EV_DROP_WRONG_ADDRESS);
+            ADMIT(TYPE_ACK, _, _, PROBE_DST, 0, _, _): go(V_PASS_ON);
+            JOB_X(0): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(1): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(2): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(3): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(4): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(5): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(6): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(7): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(8): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(9): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(10): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(11): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(12): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(13): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(14): drop_for(EV_DROP_FOREIGN_JOB);
+            JOB_X(15): drop_for(EV_DROP_FOREIGN_JOB);
+#undef JOB_X
+#undef ADDR_X
+#undef WORKER_X
+#undef ADMIT
             // A numbered first pass from its worker's port: the seq check (recovery.p4).
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, 0, _, OWN_PORT, _, SEQ_VALID &&& SEQ_VALID, _):
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, 0, _, OWN_PORT, _, SEQ_VALID &&& SEQ_VALID, _ ADMIT_ANY):
                 seq_check();
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _, _, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1, _, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
-            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_STALE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, 0, _, _, _, _, _, _, _ ADMIT_ANY): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, 1, _, _, _, _, _, _ ADMIT_ANY): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, 0, 0, _, _, _, _, _, _, _, _ ADMIT_ANY): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_DATA, 1, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): drop_for(EV_DROP_STALE);
             // A NACK's second pass (a Data frame's or a probe's).
-            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, PASS_NACK, _, _, _, _, _): seq_second_pass();
-            (SGNN_KEPT, 1, TYPE_ACK, 0, _, _, _, _, PASS_NACK, _, _, _, _, _): seq_second_pass();
-            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, _, _, _, _, _, _): go(V_AGGREGATE);
-            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _, _, _, _, _, _, _): go(V_BLOCK_DONE);
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, PASS_NACK, _, _, _, _, _ ADMIT_ANY): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_ACK, 0, _, _, _, _, PASS_NACK, _, _, _, _, _ ADMIT_ANY): seq_second_pass();
+            (SGNN_KEPT, 1, TYPE_DATA, 0, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_AGGREGATE);
+            (SGNN_KEPT, 1, TYPE_BLOCK_DONE, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_BLOCK_DONE);
             // A tail probe: from its worker's port, a known worker; answered (recovery.p4).
-            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, IN_RANGE, SEQ_PROBE, _):
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, IN_RANGE, SEQ_PROBE, _ ADMIT_ANY):
                 seq_probed();
-            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, _, SEQ_PROBE, _):
+            (SGNN_KEPT, 1, TYPE_ACK, 1, _, _, _, _, _, OWN_PORT, _, SEQ_PROBE, _ ADMIT_ANY):
                 drop_for(EV_DROP_UNKNOWN_WORKER);
-            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, SEQ_PROBE, _):
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, SEQ_PROBE, _ ADMIT_ANY):
                 drop_for(EV_DROP_WRONG_PORT);
-            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_ACK, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_PASS_ON);
             // A pull (recovery.p4's Pull): for the switch's current block, else stale.
-            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, 0, 0, _, _, _, _, _, _, _, 0): go(V_PULL);
-            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, 0):
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, 0, 0, _, _, _, _, _, _, _, 0 ADMIT_ANY): go(V_PULL);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, 0 ADMIT_ANY):
                 drop_for(EV_DROP_STALE);
-            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _, _, _, _, _, _, _): go(V_PASS_ON);
-            (SGNN_KEPT, 1, _, _, _, _, _, _, _, _, _, _, _, _): drop_for(EV_DROP_UNEXPECTED);
+            (SGNN_KEPT, 1, TYPE_FETCH_REQ, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_PASS_ON);
+            (SGNN_KEPT, 1, TYPE_BYPASS, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_PASS_ON);
+            (SGNN_KEPT, 1, _, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): drop_for(EV_DROP_UNEXPECTED);
             // Only a host's frame gets here: the drop simulator took it.
-            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, IP_PROTO_SWITCHGNN, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY):
                 drop_for(EV_DROP_SIMULATED);
-            (IPV4_OK, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _): go(V_FORWARD);
-            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _):
+            (IPV4_OK, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY): go(V_FORWARD);
+            (true, ETHERTYPE_IPV4, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _, _ ADMIT_ANY):
                 drop_for(EV_DROP_MALFORMED);
         }
+#undef ADMIT_ANY
 #undef IN_RANGE
 #undef OWN_PORT
 #undef SGNN_KEPT
 #undef IPV4_OK
         const default_action = drop_for(EV_DROP_NOT_IPV4);
-        size = 26;
+        size = 96;
     }
 
     /* dst_addr ^ switch_ip, through the hash unit (no field copied out of a header). */
@@ -309,7 +403,7 @@ control SgnnIngress(inout headers_t hdr,
         // The inputs of the verdict, each computed from the parser's fields, switch_config
         // and the block registers, ready by stage 2 (docs/tofino.md, "Design").
         drop_simulator.apply(hdr, meta);
-        stale_by();
+        xor_keys();
         block_sync_prep.apply(hdr, meta);
         verdict.apply();
         // The port of dst_worker, looked up before the decisions below (which do not
@@ -326,6 +420,7 @@ control SgnnIngress(inout headers_t hdr,
             // A daemon's start-up probe learns the plan tag and the switch's block.
             if (hdr.sgnn.pkt_type == TYPE_ACK && hdr.sgnn.dst_id == PROBE_DST) {
                 hdr.sgnn.src_id = meta.cfg.plan_tag;
+                hdr.sgnn.job = meta.cfg.job;
                 hdr.sgnn.round = meta.sync_round;
                 hdr.sgnn.block_id = meta.sync_block;
             }
