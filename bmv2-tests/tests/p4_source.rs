@@ -667,3 +667,28 @@ fn the_tna_program_shares_the_v1model_constants() {
     }
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }
+
+/// Both programs refuse frames by the admission rule (`sgnn_switch::admission`) and count each
+/// refusal under its reason's event: each event of a refusal is counted somewhere in each
+/// architecture's own files (its `EV_` constant used beyond its definition in `common/`).
+#[test]
+fn both_programs_count_every_refusal_of_the_admission_rule() {
+    use sgnn_switch::admission::Refusal;
+    for arch in ["v1model", "tna"] {
+        let own: Vec<(String, String)> = sources_of(arch)
+            .into_iter()
+            .filter(|(name, _)| name.starts_with(&format!("{arch}/")))
+            .collect();
+        for r in [
+            Refusal::WrongPort,
+            Refusal::WrongAddress,
+            Refusal::ForeignJob,
+        ] {
+            let constant = format!("EV_{}", r.event().name().to_uppercase());
+            assert!(
+                own.iter().any(|(_, text)| text.contains(&constant)),
+                "p4/{arch} never counts {constant}: it does not refuse {r:?} frames"
+            );
+        }
+    }
+}
