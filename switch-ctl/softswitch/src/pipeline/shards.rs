@@ -198,6 +198,11 @@ impl Shards {
             if spins < 1000 {
                 std::hint::spin_loop();
             } else {
+                // A shard that died (a panic) would leave its work in flight for ever.
+                assert!(
+                    !self.threads.iter().any(|t| t.is_finished()),
+                    "an aggregator shard stopped with work in flight"
+                );
                 std::thread::yield_now();
             }
         }
@@ -432,5 +437,27 @@ impl Counters {
         self.all_sent += all_sent;
         self.drop_wrong_address += drop_wrong_address;
         self.drop_foreign_job += drop_foreign_job;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{SwitchConfig, Tables};
+
+    /// A shard that dies is reported at the next wait, not waited for for ever.
+    #[test]
+    #[should_panic(expected = "an aggregator shard stopped with work in flight")]
+    fn a_dead_shard_is_reported_not_waited_for() {
+        let p = Pipeline::new(SwitchConfig::default(), Tables::default());
+        let mut s = Shards::new(p, 2);
+        s.control(
+            |_| {
+                if std::thread::current().name() == Some("agg-shard-1") {
+                    panic!("a shard's bug");
+                }
+            },
+            &mut Vec::new(),
+        );
     }
 }
