@@ -46,25 +46,30 @@ pub(crate) enum Deferred {
 }
 
 impl Deferred {
-    /// The shard that owns what this touches: the aggregator's index mod `n`, or for a row
-    /// with no aggregator (`deliver`, `replicate`) the source's id mod `n`.
+    /// The shard that owns what this touches ([`pass_owner`]; a pull reads its row's
+    /// aggregator).
     fn owner(&self, n: usize) -> usize {
-        let (segment, params, src) = match self {
-            Deferred::Pass(r, a) => (
-                r.repr.sgnn.segment,
-                match a {
-                    AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => Some(*p),
-                    AggAction::Deliver { .. } | AggAction::Replicate { .. } => None,
-                },
-                r.repr.sgnn.src_id,
-            ),
-            Deferred::Pull(repr, p) => (repr.sgnn.segment, Some(*p), repr.sgnn.src_id),
-        };
-        match params {
-            Some(p) => ((p.agg_base as u64 + segment as u64) % n as u64) as usize,
-            None => src as usize % n,
+        match self {
+            Deferred::Pass(r, a) => pass_owner(r, a, n),
+            Deferred::Pull(repr, p) => agg_owner(p, repr.sgnn.segment, n),
         }
     }
+}
+
+/// The shard of `n` that owns a pass: its aggregator's index mod `n`, or for a row with no
+/// aggregator (`deliver`, `replicate`) the source's id mod `n`.
+fn pass_owner(r: &Recirculation, a: &AggAction, n: usize) -> usize {
+    match a {
+        AggAction::Aggregate(p) | AggAction::Up(p) | AggAction::Partials(p) => {
+            agg_owner(p, r.repr.sgnn.segment, n)
+        }
+        AggAction::Deliver { .. } | AggAction::Replicate { .. } => r.repr.sgnn.src_id as usize % n,
+    }
+}
+
+/// The shard of `n` that owns aggregator `agg_base + segment`.
+fn agg_owner(p: &AggregateParams, segment: u16, n: usize) -> usize {
+    ((p.agg_base as u64 + segment as u64) % n as u64) as usize
 }
 
 /// A control-plane change, applied to every copy of the pipeline.
@@ -119,13 +124,7 @@ impl Shards {
                 copy.deferred = None;
                 // Counts start at 0 in every shard: the front keeps what came before.
                 copy.counters = Counters::default();
-                for c in copy
-                    .port_tx
-                    .iter_mut()
-                    .chain(copy.port_tx_failed.iter_mut())
-                {
-                    *c = Default::default();
-                }
+                copy.port_tx.fill(Default::default());
                 let shard = Shard {
                     me,
                     pipeline: copy,
@@ -149,11 +148,6 @@ impl Shards {
             threads,
             batches: (0..n).map(|_| Vec::new()).collect(),
         }
-    }
-
-    /// Aggregator shards (threads beside the caller's).
-    pub fn shards(&self) -> usize {
-        self.to.len()
     }
 
     /// The front's part of a frame received on `ingress`: what the front emits goes to `out`
@@ -260,10 +254,6 @@ impl Shards {
                 a.packets += b.packets;
                 a.bytes += b.bytes;
             }
-            for (a, b) in p.port_tx_failed.iter_mut().zip(&c.port_tx_failed) {
-                a.packets += b.packets;
-                a.bytes += b.bytes;
-            }
         }
         p.recount_active();
         p
@@ -348,15 +338,11 @@ impl Shard {
             let Some(a) = self.pipeline.pass_action(&r) else {
                 return;
             };
-            let w = Deferred::Pass(r, a);
-            let k = w.owner(n);
+            let k = pass_owner(&r, &a, n);
             if k != self.me {
-                handoff[k].push(w);
+                handoff[k].push(Deferred::Pass(r, a));
                 return;
             }
-            let Deferred::Pass(r, a) = w else {
-                unreachable!("a pass stays a pass")
-            };
             next = self.pipeline.apply_pass(r, a, out);
         }
     }
