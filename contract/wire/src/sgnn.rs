@@ -238,11 +238,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     #[inline]
     pub fn lanes(&self) -> [i32; LANES] {
         let b = &self.buffer.as_ref()[field::LANES..field::LANES + PAYLOAD_LEN];
-        let mut out = [0i32; LANES];
-        for (o, c) in out.iter_mut().zip(b.chunks_exact(4)) {
-            *o = i32::from_be_bytes([c[0], c[1], c[2], c[3]]);
-        }
-        out
+        lanes_from_be(b.try_into().expect("the lanes are PAYLOAD_LEN bytes"))
     }
 }
 
@@ -285,6 +281,37 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
             c.copy_from_slice(&v.to_be_bytes());
         }
     }
+}
+
+/// The 32 big-endian lanes as integers. A receiver reads them from every frame with values,
+/// so on x86-64 CPUs with AVX2 (checked once at run time) the byte swaps run 8 lanes per
+/// instruction; without it one lane at a time. The result is the same.
+#[inline]
+fn lanes_from_be(b: &[u8; PAYLOAD_LEN]) -> [i32; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: `lanes_from_be_avx2` only needs the AVX2 instructions, which the CPU was
+        // just found to have; it reads nothing but the array it is given.
+        return unsafe { lanes_from_be_avx2(b) };
+    }
+    lanes_from_be_loop(b)
+}
+
+/// [`lanes_from_be`]'s loop compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lanes_from_be_avx2(b: &[u8; PAYLOAD_LEN]) -> [i32; LANES] {
+    lanes_from_be_loop(b)
+}
+
+#[inline(always)]
+fn lanes_from_be_loop(b: &[u8; PAYLOAD_LEN]) -> [i32; LANES] {
+    let mut out = [0i32; LANES];
+    for (i, o) in out.iter_mut().enumerate() {
+        let at = i * LANE_BYTES;
+        *o = i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    }
+    out
 }
 
 /// The parsed meaning of a SwitchGNN header (lanes are read through the view).
@@ -426,5 +453,33 @@ impl Repr {
     /// SwitchGNN bytes this header needs (header plus lanes if the type has them).
     pub fn buffer_len(&self) -> usize {
         self.packet_type.packet_len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The vectorised byte swaps (AVX2 where the CPU has it) against the loop and against
+    /// reading one lane at a time.
+    #[test]
+    fn all_lanes_read_as_each_lane_reads() {
+        let mut buf = [0u8; field::LANES + PAYLOAD_LEN];
+        let mut z = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200 {
+            for byte in buf[field::LANES..].iter_mut() {
+                z ^= z << 13;
+                z ^= z >> 7;
+                z ^= z << 17;
+                *byte = z as u8;
+            }
+            let p = Packet::new_unchecked(&buf[..]);
+            let all = p.lanes();
+            for (i, &v) in all.iter().enumerate() {
+                assert_eq!(v, p.lane(i), "lane {i}");
+            }
+            let b: &[u8; PAYLOAD_LEN] = buf[field::LANES..].try_into().unwrap();
+            assert_eq!(lanes_from_be_loop(b), all);
+        }
     }
 }

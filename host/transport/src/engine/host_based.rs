@@ -3,7 +3,7 @@
 //! ends with one barrier through the switch.
 
 use sgnn_wire::addressing::worker_ip;
-use sgnn_wire::codec::accumulate;
+use sgnn_wire::codec::accumulate_rows;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{PacketType, ALL_NEIGHBOURS, LANES};
 
@@ -110,11 +110,8 @@ impl Engine {
         // The consumers' keys are `needs`' vertices in the same order.
         let consumers = view.host_based.consumers.values_at(need).unwrap_or(&[]);
         self.stats.raw_cached += 1;
-        let sg = segs;
-        let mut sat = 0;
-        for &i in consumers {
-            sat += accumulate(&mut cur.acc[i as usize * sg + g as usize], lanes);
-        }
+        let rows = consumers.iter().map(|&i| i as usize * segs + g as usize);
+        let sat = accumulate_rows(&mut cur.acc, rows, lanes);
         cur.cells_by_raw += 1;
         self.stats.cells_by_raw += 1;
         self.stats.saturated_lanes += sat as u64;

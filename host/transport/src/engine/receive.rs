@@ -5,7 +5,7 @@
 
 use std::collections::hash_map::Entry;
 
-use sgnn_wire::codec::accumulate;
+use sgnn_wire::codec::{accumulate, accumulate_rows};
 use sgnn_wire::recovery::SEND_DONE;
 use sgnn_wire::sgnn::Repr;
 use sgnn_wire::{PacketType, ALL_NEIGHBOURS, CNP, LANES, PEER_HELLO};
@@ -333,11 +333,12 @@ impl Engine {
         bs.progressed(now, self.cfg.fetch_timeout_ns);
         let cur = self.cur.as_mut().expect("round running");
         let g = s.segment as usize;
-        let mut sat = 0;
         let consumers = at.and_then(|i| view.host_based.consumers.values_at(i));
-        for &j in consumers.unwrap_or(&[]) {
-            sat += accumulate(&mut cur.acc[j as usize * segs + g], lanes);
-        }
+        let rows = consumers
+            .unwrap_or(&[])
+            .iter()
+            .map(|&j| j as usize * segs + g);
+        let sat = accumulate_rows(&mut cur.acc, rows, lanes);
         self.stats.saturated_lanes += sat as u64;
         self.stats.replicas_used += 1;
         self.last_progress = now;
