@@ -134,6 +134,35 @@ fn distributed_training_follows_the_single_process_loss_at_every_epoch() {
         err.contains("mode") && err.contains("link bytes"),
         "the side-by-side table: {err}"
     );
+    // What a user would do instead, as a row of that table: host-based's data bytes of the
+    // same exchanges (2 layers: per epoch 2 forward in training, 2 backward, 2 forward in
+    // evaluation) over a plain TCP all-to-all. Host-based's links also carry its control
+    // frames, so they carry a little more.
+    let tcp = &j["tcp_all_to_all"];
+    assert_eq!(tcp["mode"], "tcp-all-to-all", "{j}");
+    assert_eq!(tcp["exchanges_per_epoch"], 6, "{tcp}");
+    let hb = j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["mode"] == "host-based")
+        .unwrap()["bytes_on_links"]
+        .as_u64()
+        .unwrap();
+    let t = tcp["bytes_on_links"].as_u64().unwrap();
+    assert_eq!(
+        t,
+        2 * 12 * tcp["bytes_per_epoch"].as_u64().unwrap(),
+        "{tcp}"
+    );
+    assert!(
+        t <= hb && t * 100 >= hb * 95,
+        "TCP {t} bytes against host-based's {hb}"
+    );
+    assert!(
+        err.lines().any(|l| l.starts_with("tcp-all-to-all ")),
+        "the TCP row: {err}"
+    );
 }
 
 /// With 3% of frames lost each way, fetches and retransmissions recover every sum: the loss

@@ -22,7 +22,7 @@ mod plan;
 pub mod procs;
 mod report;
 mod run;
-mod tcp;
+pub(crate) mod tcp;
 mod verify;
 mod veth;
 

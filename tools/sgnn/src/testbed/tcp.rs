@@ -32,11 +32,11 @@ use sgnn_wire::sgnn::Repr;
 use sgnn_wire::PacketType;
 
 /// The mode name of the reference row.
-pub(super) const MODE: &str = "tcp-all-to-all";
+pub(crate) const MODE: &str = "tcp-all-to-all";
 
 /// What the TCP all-to-all measured.
 #[derive(Debug, Clone)]
-pub(super) struct TcpRun {
+pub(crate) struct TcpRun {
     /// Wall time of the rounds (connection set-up excluded), seconds.
     pub seconds: f64,
     /// Each round's time, seconds.
@@ -88,7 +88,7 @@ impl TcpRun {
 /// `[w][p]`: the bytes host-based's worker `w` sends worker `p` in one round of `dim` values
 /// per vertex (first transmissions: one Bypass frame per segment of every boundary vertex
 /// per remote worker that needs it).
-pub(super) fn pair_bytes(plan: &Plan, dim: u32) -> Result<Vec<Vec<u64>>> {
+pub(crate) fn pair_bytes(plan: &Plan, dim: u32) -> Result<Vec<Vec<u64>>> {
     let workers = plan.workers() as usize;
     let frame = FrameRepr {
         eth: Default::default(),
@@ -110,7 +110,7 @@ pub(super) fn pair_bytes(plan: &Plan, dim: u32) -> Result<Vec<Vec<u64>>> {
 
 /// Runs `rounds` rounds of the all-to-all of `pair_bytes` (`[w][p]` per round) over loopback
 /// TCP.
-pub(super) fn run(pair_bytes: Vec<Vec<u64>>, rounds: usize) -> Result<TcpRun> {
+pub(crate) fn run(pair_bytes: Vec<Vec<u64>>, rounds: usize) -> Result<TcpRun> {
     let workers = pair_bytes.len();
     let listeners: Vec<TcpListener> = (0..workers)
         .map(|_| TcpListener::bind("127.0.0.1:0"))

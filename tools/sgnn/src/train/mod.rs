@@ -9,11 +9,13 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::json;
 use sgnn_train::data::LabelledGraph;
-use sgnn_train::exchange::LocalExchange;
+use sgnn_train::exchange::{Exchange, LocalExchange};
 use sgnn_train::gnn::ModelKind;
 use sgnn_train::train::{train, Alone, EpochStat, Outcome, Recipe};
+use sgnn_train::TrainError;
 
 use crate::testbed::procs::{install_interrupt_handler, Supervisor};
+use crate::testbed::tcp;
 use crate::testbed::{plan_graph, Net, PlanOptions, SwitchKind};
 
 mod launch;
@@ -76,7 +78,10 @@ pub struct TrainArgs {
     /// Welling do; generated graphs are never normalised).
     #[arg(long)]
     no_normalise: bool,
-    /// Don't run the single-process reference next to a distributed mode.
+    /// Don't run the references next to a distributed mode: the single-process run, and the
+    /// `tcp-all-to-all` row (host-based's bytes of the same exchanges, every epoch's, as a
+    /// plain loopback TCP all-to-all between the workers, no switch and no sums: what a user
+    /// would do instead).
     #[arg(long)]
     no_reference: bool,
     /// Output directory: train.json, the per-epoch CSV, the plot, and per distributed mode
@@ -236,12 +241,14 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
     if !a.no_reference && !runs.contains(&"single") {
         runs.push("single");
     }
+    // The neighbour sums of the single-process run, in order: what every mode exchanges.
+    let mut exchanges: Vec<(usize, bool)> = Vec::new();
     for m in &runs {
         eprintln!("== {m}");
         let r = match (*m, &plan) {
             ("single", _) => ModeResult {
                 mode: "single".into(),
-                outcome: train_single(&g, &recipe)?,
+                outcome: train_single(&g, &recipe, &mut exchanges)?,
                 bytes_on_links: 0,
                 scale_range: None,
             },
@@ -251,14 +258,23 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
         };
         results.push(r);
     }
+    // What a user would do instead, beside the distributed modes: host-based's bytes of the
+    // same exchanges over a plain TCP all-to-all between the workers, no switch.
+    let tcp_row = match &plan {
+        Some((p, _)) if !a.no_reference => {
+            eprintln!("== {}", tcp::MODE);
+            Some(tcp_reference(p, &exchanges, recipe.epochs).context("the TCP all-to-all")?)
+        }
+        _ => None,
+    };
     let reference = results
         .iter()
         .find(|r| r.mode == "single")
         .map(|r| r.outcome.test_accuracy);
     if results.len() > 1 {
-        eprintln!("\n{}", table(&results));
+        eprintln!("\n{}", table(&results, tcp_row.as_ref()));
     }
-    write_report(a, &g, &recipe, &results, reference)?;
+    write_report(a, &g, &recipe, &results, reference, tcp_row.as_ref())?;
     let main = &results[0];
     let o = &main.outcome;
     let mean =
@@ -320,9 +336,77 @@ fn save_init(dir: &Path, recipe: &Recipe, features: usize, classes: usize) -> Re
     Ok(())
 }
 
-fn table(results: &[ModeResult]) -> String {
+/// The TCP all-to-all of an epoch's exchanges (host-based's bytes, no switch).
+struct TcpEpoch {
+    /// Neighbour sums per epoch.
+    exchanges: usize,
+    /// Mean time per epoch of the forward and the backward exchanges, milliseconds.
+    forward_ms: f64,
+    backward_ms: f64,
+    /// Bytes every worker sent per epoch, summed.
+    bytes_per_epoch: u64,
+    /// Bytes on the links of a star over the run, both ways, as the switch counts
+    /// host-based's: every byte once up and once down.
+    bytes_on_links: u64,
+}
+
+/// Runs `exchanges` (the single-process run's neighbour sums over `epochs` epochs: columns,
+/// backward) as rounds of a plain TCP all-to-all of host-based's bytes for `plan`
+/// (`testbed::tcp`), one run of rounds per width and direction.
+fn tcp_reference(
+    plan: &sgnn_plan::Plan,
+    exchanges: &[(usize, bool)],
+    epochs: usize,
+) -> Result<TcpEpoch> {
+    let mut groups: Vec<((usize, bool), usize)> = Vec::new();
+    for &e in exchanges {
+        match groups.iter_mut().find(|(k, _)| *k == e) {
+            Some((_, n)) => *n += 1,
+            None => groups.push((e, 1)),
+        }
+    }
+    let epochs = epochs.max(1);
+    let (mut forward, mut backward, mut bytes) = (0.0, 0.0, 0u64);
+    for ((dim, back), rounds) in groups {
+        let pairs = tcp::pair_bytes(plan, dim as u32)?;
+        let run = tcp::run(pairs, rounds)?;
+        let secs: f64 = run.round_seconds.iter().sum();
+        *(if back { &mut backward } else { &mut forward }) += secs;
+        bytes += run.payload_bytes();
+    }
+    Ok(TcpEpoch {
+        exchanges: exchanges.len() / epochs,
+        forward_ms: forward * 1e3 / epochs as f64,
+        backward_ms: backward * 1e3 / epochs as f64,
+        bytes_per_epoch: bytes / epochs as u64,
+        bytes_on_links: 2 * bytes,
+    })
+}
+
+/// Records every neighbour sum (its width and direction) of the exchange it wraps.
+struct Recording<'a, E> {
+    inner: E,
+    calls: &'a mut Vec<(usize, bool)>,
+}
+
+impl<E: Exchange> Exchange for Recording<'_, E> {
+    fn neighbour_sum(
+        &mut self,
+        layer: u32,
+        backward: bool,
+        x: ndarray::ArrayView2<f32>,
+    ) -> Result<ndarray::Array2<f32>, TrainError> {
+        self.calls.push((x.ncols(), backward));
+        self.inner.neighbour_sum(layer, backward, x)
+    }
+    fn bytes_on_links(&self) -> u64 {
+        self.inner.bytes_on_links()
+    }
+}
+
+fn table(results: &[ModeResult], tcp: Option<&TcpEpoch>) -> String {
     let mut t = format!(
-        "{:<11} {:>9} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}\n",
+        "{:<14} {:>9} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}\n",
         "mode",
         "test acc",
         "ms/epoch",
@@ -337,7 +421,7 @@ fn table(results: &[ModeResult]) -> String {
         let k = o.epochs.len() as f64;
         let m = |f: fn(&EpochStat) -> f64| o.epochs.iter().map(f).sum::<f64>() / k;
         t += &format!(
-            "{:<11} {:>8.2}% {:>10.2} {:>10.2} {:>12.2} {:>12.2} {:>12.2} {:>9.2} MB\n",
+            "{:<14} {:>8.2}% {:>10.2} {:>10.2} {:>12.2} {:>12.2} {:>12.2} {:>9.2} MB\n",
             r.mode,
             o.test_accuracy * 100.0,
             m(|e| e.epoch_ms),
@@ -346,6 +430,20 @@ fn table(results: &[ModeResult]) -> String {
             m(|e| e.exchange_bwd_ms),
             m(|e| e.weight_sync_ms),
             r.bytes_on_links as f64 / 1e6
+        );
+    }
+    if let Some(c) = tcp {
+        // Only exchanges: no model, no compute, no weights.
+        t += &format!(
+            "{:<14} {:>9} {:>10.2} {:>10} {:>12.2} {:>12.2} {:>12} {:>9.2} MB\n",
+            tcp::MODE,
+            "-",
+            c.forward_ms + c.backward_ms,
+            "-",
+            c.forward_ms,
+            c.backward_ms,
+            "-",
+            c.bytes_on_links as f64 / 1e6
         );
     }
     t
@@ -367,11 +465,18 @@ fn print_epoch(mode: &str, e: &EpochStat, epochs: usize) {
     }
 }
 
-fn train_single(g: &LabelledGraph, recipe: &Recipe) -> Result<Outcome> {
+fn train_single(
+    g: &LabelledGraph,
+    recipe: &Recipe,
+    exchanges: &mut Vec<(usize, bool)>,
+) -> Result<Outcome> {
     let shard = g.whole();
     let input = shard.input();
     let local = shard.local(&input);
-    let mut ex = LocalExchange::new(&g.csr);
+    let mut ex = Recording {
+        inner: LocalExchange::new(&g.csr),
+        calls: exchanges,
+    };
     let out = train(&local, recipe, &mut ex, &mut Alone, &mut |e| {
         print_epoch("single", e, recipe.epochs)
     })?;
@@ -384,6 +489,7 @@ fn write_report(
     recipe: &Recipe,
     results: &[ModeResult],
     reference: Option<f64>,
+    tcp_row: Option<&TcpEpoch>,
 ) -> Result<()> {
     let n = g.num_vertices() as f64;
     let mut runs = Vec::new();
@@ -457,6 +563,13 @@ fn write_report(
         "bytes_on_links": first["bytes_on_links"],
         "throughput_vertices_per_s": first["throughput_vertices_per_s"],
         "runs": runs,
+        "tcp_all_to_all": tcp_row.map(|c| json!({
+            "mode": tcp::MODE,
+            "exchanges_per_epoch": c.exchanges,
+            "exchange_ms": {"forward": c.forward_ms, "backward": c.backward_ms},
+            "bytes_per_epoch": c.bytes_per_epoch,
+            "bytes_on_links": c.bytes_on_links,
+        })),
     });
     let path = a.out.join("train.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)? + "\n")
