@@ -72,7 +72,10 @@ fn open(eal: &Eal) -> Port {
         ..PortConfig::default()
     };
     let port = Port::open(eal, eal.ports()[0], pool, &cfg).expect("memif port");
-    assert!(port.wait_link_up(PATIENCE), "the memif link did not come up");
+    assert!(
+        port.wait_link_up(PATIENCE),
+        "the memif link did not come up"
+    );
     port
 }
 
@@ -200,7 +203,11 @@ fn replayer(sock: &str, name: &str, rounds: u64) {
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     let i = args.iter().position(|a| a == name)?;
-    Some(args.get(i + 1).unwrap_or_else(|| panic!("{name} needs a value")).clone())
+    Some(
+        args.get(i + 1)
+            .unwrap_or_else(|| panic!("{name} needs a value"))
+            .clone(),
+    )
 }
 
 fn main() {
