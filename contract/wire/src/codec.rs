@@ -149,6 +149,7 @@ impl FixedPoint {
 
     /// [`FixedPoint::decode`] appending to `dst`, value for value the same: a round's sums
     /// are decoded into a vector that is never zeroed first.
+    ///
     /// A worker decodes every value of its round's sums, so on x86-64 CPUs with AVX2 (checked
     /// once at run time) the conversion runs 8 values per instruction; the result is the same.
     pub fn decode_extend(&self, src: &[i32], dst: &mut Vec<f32>) {
