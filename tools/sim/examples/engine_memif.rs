@@ -29,6 +29,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use sgnn_dpdk::{Eal, Mempool, Port, PortConfig, BURST, MBUF_DATA_ROOM};
+use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_plan::AggregateMode;
 use sgnn_transport::engine::Mode;
 
@@ -45,23 +46,12 @@ const ASK_LEN: usize = 20;
 const PATIENCE: Duration = Duration::from_secs(20);
 
 fn eal(role: &str, sock: &str) -> Eal {
-    let pin: Vec<String> = if std::env::args().any(|a| a == "--pin") {
-        vec!["-l".into(), if role == "server" { "0" } else { "1" }.into()]
-    } else {
-        vec![]
-    };
-    let args = [
-        "--no-huge".to_string(),
-        "-m".into(),
-        "256".into(),
-        "--no-pci".into(),
-        "--no-shconf".into(),
-        "--no-telemetry".into(),
-        "--log-level=lib.eal:warning".into(),
-        format!("--vdev=net_memif0,role={role},id=0,socket={sock},socket-abstract=no"),
-    ]
-    .into_iter()
-    .chain(pin);
+    let vdev = memif_vdev(0, role, std::path::Path::new(sock));
+    let prefix = format!("engine-memif-{role}-{}", std::process::id());
+    let mut args = eal_args(&prefix, 256, &[vdev]);
+    if std::env::args().any(|a| a == "--pin") {
+        args.extend(["-l".into(), if role == "server" { "0" } else { "1" }.into()]);
+    }
     Eal::init(args).unwrap_or_else(|e| panic!("DPDK EAL ({role}): {e}"))
 }
 
