@@ -10,19 +10,21 @@
 //!   does for the daemons and the switch);
 //! - the **receiver** stands for the daemon. Each round it prepares a fresh engine that has
 //!   started the round and sent its own frames (not timed), asks for the round and polls its
-//!   port. Even rounds only touch each frame (`rx`: the port's own cost); odd rounds hand each
-//!   frame to `Engine::handle_frame` and drain what it sends (`engine`: what `sgnn-hostd
-//!   --datapath dpdk` does per frame). Time runs from the round's first frame to its last.
+//!   port. Rounds take turns: one only touches each frame (`rx only`: the port's own cost);
+//!   one hands each frame to `Engine::handle_frame` stamped with a clock reading of its own
+//!   and drains what it sends (what `sgnn-hostd --datapath dpdk` did per frame before); one
+//!   does the same with the daemon's `BurstClock` (a reading per receive call and every 16
+//!   frames, what `Session` does now). Time runs from the round's first frame to its last.
 //!
 //! ```sh
 //! cargo run --release -p sgnn-sim --features dpdk --example engine_memif -- \
-//!     [--case auto|host-based|switchgnn] [--rounds 400] [--pin]
+//!     [--case auto|host-based|switchgnn] [--rounds 600] [--pin]
 //! ```
 //!
 //! `--case`: `auto` (the `auto` plan: Results and multicast replicas; the default),
 //! `host-based` (the baseline's Bypass frames), `switchgnn` (the paper plan's first block of
 //! Results). `--pin`: the receiver on CPU 0, the replayer on CPU 1. It prints one line per
-//! mode with frames per second and Gbit/s at the receiver, and the ratio of the two.
+//! mode with frames per second and Gbit/s at the receiver, and the ratio to the port's.
 //! Needs DPDK (`--features dpdk`); no hugepages (`--no-huge`), no NIC (`--no-pci`).
 
 use std::process::{Command, Stdio};
@@ -32,6 +34,7 @@ use sgnn_dpdk::{Eal, Mempool, Port, PortConfig, BURST, MBUF_DATA_ROOM};
 use sgnn_netdev::dpdk_args::{eal_args, memif_vdev};
 use sgnn_plan::AggregateMode;
 use sgnn_transport::engine::Mode;
+use sgnn_transport::session::BurstClock;
 
 // Only some of the shared workload's helpers are used here.
 #[allow(dead_code)]
@@ -107,27 +110,35 @@ fn receiver(sock: &str, name: &str, rounds: u64) {
     let case = workload(name);
     let per_round = case.received.len();
     let ask = [0u8; ASK_LEN];
-    let (mut rx, mut engine) = (Tally::default(), Tally::default());
+    // [rx only, engine with a clock reading per frame, engine with the daemon's BurstClock]
+    let mut tally: [Tally; 3] = Default::default();
     let mut touched = 0u64;
+    let start = Instant::now();
+    let stamps = BurstClock::new(start);
     for r in 0..rounds {
-        let with_engine = r % 2 == 1;
+        let mode = (r % 3) as usize;
         // Set-up, not timed: worker 0 at the start of the round, its frames sent.
-        let mut e = with_engine.then(|| case.sent());
+        let mut e = (mode > 0).then(|| case.sent());
         while port.tx_burst(&[&ask[..]]) == 0 {}
         let (mut n, mut bytes) = (0usize, 0u64);
         let mut first: Option<Instant> = None;
         let waiting = Instant::now();
         while n < per_round {
+            stamps.new_call();
             let k = port.rx_burst(BURST, |f| {
                 bytes += f.len() as u64;
-                match e.as_mut() {
-                    Some(e) => {
-                        e.handle_frame(0, f);
-                        while let Some(out) = e.poll_transmit(0) {
-                            std::hint::black_box(&out);
-                        }
-                    }
-                    None => touched = touched.wrapping_add(f[f.len() - 1] as u64),
+                let Some(e) = e.as_mut() else {
+                    touched = touched.wrapping_add(f[f.len() - 1] as u64);
+                    return;
+                };
+                let now = if mode == 1 {
+                    start.elapsed().as_nanos() as u64
+                } else {
+                    stamps.frame()
+                };
+                e.handle_frame(now, f);
+                while let Some(out) = e.poll_transmit(now) {
+                    std::hint::black_box(&out);
                 }
             });
             if k > 0 {
@@ -145,20 +156,25 @@ fn receiver(sock: &str, name: &str, rounds: u64) {
                 assert_eq!(e.block(), Some(1), "round {r}: block 0 did not advance");
             }
         }
-        let t = if with_engine { &mut engine } else { &mut rx };
+        let t = &mut tally[mode];
         t.frames += n as u64;
         t.bytes += bytes;
         t.secs += secs;
     }
     println!(
-        "case {name}: {per_round} frames per round, {rounds} rounds alternating (checksum {touched})"
+        "case {name}: {per_round} frames per round, {rounds} rounds in turn (checksum {touched})"
     );
-    println!("{}", rx.line("rx only (the port)"));
-    println!("{}", engine.line("rx + engine (the daemon's receive path)"));
+    println!("{}", tally[0].line("rx only (the port)"));
     println!(
-        "engine over DPDK memif: {:.2} M frames/s per core, {:.2}x of the port's rate on the same frames",
-        engine.rate() / 1e6,
-        engine.rate() / rx.rate()
+        "{}",
+        tally[1].line("rx + engine, a clock reading per frame")
+    );
+    println!("{}", tally[2].line("rx + engine, the daemon's BurstClock"));
+    println!(
+        "engine over DPDK memif: {:.2} M frames/s per core ({:.2} with a clock reading per frame), {:.2}x of the port's rate on the same frames",
+        tally[2].rate() / 1e6,
+        tally[1].rate() / 1e6,
+        tally[2].rate() / tally[0].rate()
     );
 }
 
@@ -202,7 +218,7 @@ fn arg(name: &str) -> Option<String> {
 
 fn main() {
     let name = arg("--case").unwrap_or_else(|| "auto".into());
-    let rounds: u64 = arg("--rounds").map_or(400, |v| v.parse().expect("--rounds: a number"));
+    let rounds: u64 = arg("--rounds").map_or(600, |v| v.parse().expect("--rounds: a number"));
     if let Ok(role) = std::env::var("ENGINE_MEMIF_ROLE") {
         let sock = std::env::var("ENGINE_MEMIF_SOCK").expect("ENGINE_MEMIF_SOCK");
         match role.as_str() {
