@@ -10,12 +10,11 @@ use sgnn_plan::model::PlanConfig;
 use sgnn_plan::AggregateMode;
 use sgnn_plan::Plan;
 use sgnn_planner::planner::{make_plan, PlanRequest};
+use sgnn_sim::harness::switch::loaded_switch;
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::rate::{Pacing, RateConfig};
 use sgnn_transport::WorkerView;
-use sgnn_wire::addressing::{worker_ip, worker_mac};
 use sgnn_wire::{FrameRepr, PacketType};
-use softswitch::{Pipeline, SwitchConfig, Tables, WorkerPort};
 
 pub const WORKERS: u32 = 4;
 pub const DIM: usize = 64;
@@ -92,20 +91,7 @@ impl Case {
             .collect();
         let cfg = config(mode);
         let global = Features::random(plan.graph.num_vertices(), DIM, 7).data;
-        let ports: Vec<WorkerPort> = (0..WORKERS as u16)
-            .map(|w| WorkerPort {
-                port: w,
-                mac: worker_mac(w),
-                ip: worker_ip(w),
-            })
-            .collect();
-        let mut sw = Pipeline::new(
-            SwitchConfig {
-                workers: WORKERS as u16,
-                ..SwitchConfig::for_plan(plan)
-            },
-            Tables::from_plan(plan, &ports),
-        );
+        let mut sw = loaded_switch(plan);
         let mut engines: Vec<Engine> = views
             .iter()
             .map(|v| Engine::new(v.clone(), cfg.clone(), 0))
