@@ -24,7 +24,8 @@
 //! `--case`: `auto` (the `auto` plan: Results and multicast replicas; the default),
 //! `host-based` (the baseline's Bypass frames), `switchgnn` (the paper plan's first block of
 //! Results). `--pin`: the receiver on CPU 0, the replayer on CPU 1. It prints one line per
-//! mode with frames per second and Gbit/s at the receiver, and the ratio to the port's.
+//! mode with frames per second and Gbit/s at the receiver, the ratio to the port's, and what
+//! one reading of the system clock costs on this machine.
 //! Needs DPDK (`--features dpdk`); no hugepages (`--no-huge`), no NIC (`--no-pci`).
 
 use std::process::{Command, Stdio};
@@ -164,6 +165,10 @@ fn receiver(sock: &str, name: &str, rounds: u64) {
     println!(
         "case {name}: {per_round} frames per round, {rounds} rounds in turn (checksum {touched})"
     );
+    println!(
+        "a clock reading (Instant::elapsed): {:.1} ns",
+        clock_read_ns()
+    );
     println!("{}", tally[0].line("rx only (the port)"));
     println!(
         "{}",
@@ -176,6 +181,20 @@ fn receiver(sock: &str, name: &str, rounds: u64) {
         tally[1].rate() / 1e6,
         tally[2].rate() / tally[0].rate()
     );
+}
+
+/// What one reading of the system clock costs here, the per-frame cost `BurstClock` saves:
+/// the mean of a million `Instant::elapsed` calls.
+fn clock_read_ns() -> f64 {
+    const N: u32 = 1_000_000;
+    let start = Instant::now();
+    let t = Instant::now();
+    let mut sum = 0u128;
+    for _ in 0..N {
+        sum = sum.wrapping_add(std::hint::black_box(start.elapsed()).as_nanos());
+    }
+    std::hint::black_box(sum);
+    t.elapsed().as_nanos() as f64 / N as f64
 }
 
 fn replayer(sock: &str, name: &str, rounds: u64) {
