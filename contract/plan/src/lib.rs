@@ -34,8 +34,8 @@ pub mod verify;
 
 pub use error::PlanError;
 pub use model::{
-    AggSlot, AggregateMode, Block, BlockSummary, LeafCut, Manifest, Partial, Partitioner, Plan,
-    PlanConfig, ReplicaGroups, SendOrder, WorkerSchedule, FIRST_REPLICA_GROUP,
+    AggSlot, AggregateMode, Block, BlockSummary, ColumnSplit, LeafCut, Manifest, Partial,
+    Partitioner, Plan, PlanConfig, ReplicaGroups, SendOrder, WorkerSchedule, FIRST_REPLICA_GROUP,
 };
 pub use verify::verify;
 

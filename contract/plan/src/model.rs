@@ -474,6 +474,99 @@ pub struct Manifest {
     /// The digest of this manifest itself: of its pretty JSON with this field empty.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub digest: String,
+    /// Set when this plan is another plan split over several cores per worker by feature
+    /// columns (`switch-ctl plan --cores N`, [`ColumnSplit`]); absent in every other plan,
+    /// and in plans written before splits existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<ColumnSplit>,
+}
+
+/// What a plan split by columns (`switch-ctl plan --cores N`; docs/host.md, "One worker on
+/// several cores") is made of. The original plan has `workers` workers, `vertices` vertices
+/// and `feature_dim` values per vertex. The split plan has `workers * cores` workers, the
+/// graph `cores` times over, and `feature_dim / cores` values per vertex:
+///
+/// - split worker `x` is core `x % cores` of original worker `x / cores`;
+/// - split vertex `k * vertices + v` is copy `k` of vertex `v`: it carries its columns
+///   `k * feature_dim / cores ..` `(k + 1) * feature_dim / cores`, and core `k` of `v`'s
+///   worker owns it;
+/// - copy `k` of every block row uses the `k`-th `segments / cores` of the row's aggregators.
+///
+/// The switch sees `workers * cores` workers; every sum stays the same column for column,
+/// since a column's sum never mixes with another's, and the links carry the same frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnSplit {
+    /// Cores (split workers) per original worker.
+    pub cores: u32,
+    /// Workers of the original plan.
+    pub workers: u32,
+    /// Vertices of the original graph.
+    pub vertices: u64,
+    /// Values per vertex of the original plan.
+    pub feature_dim: u32,
+}
+
+impl ColumnSplit {
+    /// The original worker split worker `x` runs for.
+    pub fn machine(&self, x: u32) -> u32 {
+        x / self.cores
+    }
+
+    /// Which core of its machine split worker `x` is: the copy of the graph it owns.
+    pub fn core(&self, x: u32) -> u32 {
+        x % self.cores
+    }
+
+    /// Values per vertex of one copy.
+    pub fn copy_dim(&self) -> u32 {
+        self.feature_dim / self.cores
+    }
+
+    /// The split plan's `[cores * vertices, feature_dim / cores]` features of the original
+    /// `[vertices, feature_dim]` ones (row-major): row `k * vertices + v` is columns
+    /// `k * d .. (k + 1) * d` of row `v`, `d = feature_dim / cores`.
+    pub fn split_rows(&self, original: &[f32]) -> Vec<f32> {
+        let (n, dim, d) = (
+            self.vertices as usize,
+            self.feature_dim as usize,
+            self.copy_dim() as usize,
+        );
+        assert_eq!(
+            original.len(),
+            n * dim,
+            "features must be [vertices, feature_dim]"
+        );
+        let mut out = Vec::with_capacity(original.len());
+        for k in 0..self.cores as usize {
+            for v in 0..n {
+                out.extend_from_slice(&original[v * dim + k * d..v * dim + (k + 1) * d]);
+            }
+        }
+        out
+    }
+
+    /// The inverse of [`ColumnSplit::split_rows`]: the original `[vertices, feature_dim]`
+    /// rows of the split plan's rows.
+    pub fn join_rows(&self, split: &[f32]) -> Vec<f32> {
+        let (n, dim, d) = (
+            self.vertices as usize,
+            self.feature_dim as usize,
+            self.copy_dim() as usize,
+        );
+        assert_eq!(
+            split.len(),
+            n * dim,
+            "rows must be [cores * vertices, feature_dim / cores]"
+        );
+        let mut out = vec![0.0; n * dim];
+        for k in 0..self.cores as usize {
+            for v in 0..n {
+                let row = &split[(k * n + v) * d..(k * n + v + 1) * d];
+                out[v * dim + k * d..v * dim + (k + 1) * d].copy_from_slice(row);
+            }
+        }
+        out
+    }
 }
 
 /// FNV-1a, 64 bits, as 16 hex digits: the plan's file digest. It detects corruption (every

@@ -465,6 +465,7 @@ mod tests {
             blocks: vec![block.summary(0, config.segments())],
             files: Default::default(),
             digest: String::new(),
+            split: None,
             config,
         };
         Plan {

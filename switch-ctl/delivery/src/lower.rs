@@ -324,6 +324,7 @@ mod tests {
             blocks: Vec::new(),
             files: Default::default(),
             digest: String::new(),
+            split: None,
             config,
         };
         Plan {

@@ -12,6 +12,7 @@ pub mod order;
 pub mod partition;
 pub mod planner;
 pub mod report;
+pub mod split;
 pub mod units;
 
 pub use planner::{make_plan, PlanRequest};

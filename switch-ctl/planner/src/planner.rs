@@ -307,6 +307,7 @@ fn make_plan_indexed(
         config: cfg.clone(),
         files: Default::default(),
         digest: String::new(),
+        split: None,
     };
     let plan = Plan {
         manifest,
