@@ -394,6 +394,12 @@ fn run(a: &Args) -> Result<()> {
         view.plan_tag
     );
     check_switch(&plan, a)?;
+    if let (Some(c), Some(_)) = (plan.manifest.split, &a.serve) {
+        bail!(
+            "--serve with a plan split over {} cores (switch-ctl plan --cores) is not supported: a training process sends whole rows of its worker; serve a plan made without --cores",
+            c.cores
+        );
+    }
     let dim = a
         .feature_dim
         .unwrap_or(plan.manifest.config.feature_dim as usize);
@@ -584,27 +590,40 @@ fn standalone<D: Datapath>(
     exchange_cpu: &mut f64,
 ) -> Result<()> {
     let n = plan.graph.num_vertices();
+    // A plan split over cores (`switch-ctl plan --cores`) runs the original job's features:
+    // its vertex `k * V + v` takes the k-th share of vertex `v`'s columns, so every core of a
+    // worker sums exactly the columns the unsplit worker would.
+    let split = plan.manifest.split;
+    let (rows, cols) = match split {
+        Some(c) => (c.vertices as usize, dim * c.cores as usize),
+        None => (n, dim),
+    };
+    let job_features = |f: Vec<f32>| match split {
+        Some(c) => c.split_rows(&f),
+        None => f,
+    };
     let forward = match &a.features {
         Some(p) => {
             let f = Features::load(p).with_context(|| format!("reading {}", p.display()))?;
-            if f.num_vertices != n {
+            if f.num_vertices != rows {
                 bail!(
-                    "{} has {} rows but the plan's graph has {n} vertices; pass the features of this graph",
+                    "{} has {} rows but the plan's graph has {rows} vertices; pass the features of this graph",
                     p.display(),
                     f.num_vertices
                 );
             }
-            if f.dim != dim {
+            if f.dim != cols {
                 bail!(
-                    "{} has {} values per vertex but --feature-dim is {dim}; pass --feature-dim {}",
+                    "{} has {} values per vertex but the job has {cols} (--feature-dim {dim}{}); pass features of {cols} values, or --feature-dim {}",
                     p.display(),
                     f.dim,
-                    f.dim
+                    split.map_or(String::new(), |c| format!(" on each of {} cores", c.cores)),
+                    f.dim / (cols / dim)
                 );
             }
-            f.data
+            job_features(f.data)
         }
-        None => Features::random(n, dim, a.seed).data,
+        None => job_features(Features::random(rows, cols, a.seed).data),
     };
     let view = s.view().clone();
     let degrees: Vec<u32> = view.degree.clone();
@@ -618,7 +637,7 @@ fn standalone<D: Datapath>(
     let mut passes: Vec<(Vec<f32>, Vec<Layer>)> =
         vec![(forward, (0..a.layers).map(Layer::forward).collect())];
     if !a.no_backward {
-        let grads = Features::random(n, dim, a.seed.wrapping_add(1)).data;
+        let grads = job_features(Features::random(rows, cols, a.seed.wrapping_add(1)).data);
         passes.push((grads, (0..a.layers).rev().map(Layer::backward).collect()));
     }
     for (mut global_ref, layers) in passes {

@@ -409,6 +409,52 @@ fn testbed_metrics_are_scraped_mid_run() {
     );
 }
 
+/// `--cores 2`: each worker split over two daemons by feature columns (docs/host.md, "One
+/// worker on several cores"). Every sum is still the unsplit job's (the testbed checks them
+/// against the reference of the original features), lossless and under loss, and the links
+/// carry the unsplit run's bytes plus only the second core's block synchronisation.
+#[test]
+fn a_worker_split_over_two_cores_is_exact_and_moves_the_same_bytes() {
+    let bytes = |report: &serde_json::Value| -> Vec<u64> {
+        report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                ["link_bytes_up", "link_bytes_down"]
+                    .iter()
+                    .flat_map(|k| r[k].as_array().unwrap().iter().map(|b| b.as_u64().unwrap()))
+                    .sum()
+            })
+            .collect()
+    };
+    let (ok, last, err, one) = testbed_report(&["--layers", "1"]);
+    assert!(ok, "{last}\n{err}");
+    for loss in ["0", "0.02"] {
+        let (ok, last, err, two) =
+            testbed_report(&["--layers", "1", "--cores", "2", "--loss", loss]);
+        assert!(
+            ok && last.starts_with("verified: 8 workers (4 x 2 cores) x 2 rounds exact"),
+            "loss {loss}: {last}\n{err}"
+        );
+        assert_eq!(two["cores"], 2);
+        assert_eq!(two["workers"], 4);
+        assert_eq!(two["feature_dim"], 48);
+        if loss == "0" {
+            for (mode, (a, b)) in bytes(&one).iter().zip(bytes(&two)).enumerate() {
+                assert!(
+                    (b as f64 - *a as f64).abs() < *a as f64 * 0.03,
+                    "run {mode}: {b} bytes on links split over 2 cores, {a} on one"
+                );
+            }
+        }
+    }
+    // A split that would cut an aggregator in two is refused with the fix.
+    let (ok, last, _) = testbed(&["--cores", "4"]);
+    assert!(!ok);
+    assert!(last.contains("--cores 4 must divide"), "{last}");
+}
+
 #[test]
 fn bad_options_fail_with_what_to_fix() {
     let (ok, last, _) = testbed(&["--loss", "1.5"]);

@@ -110,6 +110,15 @@ pub struct PlanArgs {
     #[arg(long, value_name = "VECTORS", default_value_t = sgnn_delivery::recycle::DEFAULT_SLACK, requires = "recycle")]
     recycle_slack: u64,
 
+    /// Cores per worker: split the plan by feature columns so that each worker runs one
+    /// `sgnn-hostd` per core, core k with the k-th 1/N of every vertex's values (docs/host.md,
+    /// "One worker on several cores"). The switch then sees workers x N workers (core k of
+    /// worker w is worker w*N+k, each with its own port or UDP address); the links carry the
+    /// same Data and Result frames, and each core its own block synchronisation. N must divide
+    /// the aggregators per vertex (--feature-dim / 32). 1: no split.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    cores: u32,
+
     /// The switch: a capacity profile for the cost model and the default --switch-mem.
     /// `default` (100 Gbit/s links, one recirculation port at link rate, 10 MB), `tofino1`
     /// or `tofino2` (aggregator memory measured with the Tofino compiler, docs/tofino.md;
@@ -242,6 +251,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         &profile,
         &mut |e| progress.on(e),
     )?;
+    let plan = sgnn_planner::split::split_columns(&plan, a.cores)?;
     progress.on(Event::Start {
         stage: "write",
         total: None,
@@ -308,6 +318,15 @@ fn plan(a: &PlanArgs) -> Result<()> {
     }
     if plan.manifest.config.leaves > 1 {
         println!("{}", leaves_line(&plan));
+    }
+    if let Some(c) = plan.manifest.split {
+        println!(
+            "split over {} cores per worker by columns: {} workers for the switch (core k of worker w is worker w*{}+k), {} values per core; the tables above are the unsplit plan's (the same Data and Result frames; block synchronisation once per core)",
+            c.cores,
+            plan.workers(),
+            c.cores,
+            plan.manifest.config.feature_dim
+        );
     }
     println!(
         "plan tag {:08x} (switch-ctl load installs it; sgnn-hostd checks the switch holds it)",

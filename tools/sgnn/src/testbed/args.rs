@@ -22,6 +22,12 @@ pub struct TestbedArgs {
     /// Values per vertex (feature and gradient width).
     #[arg(long, default_value_t = 64)]
     pub feature_dim: u32,
+    /// Cores per worker: every plan is split by feature columns (`switch-ctl plan --cores`)
+    /// and each worker runs one daemon per core, core k summing the k-th 1/N of the columns
+    /// (docs/host.md, "One worker on several cores"). The sums are checked against the
+    /// unsplit job's. N must divide --feature-dim / 32.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cores: u32,
     /// Layers: L forward rounds, then L backward rounds.
     #[arg(long, default_value_t = 2)]
     pub layers: u32,
@@ -167,6 +173,15 @@ impl TestbedArgs {
         self.rounds.map_or(self.layers, |r| r / 2)
     }
 
+    /// The flags the daemons of a run split over `--cores` see: a worker per core, each with
+    /// its share of the columns (the same flags without `--cores`).
+    pub fn per_core(&self) -> TestbedArgs {
+        let mut a = self.clone();
+        a.workers = self.workers * self.cores;
+        a.feature_dim = self.feature_dim / self.cores.max(1);
+        a
+    }
+
     /// Where and how the cluster runs.
     pub fn cluster_spec(&self) -> ClusterSpec {
         ClusterSpec {
@@ -201,6 +216,9 @@ pub(super) fn check_args(a: &TestbedArgs) -> Result<()> {
     }
     if a.workers < 2 {
         bail!("--workers must be at least 2");
+    }
+    if a.cores == 0 {
+        bail!("--cores must be at least 1 (1: one daemon per worker)");
     }
     if a.port_rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         bail!("--port-rate is a positive number of Mbit/s");

@@ -129,6 +129,10 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
             plan: first.plan.clone(),
         });
     }
+    // From here on the daemons: one per core of each worker (`--cores`), each with its
+    // share of the columns.
+    let cores = a.cores;
+    let a = &a.per_core();
     let mut runs = Vec::new();
     let mut checked = 0;
     for p in &plans {
@@ -148,5 +152,5 @@ fn run(a: &TestbedArgs, sup: &Supervisor) -> Result<String> {
         Some(tcp::run(bytes, 2 * a.layer_count() as usize).context("the TCP all-to-all")?)
     };
     let blocks: Vec<usize> = plans.iter().map(|p| p.plan.blocks.len()).collect();
-    report::report(a, &runs, reference.as_ref(), &blocks, checked)
+    report::report(a, cores, &runs, reference.as_ref(), &blocks, checked)
 }

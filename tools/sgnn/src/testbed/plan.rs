@@ -22,10 +22,11 @@ pub(super) fn run_name(aggregate: AggregateMode) -> String {
     }
 }
 
-/// Plans `a.graph` for the delivery `aggregate` into `dir`.
+/// Plans `a.graph` for the delivery `aggregate` into `dir`, split over `--cores` cores per
+/// worker when there are several.
 pub(super) fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Result<Plan> {
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
-    plan_graph(
+    let plan = plan_graph(
         g.csr,
         g.stats,
         &a.graph,
@@ -40,7 +41,22 @@ pub(super) fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Pat
                 .then_some(a.recycle_slack),
         },
         dir,
-    )
+    )?;
+    if a.cores < 2 {
+        return Ok(plan);
+    }
+    let split = sgnn_planner::split::split_columns(&plan, a.cores)?;
+    split
+        .save(dir)
+        .with_context(|| format!("writing the plan to {}", dir.display()))?;
+    eprintln!(
+        "plan split over {} cores per worker: {} workers for the switch, {} values each -> {}",
+        a.cores,
+        split.workers(),
+        split.manifest.config.feature_dim,
+        dir.display()
+    );
+    Ok(split)
 }
 
 /// What the cluster commands (`testbed`, `train`, `serve`) let a user choose of a plan; the

@@ -14,6 +14,7 @@ use super::TestbedArgs;
 /// with `checked` values verified, and returns the summary.
 pub(super) fn report(
     a: &TestbedArgs,
+    cores: u32,
     runs: &[ModeRun],
     reference: Option<&TcpRun>,
     blocks: &[usize],
@@ -42,8 +43,9 @@ pub(super) fn report(
     let rows: Vec<Value> = runs.iter().zip(blocks).map(|(r, &b)| row(r, b)).collect();
     let mut report = json!({
         "graph": a.graph,
-        "workers": a.workers,
-        "feature_dim": a.feature_dim,
+        "workers": a.workers / cores,
+        "cores": cores,
+        "feature_dim": a.feature_dim * cores,
         "layers": a.layer_count(),
         "blocks": blocks[0],
         "loss": a.loss, "reorder": a.reorder, "duplicate": a.duplicate,
@@ -56,7 +58,7 @@ pub(super) fn report(
     let rp = a.out.join("report.json");
     std::fs::write(&rp, serde_json::to_string_pretty(&report)? + "\n")?;
     eprintln!("report: {}", rp.display());
-    Ok(summary(a, runs, reference, checked))
+    Ok(summary(a, cores, runs, reference, checked))
 }
 
 fn mb(b: u64) -> String {
@@ -195,11 +197,26 @@ fn memory(r: &ModeRun) -> String {
 
 /// What follows `verified:`: the rounds checked, then each run's time per layer and bytes,
 /// the TCP reference's last.
-fn summary(a: &TestbedArgs, runs: &[ModeRun], reference: Option<&TcpRun>, checked: u64) -> String {
+fn summary(
+    a: &TestbedArgs,
+    cores: u32,
+    runs: &[ModeRun],
+    reference: Option<&TcpRun>,
+    checked: u64,
+) -> String {
     let sg = &runs[0];
+    let workers = if cores > 1 {
+        format!(
+            "{} workers ({} x {cores} cores)",
+            a.workers,
+            a.workers / cores
+        )
+    } else {
+        format!("{} workers", a.workers)
+    };
     let mut summary = format!(
-        "{} workers x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
-        a.workers,
+        "{} x {} rounds exact ({} values); {} {:.1} ms/layer, {} on links",
+        workers,
         2 * a.layer_count(),
         checked,
         sg.mode,
