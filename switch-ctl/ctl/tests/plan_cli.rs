@@ -624,3 +624,44 @@ fn recycle_packs_more_destinations_per_block_and_verifies() {
     );
     assert!(err.contains("--recycle works on delivery plans"), "{err}");
 }
+
+/// `switch-ctl plan --cores 2`: the plan split by columns is written, says so, records the
+/// split in its manifest and passes `--verify` with its worker schedules; a split that would
+/// cut an aggregator is refused with the fix.
+#[test]
+fn cores_split_the_plan_by_columns_and_it_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = plan(
+        "rmat:scale=9,edge_factor=8,seed=2",
+        4,
+        "64KB",
+        &["--feature-dim", "64", "--cores", "2"],
+        dir.path(),
+    );
+    assert!(
+        out.contains("split over 2 cores per worker by columns: 8 workers for the switch"),
+        "{out}"
+    );
+    verify_ok(dir.path());
+    let p = Plan::load(dir.path()).unwrap();
+    assert_eq!(p.workers(), 8);
+    assert_eq!(p.manifest.config.feature_dim, 32);
+    let split = p.manifest.split.unwrap();
+    assert_eq!((split.cores, split.workers, split.feature_dim), (2, 4, 64));
+    let o = bin()
+        .args([
+            "plan",
+            "--quiet",
+            "--graph",
+            "rmat:scale=9,edge_factor=8",
+            "--workers",
+            "4",
+        ])
+        .args(["--feature-dim", "64", "--cores", "4", "--out"])
+        .arg(dir.path().join("bad"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--cores 4 must divide"), "{err}");
+}
