@@ -27,7 +27,6 @@ use std::time::{Duration, Instant};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sgnn_graph::Features;
 use sgnn_plan::{AggregateMode, Plan};
-use sgnn_sim::harness::switch::loaded_switch;
 use sgnn_transport::engine::{Engine, EngineConfig, Layer, Mode};
 use sgnn_transport::WorkerView;
 
@@ -92,36 +91,7 @@ fn rounds(plan: &Plan, mode: Mode) -> Vec<Round> {
                 .collect()
         })
         .collect();
-    let mut sw = loaded_switch(plan);
-    let mut engines: Vec<Engine> = views
-        .iter()
-        .map(|v| Engine::new(v.clone(), cfg.clone(), 0))
-        .collect();
-    for (w, e) in engines.iter_mut().enumerate() {
-        e.start_round(0, Layer::forward(0), dim, &features[w])
-            .unwrap();
-    }
-    let mut received = vec![Vec::new(); workers];
-    let mut done = vec![false; workers];
-    let (mut now, mut out) = (0u64, Vec::new());
-    while !done.iter().all(|&d| d) {
-        now += 1_000;
-        assert!(now < 10_000_000_000, "the round did not finish");
-        for w in 0..workers {
-            engines[w].handle_timeout(now).unwrap();
-            while let Some((_, f)) = engines[w].poll_transmit(now) {
-                out.clear();
-                sw.process(w as u16, &f, &mut out);
-                for e in out.drain(..) {
-                    received[e.port as usize].push(e.frame.clone());
-                    engines[e.port as usize].handle_frame(now, &e.frame);
-                }
-            }
-            if engines[w].take_sums().is_some() {
-                done[w] = true;
-            }
-        }
-    }
+    let received = case::record_round(plan, &views, &cfg, dim, &features);
     views
         .into_iter()
         .zip(features)

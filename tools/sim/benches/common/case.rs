@@ -70,6 +70,49 @@ pub fn features(view: &WorkerView, global: &[f32]) -> Vec<f32> {
         .collect()
 }
 
+/// Round 0 of every worker of `plan` (`views`, each starting from its `local` features of
+/// `dim` values) through the software switch's pipeline in memory, with no loss and in
+/// order: what each worker received, in order.
+pub fn record_round(
+    plan: &Plan,
+    views: &[Arc<WorkerView>],
+    cfg: &EngineConfig,
+    dim: usize,
+    local: &[Vec<f32>],
+) -> Vec<Vec<Vec<u8>>> {
+    let workers = views.len();
+    let mut sw = loaded_switch(plan);
+    let mut engines: Vec<Engine> = views
+        .iter()
+        .map(|v| Engine::new(v.clone(), cfg.clone(), 0))
+        .collect();
+    for (w, e) in engines.iter_mut().enumerate() {
+        e.start_round(0, Layer::forward(0), dim, &local[w]).unwrap();
+    }
+    let mut received = vec![Vec::new(); workers];
+    let mut done = vec![false; workers];
+    let (mut now, mut out) = (0u64, Vec::new());
+    while !done.iter().all(|&d| d) {
+        now += 1_000;
+        assert!(now < 10_000_000_000, "the round did not finish");
+        for w in 0..workers {
+            engines[w].handle_timeout(now).unwrap();
+            while let Some((_, f)) = engines[w].poll_transmit(now) {
+                out.clear();
+                sw.process(w as u16, &f, &mut out);
+                for e in out.drain(..) {
+                    received[e.port as usize].push(e.frame.clone());
+                    engines[e.port as usize].handle_frame(now, &e.frame);
+                }
+            }
+            if engines[w].take_sums().is_some() {
+                done[w] = true;
+            }
+        }
+    }
+    received
+}
+
 /// Everything the bench needs of one plan and mode.
 pub struct Case {
     pub views: Vec<Arc<WorkerView>>,
@@ -91,39 +134,8 @@ impl Case {
             .collect();
         let cfg = config(mode);
         let global = Features::random(plan.graph.num_vertices(), DIM, 7).data;
-        let mut sw = loaded_switch(plan);
-        let mut engines: Vec<Engine> = views
-            .iter()
-            .map(|v| Engine::new(v.clone(), cfg.clone(), 0))
-            .collect();
-        for (w, e) in engines.iter_mut().enumerate() {
-            e.start_round(0, Layer::forward(0), DIM, &features(&views[w], &global))
-                .unwrap();
-        }
-        let mut received = Vec::new();
-        let mut done = vec![false; WORKERS as usize];
-        let mut now = 0u64;
-        let mut out = Vec::new();
-        while !done.iter().all(|&d| d) {
-            now += 1_000;
-            assert!(now < 10_000_000_000, "the round did not finish");
-            for w in 0..WORKERS as usize {
-                engines[w].handle_timeout(now).unwrap();
-                while let Some((_, f)) = engines[w].poll_transmit(now) {
-                    out.clear();
-                    sw.process(w as u16, &f, &mut out);
-                    for e in out.drain(..) {
-                        if e.port == 0 {
-                            received.push(e.frame.clone());
-                        }
-                        engines[e.port as usize].handle_frame(now, &e.frame);
-                    }
-                }
-                if engines[w].take_sums().is_some() {
-                    done[w] = true;
-                }
-            }
-        }
+        let local: Vec<Vec<f32>> = views.iter().map(|v| features(v, &global)).collect();
+        let mut received = record_round(plan, &views, &cfg, DIM, &local).swap_remove(0);
         let whole_round = mode == Mode::HostBased || views[0].blocks.len() <= 1;
         if !whole_round {
             let end = received
