@@ -84,7 +84,7 @@ impl DatapathArg {
     }
 }
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(name = "sgnn-hostd", version, about = ABOUT, long_about = LONG_ABOUT, args_override_self = true)]
 struct Args {
     /// Read flags from this TOML file first (keys are flag names: `worker-id = 0`,
@@ -100,9 +100,19 @@ struct Args {
     /// Plan directory written by `switch-ctl plan --out`.
     #[arg(long, value_name = "DIR")]
     plan: PathBuf,
-    /// This worker's id (0-based; the plan's partition numbering).
+    /// This worker's id (0-based; the plan's partition numbering). With --cores N, the
+    /// worker of the unsplit plan: core k runs the split plan's worker W*N+k.
     #[arg(long, value_name = "W")]
     worker_id: u32,
+    /// Run this worker on N cores: N threads, one engine each, on a plan split over N cores
+    /// per worker (`switch-ctl plan --cores N`). Core k is the split plan's worker W*N+k
+    /// with its own UDP socket, bound to --bind's port + k (the switch's `--worker` address
+    /// number W*N+k). Core k's files: --stats-json F.json becomes F.coreK.json, --pcap
+    /// F.pcapng becomes F.coreK.pcapng; --metrics serves core k on its port + k. The process
+    /// fails as soon as one core fails. UDP only: on AF_PACKET or DPDK start one
+    /// sgnn-hostd per core (--worker-id W*N+k). docs/host.md, "One worker on several cores".
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    cores: u32,
     /// How frames leave and enter this host.
     #[arg(long, value_enum, default_value = "udp")]
     datapath: DatapathArg,
@@ -276,10 +286,102 @@ fn main() {
         );
         std::process::exit(2);
     }
-    if let Err(e) = run(&args) {
+    let result = if args.cores > 1 {
+        run_cores(&args)
+    } else {
+        run(&args)
+    };
+    if let Err(e) = result {
         eprintln!("error: worker {}: {e:#}", args.worker_id);
         std::process::exit(1);
     }
+}
+
+/// `--cores N`: the N split workers of worker `a.worker_id`, each [`run`] on a thread of its
+/// own with its own socket and files; returns when all have finished, or with the first
+/// failure (the caller then exits, ending the other cores).
+fn run_cores(a: &Args) -> Result<()> {
+    let n = a.cores;
+    if a.datapath != DatapathArg::Udp {
+        bail!(
+            "--cores {n} runs over --datapath udp (one socket per core); on {} start one sgnn-hostd per core, with --worker-id {}*{n}+k and its own interface or port",
+            a.datapath.name(),
+            a.worker_id
+        );
+    }
+    let m = Plan::load_manifest(&a.plan)
+        .with_context(|| format!("loading plan {}", a.plan.display()))?;
+    let split = match m.split {
+        Some(c) if c.cores == n => c,
+        Some(c) => bail!(
+            "--cores {n}: the plan {} is split over {} cores per worker; pass --cores {}",
+            a.plan.display(),
+            c.cores,
+            c.cores
+        ),
+        None => bail!(
+            "--cores {n} needs a plan split over {n} cores per worker; make it with `switch-ctl plan --cores {n}` (the plan {} is not split)",
+            a.plan.display()
+        ),
+    };
+    if a.worker_id >= split.workers {
+        bail!(
+            "--worker-id {}: the plan has {} workers (each split over {n} cores)",
+            a.worker_id,
+            split.workers
+        );
+    }
+    let Some(bind) = a.bind else {
+        bail!("--datapath udp needs --switch ADDR and --bind ADDR");
+    };
+    if bind.port() == 0 || bind.port() as u32 + n - 1 > u16::MAX as u32 {
+        bail!(
+            "--cores {n} binds --bind's port and the {} after it; give a fixed port with room for them",
+            n - 1
+        );
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    for k in 0..n {
+        let mut c = a.clone();
+        c.cores = 1;
+        c.worker_id = a.worker_id * n + k;
+        c.bind = Some(SocketAddr::new(bind.ip(), bind.port() + k as u16));
+        c.stats_json = a.stats_json.as_deref().map(|p| per_core(p, k));
+        c.pcap = a.pcap.as_deref().map(|p| per_core(p, k));
+        c.metrics = a.metrics.map(|m| {
+            SocketAddr::new(
+                m.ip(),
+                if m.port() == 0 {
+                    0
+                } else {
+                    m.port().saturating_add(k as u16)
+                },
+            )
+        });
+        let tx = tx.clone();
+        std::thread::Builder::new()
+            .name(format!("core{k}"))
+            .spawn(move || {
+                let r = run(&c);
+                let _ = tx.send((k, c.worker_id, r));
+            })
+            .context("starting a core's thread")?;
+    }
+    drop(tx);
+    for (k, x, r) in rx {
+        r.with_context(|| format!("core {k} (split worker {x})"))?;
+    }
+    Ok(())
+}
+
+/// `F.json` -> `F.coreK.json` (`F` -> `F.coreK` without an extension).
+fn per_core(p: &std::path::Path, k: u32) -> PathBuf {
+    let stem = p.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match p.extension() {
+        Some(e) => format!("{stem}.core{k}.{}", e.to_string_lossy()),
+        None => format!("{stem}.core{k}"),
+    };
+    p.with_file_name(name)
 }
 
 /// Logs on stderr through `tracing`: `RUST_LOG` filters them (default `info`: one line per
@@ -646,9 +748,9 @@ fn standalone<D: Datapath>(
             let t = Instant::now();
             let before = s.stats().sent.total().wire_bytes;
             let round = s.engine().round();
-            let cpu = sgnn_netdev::cpu::process_cpu_seconds();
+            let cpu = sgnn_netdev::cpu::thread_cpu_seconds();
             let sums = s.propagate(layer, dim, &x)?;
-            *exchange_cpu += sgnn_netdev::cpu::process_cpu_seconds() - cpu;
+            *exchange_cpu += sgnn_netdev::cpu::thread_cpu_seconds() - cpu;
             metrics::publish(pm, s);
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let sent = s.stats().sent.total().wire_bytes - before;

@@ -33,11 +33,28 @@ struct Testbed {
     worker_addrs: Vec<String>,
 }
 
+/// A port `p` such that `p .. p + n` were all free a moment ago.
+fn consecutive_ports(n: u16) -> u16 {
+    loop {
+        let p = free_port();
+        if p.checked_add(n).is_some()
+            && (1..n).all(|i| UdpSocket::bind(("127.0.0.1", p + i)).is_ok())
+        {
+            return p;
+        }
+    }
+}
+
 impl Testbed {
     fn start(plan: &Path, drop: f64, stats: &Path) -> Testbed {
         let worker_addrs: Vec<String> = (0..WORKERS)
             .map(|_| format!("127.0.0.1:{}", free_port()))
             .collect();
+        Testbed::start_with(plan, drop, stats, worker_addrs)
+    }
+
+    /// The software switch with the plan's workers at `worker_addrs`, in order.
+    fn start_with(plan: &Path, drop: f64, stats: &Path, worker_addrs: Vec<String>) -> Testbed {
         let mut switch = Command::new(softswitch_bin())
             .arg("--plan")
             .arg(plan)
@@ -113,6 +130,132 @@ fn run_cluster(drop: f64, mode: &str) {
     tb.stop();
 
     check_cluster_output(&plan, dir.path(), &out, drop);
+}
+
+/// `sgnn-hostd --cores 2`: each of the 4 workers is one process running its two cores on two
+/// threads, over a plan split by columns (`switch-ctl plan --cores 2`), at 1% loss. Every
+/// core verifies its rounds, writes its own statistics, and the sums, joined back by column,
+/// are the unsplit job's (same features, same fixed point) bit for bit.
+#[test]
+fn one_worker_on_two_cores_in_one_process_is_exact() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_test_plan(&dir.path().join("unsplit"));
+    let split = sgnn_planner::split::split_columns(&plan, 2).unwrap();
+    let plan_dir = dir.path().join("plan");
+    split.save(&plan_dir).unwrap();
+    let base = consecutive_ports(2 * WORKERS as u16);
+    let addrs: Vec<String> = (0..2 * WORKERS as u16)
+        .map(|i| format!("127.0.0.1:{}", base + i))
+        .collect();
+    let out = dir.path().join("out");
+    let tb = Testbed::start_with(&plan_dir, 0.01, &dir.path().join("switch.json"), addrs);
+    let mut kids: Vec<Child> = (0..WORKERS)
+        .map(|w| {
+            let stats = dir.path().join(format!("w{w}.json"));
+            let mut args = vec!["--cores".to_string(), "2".to_string()];
+            args.extend(verified_run_args(&out, &stats));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let mut c = tb.hostd(&plan_dir, w, &args);
+            // `hostd` binds worker w's address; core k of worker w is split worker 2w + k.
+            c.args(["--bind", &tb.worker_addrs[2 * w]]);
+            c.spawn().unwrap()
+        })
+        .collect();
+    for (w, k) in kids.iter_mut().enumerate() {
+        let st = wait_deadline(k, Duration::from_secs(240));
+        let err = stderr_of(k);
+        assert!(
+            st.is_some_and(|s| s.success()),
+            "worker {w} failed: {st:?}\n{err}"
+        );
+        assert_eq!(
+            err.matches("every round matched the reference").count(),
+            2,
+            "both cores verified: {err}"
+        );
+        for k in 0..2 {
+            let f = dir.path().join(format!("w{w}.core{k}.json"));
+            let stats: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+            assert_eq!(stats["ok"], true, "{}", f.display());
+            assert_eq!(stats["stats"]["rounds"].as_array().unwrap().len(), 4);
+        }
+    }
+    tb.stop();
+    // Round 0 against the unsplit job's reference, column for column.
+    let n = plan.graph.num_vertices();
+    let d = DIM / 2;
+    let x = Features::random(n, DIM, 5).data;
+    let fixed = WorkerView::new(&plan, 0, None).unwrap().fixed;
+    let want = reference_sums(&plan.graph, fixed, DIM, &x);
+    let mut seen = 0;
+    for s in 0..2 * WORKERS {
+        let verts = read_u32(&out.join(format!("w{s:03}_vertices.npy")));
+        let got = read_f32(&out.join(format!("w{s:03}_r000.npy")));
+        assert_eq!(got.len(), verts.len() * d);
+        for (i, &sv) in verts.iter().enumerate() {
+            let (k, v) = (sv as usize / n, sv as usize % n);
+            assert_eq!(k, s % 2, "split worker {s} holds copy {k}");
+            for j in 0..d {
+                assert_eq!(
+                    got[i * d + j].to_bits(),
+                    want[v * DIM + k * d + j].to_bits(),
+                    "vertex {v}, value {}",
+                    k * d + j
+                );
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(
+        seen,
+        2 * n,
+        "every copy of every vertex belongs to one core"
+    );
+}
+
+/// `--cores` on a plan that is not split that way, or off UDP, says what to do instead.
+#[test]
+fn cores_refuse_a_plan_not_split_that_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = make_test_plan(&dir.path().join("unsplit"));
+    let split_dir = dir.path().join("split");
+    sgnn_planner::split::split_columns(&plan, 2)
+        .unwrap()
+        .save(&split_dir)
+        .unwrap();
+    let run = |plan: &Path, extra: &[&str]| {
+        let o = Command::new(hostd_bin())
+            .arg("--plan")
+            .arg(plan)
+            .args([
+                "--worker-id",
+                "0",
+                "--switch",
+                "127.0.0.1:9",
+                "--bind",
+                "127.0.0.1:0",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).to_string()
+    };
+    let e = run(&dir.path().join("unsplit"), &["--cores", "2"]);
+    assert!(
+        e.contains("make it with `switch-ctl plan --cores 2`"),
+        "{e}"
+    );
+    let e = run(&split_dir, &["--cores", "4"]);
+    assert!(
+        e.contains("split over 2 cores per worker; pass --cores 2"),
+        "{e}"
+    );
+    let e = run(&split_dir, &["--cores", "2"]);
+    assert!(e.contains("give a fixed port"), "{e}");
+    let e = run(&split_dir, &["--cores", "2", "--datapath", "af-packet"]);
+    assert!(e.contains("start one sgnn-hostd per core"), "{e}");
 }
 
 #[test]
