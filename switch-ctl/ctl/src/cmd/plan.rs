@@ -252,6 +252,17 @@ fn plan(a: &PlanArgs) -> Result<()> {
         &mut |e| progress.on(e),
     )?;
     let plan = sgnn_planner::split::split_columns(&plan, a.cores)?;
+    if let Some(c) = plan.manifest.split {
+        // The report's tables stay the unsplit plan's: its blocks, traffic and predictions.
+        report.notes.push(format!(
+            "split over {} cores per worker by columns (--cores): the plan directory holds {} workers of {} values each; this report describes the unsplit plan of {} workers and {} values, whose Data and Result frames the split carries unchanged",
+            c.cores,
+            plan.workers(),
+            plan.manifest.config.feature_dim,
+            c.workers,
+            c.feature_dim
+        ));
+    }
     progress.on(Event::Start {
         stage: "write",
         total: None,
