@@ -101,6 +101,21 @@ impl Testbed {
     }
 }
 
+/// Waits for every worker's daemon; each must exit successfully. Returns their stderr.
+fn wait_all_ok(kids: &mut [Child], what: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    for (w, k) in kids.iter_mut().enumerate() {
+        let st = wait_deadline(k, Duration::from_secs(240));
+        let err = stderr_of(k);
+        assert!(
+            st.is_some_and(|s| s.success()),
+            "worker {w} ({what}) failed: {st:?}\n{err}"
+        );
+        errs.push(err);
+    }
+    errs
+}
+
 /// Runs 4 workers for 2 layers (4 rounds) with `--verify`, then checks round 0's files
 /// against an independent reference.
 fn run_cluster(drop: f64, mode: &str) {
@@ -118,13 +133,7 @@ fn run_cluster(drop: f64, mode: &str) {
             tb.hostd(&plan_dir, w, &args).spawn().unwrap()
         })
         .collect();
-    for (w, k) in kids.iter_mut().enumerate() {
-        let st = wait_deadline(k, Duration::from_secs(240));
-        let err = stderr_of(k);
-        assert!(
-            st.is_some_and(|s| s.success()),
-            "worker {w} ({mode}, drop {drop}) failed: {st:?}\n{err}"
-        );
+    for err in wait_all_ok(&mut kids, &format!("{mode}, drop {drop}")) {
         assert!(err.contains("every round matched the reference"), "{err}");
     }
     tb.stop();
@@ -161,13 +170,7 @@ fn one_worker_on_two_cores_in_one_process_is_exact() {
             c.spawn().unwrap()
         })
         .collect();
-    for (w, k) in kids.iter_mut().enumerate() {
-        let st = wait_deadline(k, Duration::from_secs(240));
-        let err = stderr_of(k);
-        assert!(
-            st.is_some_and(|s| s.success()),
-            "worker {w} failed: {st:?}\n{err}"
-        );
+    for (w, err) in wait_all_ok(&mut kids, "2 cores").into_iter().enumerate() {
         assert_eq!(
             err.matches("every round matched the reference").count(),
             2,
