@@ -162,6 +162,10 @@ fn one_worker_on_two_cores_in_one_process_is_exact() {
         .map(|w| {
             let stats = dir.path().join(format!("w{w}.json"));
             let mut args = vec!["--cores".to_string(), "2".to_string()];
+            if w == 1 {
+                // Each core serves its own metrics (port 0: each picks a free one).
+                args.extend(["--metrics".to_string(), "127.0.0.1:0".to_string()]);
+            }
             args.extend(verified_run_args(&out, &stats));
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let mut c = tb.hostd(&plan_dir, w, &args);
@@ -176,6 +180,9 @@ fn one_worker_on_two_cores_in_one_process_is_exact() {
             2,
             "both cores verified: {err}"
         );
+        if w == 1 {
+            assert_eq!(err.matches("metrics on http://").count(), 2, "{err}");
+        }
         for k in 0..2 {
             let f = dir.path().join(format!("w{w}.core{k}.json"));
             let stats: serde_json::Value =
