@@ -522,15 +522,20 @@ impl ColumnSplit {
         self.feature_dim / self.cores
     }
 
+    /// The original vertices, the original values per vertex, and one copy's.
+    fn sizes(&self) -> (usize, usize, usize) {
+        (
+            self.vertices as usize,
+            self.feature_dim as usize,
+            self.copy_dim() as usize,
+        )
+    }
+
     /// The split plan's `[cores * vertices, feature_dim / cores]` features of the original
     /// `[vertices, feature_dim]` ones (row-major): row `k * vertices + v` is columns
     /// `k * d .. (k + 1) * d` of row `v`, `d = feature_dim / cores`.
     pub fn split_rows(&self, original: &[f32]) -> Vec<f32> {
-        let (n, dim, d) = (
-            self.vertices as usize,
-            self.feature_dim as usize,
-            self.copy_dim() as usize,
-        );
+        let (n, dim, d) = self.sizes();
         assert_eq!(
             original.len(),
             n * dim,
@@ -548,11 +553,7 @@ impl ColumnSplit {
     /// The inverse of [`ColumnSplit::split_rows`]: the original `[vertices, feature_dim]`
     /// rows of the split plan's rows.
     pub fn join_rows(&self, split: &[f32]) -> Vec<f32> {
-        let (n, dim, d) = (
-            self.vertices as usize,
-            self.feature_dim as usize,
-            self.copy_dim() as usize,
-        );
+        let (n, dim, d) = self.sizes();
         assert_eq!(
             split.len(),
             n * dim,

@@ -5,10 +5,16 @@
 /// User plus system CPU seconds of this process so far, all threads (`getrusage`,
 /// `RUSAGE_SELF`, microsecond resolution); 0 if the call fails.
 pub fn process_cpu_seconds() -> f64 {
+    rusage_seconds(libc::RUSAGE_SELF)
+}
+
+/// User plus system CPU seconds of `who` (`RUSAGE_SELF`, `RUSAGE_THREAD`); 0 if the call
+/// fails.
+fn rusage_seconds(who: libc::c_int) -> f64 {
     // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `getrusage` writes the struct it is given and nothing else.
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+    if unsafe { libc::getrusage(who, &mut ru) } != 0 {
         return 0.0;
     }
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
@@ -19,14 +25,7 @@ pub fn process_cpu_seconds() -> f64 {
 /// microsecond resolution); 0 if the call fails. What one core's engine of `sgnn-hostd
 /// --cores N` spent, where [`process_cpu_seconds`] would add the other cores'.
 pub fn thread_cpu_seconds() -> f64 {
-    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `getrusage` writes the struct it is given and nothing else.
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
-        return 0.0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    rusage_seconds(libc::RUSAGE_THREAD)
 }
 
 #[cfg(test)]
