@@ -55,7 +55,8 @@ pub struct TestbedArgs {
     #[arg(long, default_value_t = 0.0)]
     pub duplicate: f64,
     /// Kill this worker (SIGKILL) mid-run, --kill-after-ms after the workers start; the run
-    /// must then fail with a clear error from the others (not hang).
+    /// must then fail with a clear error from the others (not hang). With --cores N, W
+    /// numbers the daemons: core k of worker w is W = w*N+k.
     #[arg(long, value_name = "W")]
     pub kill_worker: Option<u32>,
     /// When --kill-worker strikes, in milliseconds after the workers start.
@@ -227,8 +228,16 @@ pub(super) fn check_args(a: &TestbedArgs) -> Result<()> {
         bail!("--port-rate shapes the software switch's ports; bmv2 has no such option here (drop --switch bmv2)");
     }
     if let Some(w) = a.kill_worker {
-        if w >= a.workers {
-            bail!("--kill-worker {w}: there are only {} workers", a.workers);
+        let daemons = a.workers.saturating_mul(a.cores.max(1));
+        if w >= daemons {
+            bail!(
+                "--kill-worker {w}: there are only {daemons} {}",
+                if a.cores > 1 {
+                    format!("daemons ({} workers x {} cores)", a.workers, a.cores)
+                } else {
+                    "workers".to_string()
+                }
+            );
         }
     }
     if a.layers == 0 {
