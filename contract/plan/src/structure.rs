@@ -112,6 +112,25 @@ impl Plan {
                 ),
             );
         }
+        // A plan split over cores: the original's sizes times the cores (checked products:
+        // a manifest's values are not trusted to fit), so every reader may size the unsplit
+        // job's features from them.
+        if let Some(c) = m.split {
+            if c.cores < 2
+                || c.workers.checked_mul(c.cores) != Some(cfg.workers)
+                || c.vertices.checked_mul(c.cores as u64) != Some(n as u64)
+                || cfg.feature_dim.checked_mul(c.cores) != Some(c.feature_dim)
+            {
+                return bad(
+                    manifest,
+                    "split",
+                    format!(
+                        "split over {} cores of {} workers, {} vertices, {} values does not give this plan's {} workers, {n} vertices, {} values",
+                        c.cores, c.workers, c.vertices, c.feature_dim, cfg.workers, cfg.feature_dim
+                    ),
+                );
+            }
+        }
         if self.blocks.len() != m.blocks.len() || self.blocks.len() > MAX_BLOCKS {
             return bad(
                 manifest,
