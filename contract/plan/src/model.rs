@@ -722,6 +722,25 @@ impl Plan {
         self.manifest.config.workers
     }
 
+    /// The shape `[rows, columns]` of the job's features for `dim` values per vertex of this
+    /// plan: its own vertices, or for a plan split over cores ([`ColumnSplit`]) the unsplit
+    /// job's, `[vertices, dim * cores]`.
+    pub fn job_shape(&self, dim: usize) -> (usize, usize) {
+        match self.manifest.split {
+            Some(c) => (c.vertices as usize, dim * c.cores as usize),
+            None => (self.graph.num_vertices(), dim),
+        }
+    }
+
+    /// The job's features (of [`Plan::job_shape`]) as this plan's rows: as they are, or
+    /// shared out over the cores of a split plan ([`ColumnSplit::split_rows`]).
+    pub fn job_rows(&self, features: Vec<f32>) -> Vec<f32> {
+        match self.manifest.split {
+            Some(c) => c.split_rows(&features),
+            None => features,
+        }
+    }
+
     /// The plan's identity as the switch knows it: a 32-bit FNV-1a digest of everything the
     /// switch's tables and the hosts' schedules are built from (the graph's fingerprint, the
     /// partition, the sizes, and every block's sources, passes and aggregator slots), never 0

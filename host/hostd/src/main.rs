@@ -672,17 +672,6 @@ fn mode_name(a: &Args) -> &'static str {
     }
 }
 
-fn local_rows(global: &[f32], vertices: &[u32], dim: usize) -> Vec<f32> {
-    vertices
-        .iter()
-        .flat_map(|&v| {
-            global[v as usize * dim..(v as usize + 1) * dim]
-                .iter()
-                .copied()
-        })
-        .collect()
-}
-
 fn standalone<D: Datapath>(
     s: &mut Session<D>,
     plan: &Plan,
@@ -696,14 +685,7 @@ fn standalone<D: Datapath>(
     // its vertex `k * V + v` takes the k-th share of vertex `v`'s columns, so every core of a
     // worker sums exactly the columns the unsplit worker would.
     let split = plan.manifest.split;
-    let (rows, cols) = match split {
-        Some(c) => (c.vertices as usize, dim * c.cores as usize),
-        None => (n, dim),
-    };
-    let job_features = |f: Vec<f32>| match split {
-        Some(c) => c.split_rows(&f),
-        None => f,
-    };
+    let (rows, cols) = plan.job_shape(dim);
     let forward = match &a.features {
         Some(p) => {
             let f = Features::load(p).with_context(|| format!("reading {}", p.display()))?;
@@ -720,12 +702,12 @@ fn standalone<D: Datapath>(
                     p.display(),
                     f.dim,
                     split.map_or(String::new(), |c| format!(" on each of {} cores", c.cores)),
-                    f.dim / (cols / dim)
+                    f.dim / split.map_or(1, |c| c.cores as usize)
                 );
             }
-            job_features(f.data)
+            plan.job_rows(f.data)
         }
-        None => job_features(Features::random(rows, cols, a.seed).data),
+        None => plan.job_rows(Features::random(rows, cols, a.seed).data),
     };
     let view = s.view().clone();
     let degrees: Vec<u32> = view.degree.clone();
@@ -739,11 +721,11 @@ fn standalone<D: Datapath>(
     let mut passes: Vec<(Vec<f32>, Vec<Layer>)> =
         vec![(forward, (0..a.layers).map(Layer::forward).collect())];
     if !a.no_backward {
-        let grads = job_features(Features::random(rows, cols, a.seed.wrapping_add(1)).data);
+        let grads = plan.job_rows(Features::random(rows, cols, a.seed.wrapping_add(1)).data);
         passes.push((grads, (0..a.layers).rev().map(Layer::backward).collect()));
     }
     for (mut global_ref, layers) in passes {
-        let mut x = local_rows(&global_ref, &view.local_vertices, dim);
+        let mut x = view.local_rows(&global_ref, dim);
         for layer in layers {
             let t = Instant::now();
             let before = s.stats().sent.total().wire_bytes;
@@ -767,7 +749,7 @@ fn standalone<D: Datapath>(
             }
             if a.verify {
                 let want = reference_sums(&plan.graph, view.fixed, dim, &global_ref);
-                let want_local = local_rows(&want, &view.local_vertices, dim);
+                let want_local = view.local_rows(&want, dim);
                 if let Some(i) =
                     (0..sums.len()).find(|&i| sums[i].to_bits() != want_local[i].to_bits())
                 {

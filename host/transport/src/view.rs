@@ -540,6 +540,16 @@ impl WorkerView {
         self.local_vertices.len()
     }
 
+    /// This worker's rows of `global` (`[N, dim]` row-major, every vertex of the plan), in
+    /// the order of [`WorkerView::local_vertices`]: what a round starts from.
+    pub fn local_rows(&self, global: &[f32], dim: usize) -> Vec<f32> {
+        let mut x = Vec::with_capacity(self.local_vertices.len() * dim);
+        for &v in &self.local_vertices {
+            x.extend_from_slice(&global[v as usize * dim..(v as usize + 1) * dim]);
+        }
+        x
+    }
+
     /// Local neighbours of local vertex `i`.
     pub fn local_neighbors(&self, i: usize) -> &[u32] {
         &self.local_nbrs[self.local_ptr[i] as usize..self.local_ptr[i + 1] as usize]

@@ -21,7 +21,7 @@ use crate::PlanningError;
 /// `plan` split over `cores` cores per worker by feature columns (see the module doc). `cores`
 /// must divide both the values per vertex and the aggregators per vertex (segments) of
 /// `plan`, so that every copy's columns fill whole aggregators; 1 returns the plan as it is.
-pub fn split_columns(plan: &Plan, cores: u32) -> Result<Plan, PlanningError> {
+pub fn split_columns(plan: Plan, cores: u32) -> Result<Plan, PlanningError> {
     let m = &plan.manifest;
     let cfg = &m.config;
     if cores == 0 {
@@ -30,7 +30,7 @@ pub fn split_columns(plan: &Plan, cores: u32) -> Result<Plan, PlanningError> {
         ));
     }
     if cores == 1 {
-        return Ok(plan.clone());
+        return Ok(plan);
     }
     if m.split.is_some() {
         return Err(PlanningError::Input(
@@ -232,7 +232,7 @@ mod tests {
         ] {
             let p = plan(aggregate, 128, recycle);
             for cores in [2u32, 4] {
-                let s = split_columns(&p, cores).unwrap();
+                let s = split_columns(p.clone(), cores).unwrap();
                 let what = format!("{aggregate:?} split over {cores} cores");
                 assert_eq!(s.workers(), 4 * cores, "{what}");
                 assert_eq!(s.manifest.config.feature_dim, 128 / cores, "{what}");
@@ -284,21 +284,26 @@ mod tests {
     #[test]
     fn cores_that_cut_an_aggregator_are_refused_with_the_fix() {
         let p = plan(AggregateMode::Paper, 64, false);
-        let e = split_columns(&p, 4).unwrap_err().to_string();
+        let e = split_columns(p.clone(), 4).unwrap_err().to_string();
         assert!(
             e.contains("--cores 4 must divide") && e.contains("--feature-dim 128"),
             "{e}"
         );
-        assert!(split_columns(&p, 0).is_err());
-        let one = split_columns(&p, 1).unwrap();
+        assert!(split_columns(p.clone(), 0).is_err());
+        let one = split_columns(p.clone(), 1).unwrap();
         assert_eq!(one.tag(), p.tag());
-        let two = split_columns(&p, 2).unwrap();
-        let e = split_columns(&two, 2).unwrap_err().to_string();
+        let two = split_columns(p.clone(), 2).unwrap();
+        let e = split_columns(two.clone(), 2).unwrap_err().to_string();
         assert!(e.contains("split over cores already"), "{e}");
         // The checker holds a split plan to its split.
         let mut bad = two.clone();
         bad.manifest.split.as_mut().unwrap().workers = 3;
         let e = sgnn_plan::verify(&bad).unwrap_err().to_string();
+        assert!(e.contains("does not give this plan's"), "{e}");
+        // Values whose products overflow are refused, not a panic.
+        let mut huge = two.clone();
+        huge.manifest.split.as_mut().unwrap().workers = u32::MAX;
+        let e = sgnn_plan::verify(&huge).unwrap_err().to_string();
         assert!(e.contains("does not give this plan's"), "{e}");
     }
 }

@@ -130,6 +130,7 @@ fn run(a: &ServeArgs, sup: &Supervisor) -> Result<String> {
             seed: a.seed,
             aggregate: a.aggregate,
             recycle_slack: None,
+            cores: 1,
         },
         &plan_dir,
     )?;

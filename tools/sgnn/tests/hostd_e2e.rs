@@ -149,7 +149,7 @@ fn run_cluster(drop: f64, mode: &str) {
 fn one_worker_on_two_cores_in_one_process_is_exact() {
     let dir = tempfile::tempdir().unwrap();
     let plan = make_test_plan(&dir.path().join("unsplit"));
-    let split = sgnn_planner::split::split_columns(&plan, 2).unwrap();
+    let split = sgnn_planner::split::split_columns(plan.clone(), 2).unwrap();
     let plan_dir = dir.path().join("plan");
     split.save(&plan_dir).unwrap();
     let base = consecutive_ports(2 * WORKERS as u16);
@@ -230,7 +230,7 @@ fn cores_refuse_a_plan_not_split_that_way() {
     let dir = tempfile::tempdir().unwrap();
     let plan = make_test_plan(&dir.path().join("unsplit"));
     let split_dir = dir.path().join("split");
-    sgnn_planner::split::split_columns(&plan, 2)
+    sgnn_planner::split::split_columns(plan.clone(), 2)
         .unwrap()
         .save(&split_dir)
         .unwrap();

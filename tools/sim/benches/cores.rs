@@ -76,21 +76,9 @@ fn rounds(plan: &Plan, mode: Mode) -> Vec<Round> {
         .map(|w| Arc::new(WorkerView::new(plan, w, None).unwrap()))
         .collect();
     let cfg = case::config(mode);
-    let global = match plan.manifest.split {
-        Some(c) => {
-            c.split_rows(&Features::random(c.vertices as usize, c.feature_dim as usize, 7).data)
-        }
-        None => Features::random(plan.graph.num_vertices(), dim, 7).data,
-    };
-    let features: Vec<Vec<f32>> = views
-        .iter()
-        .map(|v| {
-            v.local_vertices
-                .iter()
-                .flat_map(|&u| global[u as usize * dim..(u as usize + 1) * dim].to_vec())
-                .collect()
-        })
-        .collect();
+    let (rows, cols) = plan.job_shape(dim);
+    let global = plan.job_rows(Features::random(rows, cols, 7).data);
+    let features: Vec<Vec<f32>> = views.iter().map(|v| v.local_rows(&global, dim)).collect();
     let received = case::record_round(plan, &views, &cfg, dim, &features);
     views
         .into_iter()
@@ -141,7 +129,7 @@ fn bench(c: &mut Criterion) {
         ("host-based", AggregateMode::Paper, Mode::HostBased),
     ] {
         let plan = case::plan(aggregate);
-        let split = sgnn_planner::split::split_columns(&plan, 2).unwrap();
+        let split = sgnn_planner::split::split_columns(plan.clone(), 2).unwrap();
         let one = rounds(&plan, mode);
         let two = rounds(&split, mode);
         let frames = one[0].run();

@@ -77,12 +77,7 @@ fn start_layer(sim: &mut Cluster, dim: usize) -> Vec<f32> {
     let n = sim.plan.graph.num_vertices();
     let x = Features::random(n, dim, 1).data;
     for e in sim.engines.iter_mut() {
-        let f: Vec<f32> = e
-            .view()
-            .local_vertices
-            .iter()
-            .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-            .collect();
+        let f = e.view().local_rows(&x, dim);
         e.start_round(0, Layer::forward(0), dim, &f).unwrap();
     }
     x
@@ -787,7 +782,7 @@ fn a_plan_split_over_cores_gives_the_same_sums_column_for_column() {
             AggregateMode::Paper => small_plan(),
             m => delivery_plan(m),
         };
-        let s = sgnn_planner::split::split_columns(&p, 2).unwrap();
+        let s = sgnn_planner::split::split_columns(p.clone(), 2).unwrap();
         let split = s.manifest.split.unwrap();
         assert_eq!(s.workers(), 8);
         let dim = 64usize;

@@ -251,7 +251,7 @@ fn plan(a: &PlanArgs) -> Result<()> {
         &profile,
         &mut |e| progress.on(e),
     )?;
-    let plan = sgnn_planner::split::split_columns(&plan, a.cores)?;
+    let plan = sgnn_planner::split::split_columns(plan, a.cores)?;
     if let Some(c) = plan.manifest.split {
         // The report's tables stay the unsplit plan's: its blocks, traffic and predictions.
         report.notes.push(format!(

@@ -26,7 +26,7 @@ pub(super) fn run_name(aggregate: AggregateMode) -> String {
 /// worker when there are several.
 pub(super) fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Path) -> Result<Plan> {
     let g = sgnn_graph::load_graph(&a.graph).with_context(|| format!("loading {}", a.graph))?;
-    let plan = plan_graph(
+    plan_graph(
         g.csr,
         g.stats,
         &a.graph,
@@ -39,24 +39,10 @@ pub(super) fn make_the_plan(a: &TestbedArgs, aggregate: AggregateMode, dir: &Pat
             aggregate,
             recycle_slack: (a.recycle && aggregate != AggregateMode::Paper)
                 .then_some(a.recycle_slack),
+            cores: a.cores,
         },
         dir,
-    )?;
-    if a.cores < 2 {
-        return Ok(plan);
-    }
-    let split = sgnn_planner::split::split_columns(&plan, a.cores)?;
-    split
-        .save(dir)
-        .with_context(|| format!("writing the plan to {}", dir.display()))?;
-    eprintln!(
-        "plan split over {} cores per worker: {} workers for the switch, {} values each -> {}",
-        a.cores,
-        split.workers(),
-        split.manifest.config.feature_dim,
-        dir.display()
-    );
-    Ok(split)
+    )
 }
 
 /// What the cluster commands (`testbed`, `train`, `serve`) let a user choose of a plan; the
@@ -73,10 +59,13 @@ pub(crate) struct PlanOptions<'a> {
     pub aggregate: AggregateMode,
     /// Recycling by live range (`switch-ctl plan --recycle-slack`), delivery plans only.
     pub recycle_slack: Option<u64>,
+    /// Cores per worker: the plan split by feature columns (`switch-ctl plan --cores`); 1: no
+    /// split.
+    pub cores: u32,
 }
 
-/// Plans `graph` (from `source`) with `opts`, with a spinner naming each stage, and writes
-/// the plan to `dir`.
+/// Plans `graph` (from `source`) with `opts`, with a spinner naming each stage, splits it
+/// over `opts.cores` cores per worker, and writes it to `dir`.
 pub(crate) fn plan_graph(
     graph: sgnn_graph::Csr,
     stats: sgnn_graph::BuildStats,
@@ -114,10 +103,7 @@ pub(crate) fn plan_graph(
     spinner.set_message(format!("delivery ({})", opts.aggregate.name()));
     let profile = sgnn_plan::profile::SwitchProfile::named("default")?;
     let plan = sgnn_planner::planner::apply_delivery(plan, &mut report, opts.aggregate, &profile)?;
-    plan.save(dir)
-        .with_context(|| format!("writing the plan to {}", dir.display()))?;
-    spinner.finish_and_clear();
-    eprintln!(
+    let made = format!(
         "plan ({}): {} vertices, {} workers, {} blocks, {} segments per vertex -> {}",
         plan.manifest.config.aggregate,
         plan.graph.num_vertices(),
@@ -126,5 +112,19 @@ pub(crate) fn plan_graph(
         plan.manifest.segments,
         dir.display()
     );
+    let plan = sgnn_planner::split::split_columns(plan, opts.cores)?;
+    plan.save(dir)
+        .with_context(|| format!("writing the plan to {}", dir.display()))?;
+    spinner.finish_and_clear();
+    eprintln!("{made}");
+    if let Some(c) = plan.manifest.split {
+        eprintln!(
+            "plan split over {} cores per worker: {} workers for the switch, {} values each -> {}",
+            c.cores,
+            plan.workers(),
+            plan.manifest.config.feature_dim,
+            dir.display()
+        );
+    }
     Ok(plan)
 }

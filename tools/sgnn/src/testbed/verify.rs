@@ -30,12 +30,8 @@ pub(super) fn verify(plan: &Plan, a: &TestbedArgs, out: &Path) -> Result<u64> {
     for (seed, _) in [(a.seed, "forward"), (a.seed.wrapping_add(1), "backward")] {
         // A plan split over cores runs the unsplit job's features, its columns shared out
         // (`ColumnSplit::split_rows`, as the daemons do): the sums checked are the unsplit job's.
-        let mut x = match plan.manifest.split {
-            Some(c) => c.split_rows(
-                &Features::random(c.vertices as usize, c.feature_dim as usize, seed).data,
-            ),
-            None => Features::random(n, dim, seed).data,
-        };
+        let (rows, cols) = plan.job_shape(dim);
+        let mut x = plan.job_rows(Features::random(rows, cols, seed).data);
         for _ in 0..a.layer_count() {
             let want = reference_sums(&plan.graph, fixed, dim, &x);
             for w in 0..a.workers {

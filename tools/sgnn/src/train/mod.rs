@@ -229,6 +229,7 @@ fn run(a: &TrainArgs, sup: &Supervisor) -> Result<String> {
                 seed: a.seed,
                 aggregate: a.aggregate,
                 recycle_slack: None,
+                cores: 1,
             },
             &dir,
         )?;

@@ -62,14 +62,6 @@ pub fn config(mode: Mode) -> EngineConfig {
     }
 }
 
-/// One worker's features of the round.
-pub fn features(view: &WorkerView, global: &[f32]) -> Vec<f32> {
-    view.local_vertices
-        .iter()
-        .flat_map(|&v| global[v as usize * DIM..(v as usize + 1) * DIM].to_vec())
-        .collect()
-}
-
 /// Round 0 of every worker of `plan` (`views`, each starting from its `local` features of
 /// `dim` values) through the software switch's pipeline in memory, with no loss and in
 /// order: what each worker received, in order.
@@ -134,7 +126,7 @@ impl Case {
             .collect();
         let cfg = config(mode);
         let global = Features::random(plan.graph.num_vertices(), DIM, 7).data;
-        let local: Vec<Vec<f32>> = views.iter().map(|v| features(v, &global)).collect();
+        let local: Vec<Vec<f32>> = views.iter().map(|v| v.local_rows(&global, DIM)).collect();
         let mut received = record_round(plan, &views, &cfg, DIM, &local).swap_remove(0);
         let whole_round = mode == Mode::HostBased || views[0].blocks.len() <= 1;
         if !whole_round {
@@ -163,7 +155,7 @@ impl Case {
             0,
             Layer::forward(0),
             DIM,
-            &features(&self.views[0], &self.global),
+            &self.views[0].local_rows(&self.global, DIM),
         )
         .unwrap();
         e

@@ -67,11 +67,7 @@ pub fn run_layers(
             }
         }
         for (w, e) in cluster.engines.iter_mut().enumerate() {
-            let local: Vec<f32> = views[w]
-                .local_vertices
-                .iter()
-                .flat_map(|&v| x[v as usize * dim..(v as usize + 1) * dim].to_vec())
-                .collect();
+            let local = views[w].local_rows(&x, dim);
             e.start_round(now, layer, dim, &local)
                 .expect("a round starts");
         }
