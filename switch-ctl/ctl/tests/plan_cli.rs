@@ -648,20 +648,19 @@ fn cores_split_the_plan_by_columns_and_it_verifies() {
     assert_eq!(p.manifest.config.feature_dim, 32);
     let split = p.manifest.split.unwrap();
     assert_eq!((split.cores, split.workers, split.feature_dim), (2, 4, 64));
-    let o = bin()
-        .args([
-            "plan",
+    let err = plan_fails(
+        &[
             "--quiet",
             "--graph",
             "rmat:scale=9,edge_factor=8",
             "--workers",
             "4",
-        ])
-        .args(["--feature-dim", "64", "--cores", "4", "--out"])
-        .arg(dir.path().join("bad"))
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+            "--feature-dim",
+            "64",
+            "--cores",
+            "4",
+        ],
+        dir.path(),
+    );
     assert!(err.contains("--cores 4 must divide"), "{err}");
 }
