@@ -297,6 +297,9 @@ fn main() {
     }
 }
 
+/// What `--datapath udp` without its two addresses is told (one core or several).
+const UDP_NEEDS_ADDRS: &str = "--datapath udp needs --switch ADDR and --bind ADDR";
+
 /// `--cores N`: the N split workers of worker `a.worker_id`, each [`run`] on a thread of its
 /// own with its own socket and files; returns when all have finished, or with the first
 /// failure (the caller then exits, ending the other cores).
@@ -332,7 +335,7 @@ fn run_cores(a: &Args) -> Result<()> {
         );
     }
     let Some(bind) = a.bind else {
-        bail!("--datapath udp needs --switch ADDR and --bind ADDR");
+        bail!(UDP_NEEDS_ADDRS);
     };
     if bind.port() == 0 || bind.port() as u32 + n - 1 > u16::MAX as u32 {
         bail!(
@@ -512,7 +515,7 @@ fn run(a: &Args) -> Result<()> {
     match a.datapath {
         DatapathArg::Udp => {
             let (Some(bind), Some(switch)) = (a.bind, a.switch) else {
-                bail!("--datapath udp needs --switch ADDR and --bind ADDR");
+                bail!(UDP_NEEDS_ADDRS);
             };
             let dp = UdpDatapath::bind(bind, switch, a.socket_buffer)
                 .with_context(|| format!("binding {bind} (talking to the switch at {switch})"))?;
